@@ -1,0 +1,91 @@
+"""Canonical records: what every ingest parser produces and what the store consumes.
+
+A parser turns one or more files into ``ParsedRun`` objects. Tables are pandas DataFrames
+with exactly the columns listed below (extra columns are not allowed; missing optional
+values are ``None``/NaN). Scores are floats; 0/1 scores are stored as 0.0/1.0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+# One row per (task, metric, item, answer). `answer_idx` is 0 unless a run has several
+# answers per item (inspect epochs, lm_eval repeats, tidy `answer` column).
+SCORE_COLUMNS: tuple[str, ...] = (
+    "task",         # str: task name as the harness calls it (arc_easy, inspect task name)
+    "metric",       # str: metric variant; lm_eval "acc", "acc_norm", "exact_match,strict-match"
+                    #      (filter appended after a comma unless it is "none")
+    "item_id",      # str: stable item id within the task (lm_eval doc_id, inspect sample id)
+    "answer_idx",   # int: 0..K-1
+    "score",        # float: finite; NaN is rejected by parsers with an IngestError
+    "cluster",      # str | None: cluster key (passage, subject, problem id) if known
+    "item_hash",    # str | None: hash of the item/doc (lm_eval doc_hash)
+    "prompt_hash",  # str | None: hash of the exact prompt (lm_eval prompt_hash)
+)
+
+# Summary metrics as the harness reported them (one row per task x metric).
+SUMMARY_COLUMNS: tuple[str, ...] = (
+    "task",          # str
+    "metric",        # str: same naming as SCORE_COLUMNS.metric
+    "value",         # float | NaN
+    "stderr",        # float | NaN: NaN when absent or "N/A"
+    "stderr_raw",    # str | None: the stderr exactly as written when not a number ("N/A")
+    "n",             # int | None: number of items (lm_eval n-samples effective, sample_len)
+    "is_group",      # bool: an aggregate over subtasks (lm_eval groups)
+)
+
+# Texts for drill-down (one row per task x item x answer); any text may be None.
+TEXT_COLUMNS: tuple[str, ...] = (
+    "task", "item_id", "answer_idx", "prompt", "target", "response",
+)
+
+# Per-task facts: number of answer choices (for the chance baseline) and the task's
+# protocol (few-shot, template, generation kwargs, task version ...) as a JSON-able dict.
+TASK_COLUMNS: tuple[str, ...] = (
+    "task",
+    "n_choices",     # int | None: number of options of a multiple-choice task
+    "protocol",      # dict: task-level settings; compared between runs in the protocol diff
+)
+
+
+@dataclass
+class SourceFile:
+    """One input file that contributed to a run."""
+
+    name: str          # file name as the user gave it (path or upload name)
+    sha256: str        # hex digest of the file's bytes
+    size: int          # bytes
+    format: str        # detected format, e.g. "lm_eval_samples_jsonl"
+
+
+@dataclass
+class ParsedRun:
+    """One run (one model, one protocol) as read from one or more files.
+
+    ``name`` is a proposed display name (the store makes it unique). ``protocol`` holds the
+    run-level settings (harness version, model args, chat template, few-shot, generation
+    settings, ...) as a JSON-able dict. ``source_key`` groups files of the same run across
+    uploads (e.g. lm_eval's output folder plus timestamp); None when unknown.
+    """
+
+    name: str
+    model: str | None
+    source_format: str          # "lm_eval", "inspect", "helm", "tidy"
+    harness: str | None         # "lm-evaluation-harness", "inspect_ai", "helm", None
+    harness_version: str | None
+    protocol: dict[str, Any]
+    files: list[SourceFile]
+    scores: pd.DataFrame        # SCORE_COLUMNS
+    summaries: pd.DataFrame     # SUMMARY_COLUMNS
+    texts: pd.DataFrame         # TEXT_COLUMNS
+    tasks: pd.DataFrame         # TASK_COLUMNS
+    source_key: str | None = None
+    warnings: list[str] = field(default_factory=list)  # human-readable notes from parsing
+
+
+def empty_frame(columns: tuple[str, ...]) -> pd.DataFrame:
+    """An empty DataFrame with the given canonical columns."""
+    return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
