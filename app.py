@@ -1,7 +1,28 @@
-"""evalbars dashboard (placeholder until the pages land)."""
+"""evalbars dashboard: navigation and shared setup only (``streamlit run app.py``).
+
+The store is ``$EVALBARS_STORE`` (default ``./.evalbars/evalbars.duckdb``). When it is empty,
+the bundled demo in ``data/demo/`` is ingested once so the first run opens on a real
+leaderboard (``EVALBARS_DEMO=0`` turns that off). Pages live in ``pages/``.
+"""
 
 import streamlit as st
 
-st.set_page_config(page_title="evalbars", layout="wide")
-st.title("evalbars")
-st.write("Error bars for LLM evals. The dashboard pages are being built.")
+from ui import common
+
+st.set_page_config(page_title="evalbars: error bars for LLM evals", page_icon=":material/bar_chart:",
+                   layout="wide")
+
+common.ensure_demo()
+
+pages = [
+    st.Page("pages/upload.py", title="Upload & runs", icon=":material/upload_file:"),
+    st.Page("pages/leaderboard.py", title="Leaderboard", icon=":material/leaderboard:",
+            default=True),
+    st.Page("pages/compare.py", title="Compare two runs", icon=":material/compare_arrows:"),
+    st.Page("pages/repeats.py", title="Repeats & clusters", icon=":material/stacked_line_chart:"),
+    st.Page("pages/planner.py", title="Planner", icon=":material/calculate:"),
+]
+page = st.navigation(pages)
+with st.sidebar:
+    st.caption(f"Store: {common.md_escape(common.store_path())}")
+page.run()

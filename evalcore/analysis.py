@@ -6,13 +6,39 @@ Every function takes a ``Store`` and plain values, returns a frozen dataclass wh
 pandas DataFrames with the documented columns, and raises ``AnalysisError``/``StoreError``
 with a human message for impossible requests (no shared items, unknown run, ...).
 Runs may be given by name or id (``store.resolve_run``).
+
+This module only wires store queries to ``evalcore.stats``: every standard error, interval,
+test and planning quantity comes from ``evalcore.stats``. The store is used duck-typed (any
+object with the ``Store`` reading methods works), so tests can use hand-built stores.
+
+Conventions used throughout
+---------------------------
+* Scores are per-item means over answers (``store.item_means`` / ``store.cell_stats``), so an
+  item with K answers counts once; "binary" means every item mean is exactly 0 or 1.
+* Differences are always B - A. "Points" are percentage points when every score lies in
+  [0, 1] (difference x 100), otherwise raw metric units.
+* Default metric per task (when none is asked for): ``acc`` if present, else
+  ``exact_match,strict-match``, else the first metric alphabetically (``default_metric``).
+* Verdict rule (``compare``): with ``alpha = 1 - confidence`` and power 0.8,
+  - "different" when the CI of the paired difference excludes 0;
+  - otherwise "underpowered" when the minimum detectable effect (MDE) exceeds
+    ``mde_threshold`` (default 5 points for scores in [0, 1]; for other scales 5 % of the
+    larger absolute mean of the two runs);
+  - otherwise "no difference detected, and this design could have detected X points".
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
 import pandas as pd
+from scipy import stats as _sps
+
+from evalcore import stats as st
+from evalcore.errors import AnalysisError, StoreError
 
 METHODS = ("wilson", "clopper-pearson", "bayes", "clt", "bootstrap", "clustered")
 METHOD_LABELS = {
@@ -22,8 +48,217 @@ METHOD_LABELS = {
     "clt": "CLT (normal approximation, sd ddof=1)",
     "bootstrap": "Bootstrap percentile over items",
     "clustered": "CLT with cluster-robust SE",
+    "reported": "Harness-reported stderr (no item-level data)",
 }
+BINARY_ONLY_METHODS = ("wilson", "clopper-pearson", "bayes")
+ITEM_LEVEL_METHODS = ("bootstrap", "clustered")
+PREFERRED_METRICS = ("acc", "exact_match,strict-match")
+AVERAGE_TASK = "__average__"
+DEFAULT_POWER = 0.8
 
+CELL_COLUMNS = ("run_id", "run", "task", "metric", "n", "score", "se", "low", "high", "method",
+                "binary", "chance", "contains_chance", "reported", "reported_stderr",
+                "audit_flag", "has_items")
+AVERAGE_COLUMNS = ("run_id", "run", "n_tasks", "score", "se", "low", "high", "kind", "tasks")
+TIER_COLUMNS = ("run_id", "run", "task", "best_run", "diff_vs_best", "p_raw", "p_holm",
+                "indistinguishable_from_best", "n_shared")
+RANK_COLUMNS = ("run_id", "run", "task", "rank", "rank_low", "rank_high")
+PER_TASK_COLUMNS = ("task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high",
+                    "se_unpaired", "correlation", "b", "c", "p_exact", "p_midp", "p_adjusted",
+                    "adjustment", "mde", "verdict", "kind", "points_scale")
+PROTOCOL_COLUMNS = ("scope", "setting", "value_a", "value_b")
+
+
+# ---------------------------------------------------------------------------------------
+# small shared helpers (no statistics here)
+# ---------------------------------------------------------------------------------------
+
+def default_metric(metrics) -> str:
+    """The metric shown when none is asked for.
+
+    ``acc`` if present, else ``exact_match,strict-match``, else the first metric in
+    alphabetical order. Raises ``AnalysisError`` for an empty collection.
+    """
+    ms = sorted({str(m) for m in metrics if m is not None})
+    if not ms:
+        raise AnalysisError("no metric available")
+    for pref in PREFERRED_METRICS:
+        if pref in ms:
+            return pref
+    return ms[0]
+
+
+def _z(confidence: float) -> float:
+    """Two-sided normal quantile z_{1-alpha/2} for a confidence level."""
+    return float(_sps.norm.ppf(0.5 + confidence / 2.0))
+
+
+def _check_confidence(confidence: float) -> None:
+    if not (0.0 < float(confidence) < 1.0):
+        raise AnalysisError(f"confidence must be strictly between 0 and 1, got {confidence}")
+
+
+def _resolve(store, ref) -> int:
+    """Run id from a name or id; an unknown run becomes an AnalysisError (store busy stays
+    a StoreError so callers can tell the two apart)."""
+    try:
+        return int(store.resolve_run(ref))
+    except StoreError as exc:
+        if _is_busy(exc):
+            raise
+        raise AnalysisError(str(exc)) from exc
+
+
+def _is_busy(exc: BaseException) -> bool:
+    """True when a StoreError means "another process holds the lock"."""
+    if getattr(exc, "busy", False):
+        return True
+    name = type(exc).__name__.lower()
+    if "busy" in name or "lock" in name:
+        return True
+    text = str(exc).lower()
+    return any(w in text for w in ("lock", "busy", "held by another", "in use"))
+
+
+def _run_names(store) -> dict[int, str]:
+    runs = store.runs()
+    return {int(r): str(n) for r, n in zip(runs["run_id"], runs["name"])}
+
+
+def _fnum(x) -> float:
+    """A Python float (NaN for None/NA)."""
+    try:
+        if x is None or pd.isna(x):
+            return float("nan")
+    except (TypeError, ValueError):
+        pass
+    return float(x)
+
+
+def _is_binary(values: np.ndarray) -> bool:
+    v = np.asarray(values, dtype=float)
+    return bool(v.size) and bool(np.all((v == 0.0) | (v == 1.0)))
+
+
+def _unit_scale(*arrays) -> bool:
+    """True when every value lies in [0, 1] (differences are then shown in points x 100)."""
+    for a in arrays:
+        a = np.asarray(a, dtype=float)
+        a = a[np.isfinite(a)]
+        if a.size and (a.min() < 0.0 or a.max() > 1.0):
+            return False
+    return True
+
+
+def _empty(columns) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
+
+
+def _natural_key(item_id: str):
+    s = str(item_id)
+    return (0, int(s), s) if s.lstrip("-").isdigit() else (1, 0, s)
+
+
+def _sorted_items(ids) -> list[str]:
+    return sorted((str(i) for i in ids), key=_natural_key)
+
+
+def _two_sided_p(diff: float, se: float) -> float:
+    """Normal-approximation two-sided p-value of diff/se (1 when diff = se = 0).
+
+    TODO(stats): move -- same rule as ``PairedDifference.p_value``, needed here for
+    aggregated differences (macro averages, unpaired reported stderrs) that have no arrays.
+    """
+    if not np.isfinite(diff) or not np.isfinite(se):
+        return float("nan")
+    if se <= 0:
+        return 1.0 if diff == 0 else 0.0
+    return float(2.0 * _sps.norm.sf(abs(diff) / se))
+
+
+def _holm(pvalues) -> np.ndarray:
+    """Holm-adjusted p-values (``stats.adjust_pvalues``; NaNs stay NaN and do not count)."""
+    return _adjust(pvalues, "holm")
+
+
+def _adjust(pvalues, method: str) -> np.ndarray:
+    p = np.asarray(pvalues, dtype=float)
+    if p.size == 0:
+        return p
+    return np.asarray(st.adjust_pvalues(p, method=method), dtype=float)
+
+
+# ---------------------------------------------------------------------------------------
+# thin adapters to evalcore.stats (one place to follow its signatures)
+# ---------------------------------------------------------------------------------------
+
+def _proportion(method: str, successes: int, n: int, confidence: float):
+    """(low, high) of a 0/1 score by a closed-form method (``stats.proportion_interval``)."""
+    r = st.proportion_interval(int(successes), int(n), method, confidence)
+    return float(r.low), float(r.high)
+
+
+def _moments_se(n: np.ndarray, s: np.ndarray, ss: np.ndarray) -> np.ndarray:
+    """CLT standard error sd(ddof=1)/sqrt(n) from the sufficient statistics n, sum, sum of
+    squares that ``store.cell_stats`` computes in SQL.
+
+    TODO(stats): move -- ``evalcore.stats.mean_se`` takes the item scores; this is the
+    same quantity from (n, sum, sumsq) so that closed-form leaderboards need no item pull.
+    NaN for n < 2.
+    """
+    n = np.asarray(n, dtype=float)
+    s = np.asarray(s, dtype=float)
+    ss = np.asarray(ss, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = s / n
+        var = (ss - n * mean * mean) / (n - 1.0)
+        var = np.where(var < 0, 0.0, var)  # rounding below 0 for constant scores
+        se = np.sqrt(var / n)
+    return np.where(n >= 2, se, np.nan)
+
+
+def _paired(xa: np.ndarray, xb: np.ndarray, confidence: float, clusters=None):
+    if clusters is not None:
+        return st.paired_difference(xa, xb, confidence=confidence, clusters=clusters)
+    return st.paired_difference(xa, xb, confidence=confidence)
+
+
+def _mde(n: int, sd_diff: float, alpha: float, power: float = DEFAULT_POWER) -> float:
+    if not (np.isfinite(sd_diff) and n >= 1):
+        return float("nan")
+    if sd_diff <= 0:
+        return 0.0
+    r = st.minimum_detectable_effect(int(n), sd_diff=float(sd_diff), alpha=alpha, power=power)
+    return float(getattr(r, "mde", getattr(r, "estimate", r)))
+
+
+def _chance(n_choices) -> float:
+    k = _fnum(n_choices)
+    if not np.isfinite(k) or k < 2:
+        return float("nan")
+    return float(st.chance_level(int(k)))
+
+
+def _contains_chance(low: float, high: float, chance: float) -> bool:
+    if not (np.isfinite(chance) and np.isfinite(low) and np.isfinite(high)):
+        return False
+    return bool(st.contains_chance(_Bounds(low, high), chance=chance))
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    """The part of ``stats.Interval`` that ``stats.contains_chance`` reads."""
+
+    low: float
+    high: float
+
+    def contains(self, value: float) -> bool:
+        return bool(self.low <= value <= self.high)
+
+
+# ---------------------------------------------------------------------------------------
+# leaderboard
+# ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Leaderboard:
@@ -33,12 +268,20 @@ class Leaderboard:
         binary (all scores 0/1), chance (float|NaN), contains_chance (bool),
         reported (harness value|NaN), reported_stderr (NaN if none), audit_flag (str|None),
         has_items (bool; False = summary-only run, interval from reported stderr if any)
-    averages columns: run_id, run, n_tasks, score, se, low, high, kind ("macro")
+    averages columns: run_id, run, n_tasks, score, se, low, high, kind ("macro"),
+        tasks (comma list of the tasks averaged)
     tiers columns: run_id, run, task ("__average__" for the macro average), best_run,
         diff_vs_best, p_raw, p_holm, indistinguishable_from_best (bool), n_shared
     ranks columns: run_id, run, task, rank, rank_low, rank_high  (paired bootstrap over
         shared items; same resampled items for every run)
     notes: human-readable caveats (e.g. "task X: 2 runs have no item-level data")
+    metrics_by_task: the metric shown for each task.
+
+    ``se`` is the CLT standard error (sd ddof=1 / sqrt(n), the harness convention) for the
+    closed-form methods, the cluster-robust SE for "clustered", the bootstrap standard
+    deviation for "bootstrap" and the reported stderr for summary-only cells. ``method`` is
+    the method actually used for the cell (a binary-only method asked for a continuous score
+    falls back to "clt", said in ``notes``).
     """
 
     method: str
@@ -49,16 +292,473 @@ class Leaderboard:
     tiers: pd.DataFrame
     ranks: pd.DataFrame
     notes: tuple[str, ...] = ()
+    metrics_by_task: dict = field(default_factory=dict)
 
 
 def leaderboard(store, *, task: str | None = None, metric: str | None = None,
                 method: str = "wilson", confidence: float = 0.95,
                 runs: list[str | int] | None = None, n_resamples: int = 2000,
-                seed: int = 0) -> Leaderboard:
-    """Scores with intervals for every run x task (default metric per task: the task's
-    primary metric, acc for lm_eval MC, the first scorer for inspect)."""
-    raise NotImplementedError
+                seed: int = 0, include_tiers: bool = True,
+                include_ranks: bool = True) -> Leaderboard:
+    """Scores with intervals for every run x task.
 
+    Parameters
+    ----------
+    task, metric : restrict to one task / force one metric (default metric per task:
+        ``default_metric`` over the metrics the runs have for it).
+    method : one of ``METHODS``. Closed-form methods (wilson, clopper-pearson, bayes, clt)
+        use ``store.cell_stats`` only (n, sum, sum of squares per cell, computed in SQL);
+        bootstrap and clustered pull item means. Binary-only methods on continuous scores
+        fall back to CLT; "clustered" without a cluster key falls back to CLT (both noted).
+    include_tiers, include_ranks : compute the paired tiers / rank intervals (these need
+        item-level data; pages may ask for them lazily).
+
+    Summary-only runs (results JSON without items) are shown from the reported value with
+    interval value +- z * reported stderr (NaN when no stderr) and ``has_items=False``.
+    The macro average per run is mean_t(score_t) with SE = sqrt(sum_t SE_t^2) / k over the
+    k tasks the run has (``stats.aggregate_tasks`` convention, METHODS.md).
+    """
+    if method not in METHODS:
+        raise AnalysisError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    _check_confidence(confidence)
+    notes: list[str] = []
+    run_table = store.runs()
+    names = {int(r): str(n) for r, n in zip(run_table["run_id"], run_table["name"])}
+    if runs is not None:
+        ids = list(dict.fromkeys(_resolve(store, r) for r in runs))
+    else:
+        ids = [int(r) for r in run_table["run_id"]]
+    if not ids:
+        return Leaderboard(method, confidence, metric, _empty(CELL_COLUMNS),
+                           _empty(AVERAGE_COLUMNS), _empty(TIER_COLUMNS), _empty(RANK_COLUMNS),
+                           ("The store is empty: ingest some results first.",), {})
+
+    tasks_df = store.tasks(ids)
+    summ = store.summaries(ids)
+    if len(summ):
+        summ = summ[~summ["is_group"].fillna(False).astype(bool)]
+    if task is not None:
+        tasks_df = tasks_df[tasks_df["task"] == task]
+        summ = summ[summ["task"] == task]
+        if tasks_df.empty and summ.empty:
+            raise AnalysisError(f"no run has task {task!r}")
+
+    # metric per task --------------------------------------------------------------
+    item_rows = tasks_df[tasks_df["has_items"].fillna(True).astype(bool)] if len(tasks_df) else tasks_df
+    avail: dict[str, set[str]] = {}
+    for t, m in zip(item_rows["task"], item_rows["metric"]):
+        avail.setdefault(str(t), set()).add(str(m))
+    for t, m in zip(summ["task"], summ["metric"]):
+        avail.setdefault(str(t), set()).add(str(m))
+    metrics_by_task: dict[str, str] = {}
+    for t in sorted(avail):
+        if metric is not None:
+            if metric in avail[t]:
+                metrics_by_task[t] = metric
+            elif task is not None:
+                raise AnalysisError(f"task {t!r} has no metric {metric!r}; it has: "
+                                    f"{', '.join(sorted(avail[t]))}")
+        else:
+            metrics_by_task[t] = default_metric(avail[t])
+            if len(avail[t]) > 1:
+                others = sorted(avail[t] - {metrics_by_task[t]})
+                notes.append(f"{t}: showing metric {metrics_by_task[t]!r} (default); "
+                             f"also available: {', '.join(others)}")
+    if metric is not None and not metrics_by_task:
+        raise AnalysisError(f"no task has metric {metric!r}")
+    if metric is not None:
+        skipped = sorted(set(avail) - set(metrics_by_task))
+        if skipped:
+            notes.append(f"tasks without metric {metric!r} are not shown: {', '.join(skipped)}")
+    chosen = pd.DataFrame({"task": list(metrics_by_task), "metric": list(metrics_by_task.values())})
+
+    # item-level cells from SQL sufficient statistics --------------------------------
+    cs = store.cell_stats(ids, task=task, metric=metric)
+    cs = cs.merge(chosen, on=["task", "metric"], how="inner")
+    cs = cs[cs["n"].astype(float) > 0].copy()
+    cs["run_id"] = cs["run_id"].astype(int)
+    n = cs["n"].to_numpy(dtype=float)
+    ssum = cs["sum"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = ssum / n
+    se = _moments_se(n, ssum, cs["sumsq"].to_numpy(dtype=float))
+    # 0/1 per-item scores: raw scores 0/1 and every item mean 0 or 1 (with K answers per
+    # item the means can be fractions); for scores in [0, 1], sum m_i^2 = sum m_i exactly
+    # when every m_i is 0 or 1.
+    binary = (cs["binary"].fillna(False).astype(bool).to_numpy()
+              & np.isclose(cs["sumsq"].to_numpy(dtype=float), ssum, rtol=0, atol=1e-9))
+    z = _z(confidence)
+    low = np.full(len(cs), np.nan)
+    high = np.full(len(cs), np.nan)
+    used = np.array([method] * len(cs), dtype=object)
+
+    # cluster availability per (run, task)
+    has_cluster: dict[tuple[int, str], bool] = {}
+    n_choices: dict[str, float] = {}
+    for r in tasks_df.itertuples(index=False):
+        key = (int(r.run_id), str(r.task))
+        has_cluster[key] = has_cluster.get(key, False) or bool(_fnum(r.has_cluster) == 1)
+        k = _fnum(r.n_choices)
+        if np.isfinite(k):
+            n_choices[str(r.task)] = max(n_choices.get(str(r.task), 0.0), k)
+
+    if method in BINARY_ONLY_METHODS or method == "clt":
+        cont = ~binary
+        if cont.any() and method != "clt":
+            bad = sorted(set(cs.loc[cont, "task"]))
+            notes.append(f"{METHOD_LABELS[method]} needs 0/1 scores; CLT used for the "
+                         f"continuous scores of: {', '.join(bad)}")
+        for i in np.flatnonzero(binary):
+            low[i], high[i] = _proportion(method, int(round(ssum[i])), int(n[i]), confidence)
+        used[cont] = "clt"
+        low[cont] = score[cont] - z * se[cont]
+        high[cont] = score[cont] + z * se[cont]
+    else:  # bootstrap / clustered: item-level pull, one query per task
+        for t, m in metrics_by_task.items():
+            rows = np.flatnonzero((cs["task"] == t).to_numpy())
+            if rows.size == 0:
+                continue
+            run_here = [int(cs["run_id"].iloc[i]) for i in rows]
+            im = store.item_means(run_here, task=t, metric=m)
+            groups = {int(k): g for k, g in im.groupby("run_id")}
+            for i in rows:
+                rid = int(cs["run_id"].iloc[i])
+                g = groups.get(rid)
+                if g is None or g.empty:
+                    continue
+                x = g["score"].to_numpy(dtype=float)
+                if method == "bootstrap":
+                    r = st.score_interval(x, "bootstrap", confidence=confidence,
+                                          seed=seed, n_resamples=n_resamples)
+                else:
+                    cl = g["cluster"]
+                    if cl.isna().all():
+                        used[i] = "clt"
+                        low[i], high[i] = score[i] - z * se[i], score[i] + z * se[i]
+                        continue
+                    cl = cl.astype(object).where(cl.notna(), "__item__" + g["item_id"].astype(str))
+                    r = st.score_interval(x, "clustered", confidence=confidence,
+                                          clusters=cl.astype(str).to_numpy())
+                low[i], high[i] = float(r.low), float(r.high)
+                if np.isfinite(_fnum(r.se)):
+                    se[i] = float(r.se)
+        if method == "clustered":
+            nocl = sorted({cs["task"].iloc[i] for i in range(len(cs)) if used[i] == "clt"})
+            if nocl:
+                notes.append("no cluster key, CLT used for: " + ", ".join(nocl))
+        else:
+            notes.append(f"bootstrap: {n_resamples} resamples of items, seed {seed}")
+
+    cells = pd.DataFrame({
+        "run_id": cs["run_id"].to_numpy(dtype=int),
+        "run": [names.get(int(r), str(r)) for r in cs["run_id"]],
+        "task": cs["task"].astype(str).to_numpy(),
+        "metric": cs["metric"].astype(str).to_numpy(),
+        "n": n.astype(int),
+        "score": score, "se": se, "low": low, "high": high,
+        "method": used, "binary": binary, "has_items": True,
+    })
+
+    # reported numbers, summary-only cells ------------------------------------------------
+    rep = summ.merge(chosen, on=["task", "metric"], how="inner")[
+        ["run_id", "task", "metric", "value", "stderr", "n"]].copy()
+    rep["run_id"] = rep["run_id"].astype(int)
+    rep = rep.drop_duplicates(["run_id", "task", "metric"])
+    rep = rep.rename(columns={"value": "reported", "stderr": "reported_stderr",
+                              "n": "n_reported"})
+    cells = cells.merge(rep, on=["run_id", "task", "metric"], how="left")
+    have = set(zip(cells["run_id"], cells["task"], cells["metric"]))
+    so = rep[[(r, t, m) not in have for r, t, m in
+              zip(rep["run_id"], rep["task"], rep["metric"])]]
+    if len(so):
+        val = so["reported"].to_numpy(dtype=float)
+        rse = so["reported_stderr"].to_numpy(dtype=float)
+        extra = pd.DataFrame({
+            "run_id": so["run_id"].to_numpy(dtype=int),
+            "run": [names.get(int(r), str(r)) for r in so["run_id"]],
+            "task": so["task"].astype(str).to_numpy(),
+            "metric": so["metric"].astype(str).to_numpy(),
+            "n": pd.array(so["n_reported"], dtype="Int64"),
+            "score": val, "se": rse, "low": val - z * rse, "high": val + z * rse,
+            "method": "reported", "binary": False, "has_items": False,
+            "reported": val, "reported_stderr": rse,
+        })
+        cells = pd.concat([cells if len(cells) else None, extra], ignore_index=True)
+        for t in sorted(set(extra["task"])):
+            k = int((extra["task"] == t).sum())
+            notes.append(f"{t}: {k} run(s) have no item-level data; shown from the "
+                         f"harness-reported value and stderr")
+        if np.isnan(rse).any():
+            notes.append("summary-only cells without a reported stderr have no interval")
+    cells = cells.drop(columns=["n_reported"], errors="ignore")
+    cells["n"] = pd.array(cells["n"], dtype="Int64")
+
+    # audit flags -----------------------------------------------------------------------
+    cells["audit_flag"] = None
+    try:
+        aud = store.audit(ids)
+    except NotImplementedError:  # pragma: no cover - store still a stub
+        aud = None
+    if aud is not None and len(aud):
+        a = aud[["run_id", "task", "metric", "flag"]].copy()
+        a["run_id"] = a["run_id"].astype(int)
+        a = a[a["flag"].notna()].groupby(["run_id", "task", "metric"], as_index=False)[
+            "flag"].agg(lambda s: "; ".join(sorted(set(map(str, s)))))
+        cells = cells.merge(a, on=["run_id", "task", "metric"], how="left")
+        cells["audit_flag"] = cells["flag"].astype(object).where(cells["flag"].notna(), None)
+        cells = cells.drop(columns=["flag"])
+
+    # chance ------------------------------------------------------------------------------
+    chance = np.array([_chance(n_choices.get(t)) if _chance_applies(m, b) else np.nan
+                       for t, m, b in zip(cells["task"], cells["metric"], cells["binary"])],
+                      dtype=float)
+    cells["chance"] = chance
+    cells["contains_chance"] = [_contains_chance(lo, hi, c) for lo, hi, c in
+                                zip(cells["low"], cells["high"], chance)]
+    for t in sorted(set(cells.loc[cells["contains_chance"], "task"])):
+        notes.append(f"{t}: some intervals contain the chance level; those scores cannot "
+                     f"rank anything")
+
+    cells = cells[list(CELL_COLUMNS)].sort_values(["task", "score"], ascending=[True, False],
+                                                 kind="stable").reset_index(drop=True)
+    averages = _macro_averages(cells, confidence, notes)
+    tiers = _empty(TIER_COLUMNS)
+    ranks = _empty(RANK_COLUMNS)
+    if include_tiers or include_ranks:
+        item_data = _pivot_tasks(store, cells, metrics_by_task)
+        if include_tiers:
+            tiers = _tiers(cells, averages, item_data, names, confidence)
+        if include_ranks:
+            ranks = _ranks(item_data, names, confidence, n_resamples, seed, notes)
+    return Leaderboard(method, confidence, metric, cells, averages, tiers, ranks,
+                       tuple(notes), metrics_by_task)
+
+
+def _chance_applies(metric: str, binary: bool) -> bool:
+    """Chance is a baseline for accuracies of a multiple-choice task."""
+    base = str(metric).split(",")[0].lower()
+    return bool(binary) or base.startswith("acc") or base in ("exact_match", "accuracy")
+
+
+def _macro_averages(cells: pd.DataFrame, confidence: float,
+                    notes: list[str]) -> pd.DataFrame:
+    rows = []
+    usable = cells[np.isfinite(cells["score"].to_numpy(dtype=float))
+                   & np.isfinite(cells["se"].to_numpy(dtype=float))]
+    all_tasks = sorted(set(cells["task"]))
+    if len(all_tasks) < 2:
+        return _empty(AVERAGE_COLUMNS)
+    sets = set()
+    for rid, g in usable.groupby("run_id", sort=False):
+        g = g.sort_values("task")
+        agg = st.aggregate_tasks(g["score"].to_numpy(dtype=float), g["se"].to_numpy(dtype=float),
+                                 kind="macro", confidence=confidence)
+        tasks = ",".join(g["task"])
+        sets.add(tasks)
+        rows.append({"run_id": int(rid), "run": str(g["run"].iloc[0]), "n_tasks": len(g),
+                     "score": float(agg.estimate), "se": float(agg.se), "low": float(agg.low),
+                     "high": float(agg.high),
+                     "kind": "macro", "tasks": tasks})
+    if len(sets) > 1:
+        notes.append("macro averages are over different task sets (see the tasks column); "
+                     "compare averages only between runs with the same tasks")
+    if not rows:
+        return _empty(AVERAGE_COLUMNS)
+    return pd.DataFrame(rows, columns=list(AVERAGE_COLUMNS)).sort_values(
+        "score", ascending=False, kind="stable").reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class _TaskMatrix:
+    task: str
+    metric: str
+    run_ids: list[int]
+    x: np.ndarray          # items x runs, NaN where a run lacks the item
+    binary: bool
+
+
+def _pivot_tasks(store, cells: pd.DataFrame, metrics_by_task: dict[str, str]) -> list[_TaskMatrix]:
+    """One item-means pull and one pivot (items x runs) per task, item-level runs only."""
+    out = []
+    itemcells = cells[cells["has_items"].astype(bool)]
+    for t, m in metrics_by_task.items():
+        rids = [int(r) for r in itemcells.loc[itemcells["task"] == t, "run_id"]]
+        if len(rids) < 2:
+            continue
+        im = store.item_means(rids, task=t, metric=m)
+        if im.empty:
+            continue
+        wide = im.pivot_table(index="item_id", columns="run_id", values="score",
+                              aggfunc="first")
+        cols = [r for r in rids if r in wide.columns]
+        x = wide[cols].to_numpy(dtype=float)
+        fin = x[np.isfinite(x)]
+        out.append(_TaskMatrix(t, m, cols, x, _is_binary(fin)))
+    return out
+
+
+def _paired_columns(x: np.ndarray, ref: int, binary: bool):
+    """Every column of an items x runs matrix against column ``ref`` (difference col - ref),
+    each pair on the items both have (NaN = missing), all columns at once.
+
+    Returns diff, se, p, n_shared (arrays over columns; the ``ref`` column gets NaN p).
+    se = sd(d, ddof=1)/sqrt(n) and p = the paired z-test, or for 0/1 scores the exact
+    McNemar p = min(1, 2 * BinomCDF(min(b, c); b + c, 1/2)) -- the same quantities as
+    ``stats.paired_difference`` / ``stats.mcnemar`` / ``stats.indistinguishable_from_best``
+    (tests check the agreement), vectorised over runs so a 50-run leaderboard needs no
+    per-pair Python calls.
+
+    TODO(stats): move -- a column-vectorised paired_difference/mcnemar belongs in stats.
+    """
+    xr = x[:, [ref]]
+    fin = np.isfinite(x) & np.isfinite(xr)
+    nsh = fin.sum(axis=0)
+    d = np.where(fin, x - xr, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        diff = d.sum(axis=0) / nsh
+        dev = np.where(fin, d - diff, 0.0)
+        var = (dev ** 2).sum(axis=0) / (nsh - 1)
+        se = np.sqrt(var / nsh)
+    se = np.where(nsh >= 2, se, np.nan)
+    diff = np.where(nsh >= 1, diff, np.nan)
+    if binary:
+        b = ((x == 1) & (xr == 0) & fin).sum(axis=0)
+        c = ((x == 0) & (xr == 1) & fin).sum(axis=0)
+        m = b + c
+        p = np.minimum(1.0, 2.0 * _sps.binom.cdf(np.minimum(b, c), np.maximum(m, 1), 0.5))
+        p = np.where(m == 0, 1.0, p)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            zs = np.abs(diff) / se
+        p = 2.0 * _sps.norm.sf(zs)
+        p = np.where(se == 0, np.where(diff == 0, 1.0, 0.0), p)
+    p = np.where(nsh >= 2, p, np.nan)
+    p[ref] = np.nan
+    return diff, se, p, nsh
+
+
+def _tiers(cells, averages, mats: list[_TaskMatrix], names, confidence) -> pd.DataFrame:
+    """Runs indistinguishable from the best, per task and for the macro average.
+
+    Per task: the best run is the highest score; every other run is tested against it on
+    the items both have (exact McNemar for 0/1, else paired z), p-values Holm-adjusted over
+    the runs compared (``stats.adjust_pvalues``); indistinguishable when the adjusted p is
+    not below alpha = 1 - confidence (an undefined p cannot separate runs, as in
+    ``stats.indistinguishable_from_best``). Macro average: the run with the best average
+    is the reference; per run, the mean over tasks of the per-task paired differences with
+    SE = sqrt(sum_t SE_t^2)/k (``stats.aggregate_tasks``) and a z-test, Holm-adjusted.
+    """
+    alpha = 1.0 - confidence
+    rows = []
+    item_cells = cells[cells["has_items"].astype(bool)]
+    score_of = {(int(r), str(t)): float(v) for r, t, v in
+                zip(item_cells["run_id"].tolist(), item_cells["task"].tolist(),
+                    item_cells["score"].tolist())}
+    best_avg = None
+    if len(averages):
+        ok = averages[averages["run_id"].isin(item_cells["run_id"])]
+        if len(ok):
+            best_avg = int(ok.iloc[0]["run_id"])
+    per_run: dict[int, list[tuple[float, float, int]]] = {}
+    for mt in mats:
+        sc = np.array([score_of.get((r, mt.task), -np.inf) for r in mt.run_ids])
+        bc = int(np.argmax(sc))
+        diff, _se, p, nsh = _paired_columns(mt.x, bc, mt.binary)
+        padj = _holm(p)
+        best = mt.run_ids[bc]
+        for j, rid in enumerate(mt.run_ids):
+            is_best = j == bc
+            rows.append({"run_id": rid, "run": names.get(rid, str(rid)), "task": mt.task,
+                         "best_run": names.get(best, str(best)),
+                         "diff_vs_best": 0.0 if is_best else float(diff[j]),
+                         "p_raw": np.nan if is_best else float(p[j]),
+                         "p_holm": np.nan if is_best else float(padj[j]),
+                         "indistinguishable_from_best": bool(is_best or not padj[j] < alpha),
+                         "n_shared": int(nsh[j])})
+        if best_avg is not None and best_avg in mt.run_ids:
+            ba = mt.run_ids.index(best_avg)
+            d2, se2, _p2, n2 = (diff, _se, p, nsh) if ba == bc else \
+                _paired_columns(mt.x, ba, False)
+            for j, rid in enumerate(mt.run_ids):
+                if j != ba and np.isfinite(d2[j]) and np.isfinite(se2[j]):
+                    per_run.setdefault(rid, []).append((float(d2[j]), float(se2[j]),
+                                                        int(n2[j])))
+    if best_avg is not None and per_run:
+        rids = sorted(per_run)
+        dd, pp, nn = [], [], []
+        for rid in rids:
+            v = per_run[rid]
+            agg = st.aggregate_tasks(np.array([a for a, _, _ in v]),
+                                     np.array([b for _, b, _ in v]))
+            dd.append(float(agg.estimate))
+            pp.append(_two_sided_p(float(agg.estimate), float(agg.se)))
+            nn.append(sum(c for _, _, c in v))
+        padj = _holm(pp)
+        bname = names.get(best_avg, str(best_avg))
+        rows.append({"run_id": best_avg, "run": bname, "task": AVERAGE_TASK, "best_run": bname,
+                     "diff_vs_best": 0.0, "p_raw": np.nan, "p_holm": np.nan,
+                     "indistinguishable_from_best": True, "n_shared": 0})
+        for i, rid in enumerate(rids):
+            rows.append({"run_id": rid, "run": names.get(rid, str(rid)), "task": AVERAGE_TASK,
+                         "best_run": bname, "diff_vs_best": dd[i], "p_raw": pp[i],
+                         "p_holm": float(padj[i]),
+                         "indistinguishable_from_best": bool(not padj[i] < alpha),
+                         "n_shared": nn[i]})
+    if not rows:
+        return _empty(TIER_COLUMNS)
+    return pd.DataFrame(rows, columns=list(TIER_COLUMNS))
+
+
+def _bootstrap_ranks(x: np.ndarray, confidence: float, n_resamples: int, seed: int):
+    """Paired-bootstrap rank intervals (rank 1 = best) for an items x runs matrix.
+
+    Same definition as ``stats.paired_bootstrap_ranks`` (one item resample shared by all
+    runs, competition ranks "min", lower/upper quantiles, observed rank kept inside), but
+    each resample is drawn as multinomial item counts W (B x n) and the resampled means
+    are one matrix product W @ X / n, which is ~50x faster than indexing for 50 runs x
+    2,000 items.
+
+    TODO(stats): move -- the matmul form belongs in stats.paired_bootstrap_ranks.
+    """
+    n, r = x.shape
+    rng = np.random.default_rng(seed)
+    means = x.mean(axis=0)
+    rank_obs = _sps.rankdata(-means, method="min").astype(int)
+    ranks = np.empty((n_resamples, r), dtype=np.int64)
+    step = max(1, min(n_resamples, 2_000_000 // max(n, 1)))
+    for s0 in range(0, n_resamples, step):
+        c = min(step, n_resamples - s0)
+        w = rng.multinomial(n, np.full(n, 1.0 / n), size=c).astype(float)
+        m = (w @ x) / n
+        ranks[s0:s0 + c] = _sps.rankdata(-m, method="min", axis=1)
+    alpha = 1.0 - confidence
+    low = np.quantile(ranks, alpha / 2, axis=0, method="lower").astype(int)
+    high = np.quantile(ranks, 1 - alpha / 2, axis=0, method="higher").astype(int)
+    return rank_obs, np.minimum(low, rank_obs), np.maximum(high, rank_obs)
+
+
+def _ranks(mats: list[_TaskMatrix], names, confidence, n_resamples, seed, notes) -> pd.DataFrame:
+    rows = []
+    for mt in mats:
+        complete = np.all(np.isfinite(mt.x), axis=1)
+        if complete.sum() < 2:
+            notes.append(f"{mt.task}: fewer than 2 items shared by all runs; no rank intervals")
+            continue
+        if (~complete).any():
+            notes.append(f"{mt.task}: rank intervals use the {int(complete.sum())} items all "
+                         f"runs share")
+        rank, lo, hi = _bootstrap_ranks(mt.x[complete], confidence, n_resamples, seed)
+        for j, rid in enumerate(mt.run_ids):
+            rows.append({"run_id": rid, "run": names.get(rid, str(rid)), "task": mt.task,
+                         "rank": int(rank[j]), "rank_low": int(lo[j]), "rank_high": int(hi[j])})
+    if not rows:
+        return _empty(RANK_COLUMNS)
+    return pd.DataFrame(rows, columns=list(RANK_COLUMNS))
+
+
+# ---------------------------------------------------------------------------------------
+# two runs: pairing, compare, discordant items
+# ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Pairing:
@@ -78,12 +778,19 @@ class Comparison:
 
     per_task columns: task, metric, n, score_a, score_b, diff, se, low, high, se_unpaired,
         correlation, b, c (NaN unless 0/1), p_exact, p_midp, p_adjusted, adjustment
-        ("holm" when several tasks), mde (points at alpha, power 0.8), verdict (str)
+        ("holm" when several tasks), mde (points at alpha, power 0.8), verdict (str),
+        kind ("paired", "paired, clustered SE" or "unpaired from reported stderr"),
+        points_scale (100 when scores lie in [0, 1], else 1: multiply diff/mde by it to
+        get "points")
     protocol_diff columns: scope ("run" or task name), setting, value_a, value_b
     pairing: one Pairing per task
     overall: the same fields as a per_task row for the macro average over tasks (or None)
     verdict: one sentence for the headline ("B is better by ...", "no difference detected,
         and this design could have detected X points", "underpowered: MDE here is Y points")
+    warnings: protocol/pairing problems, meant to be shown BEFORE the numbers.
+
+    ``mde`` is in the metric's units (0.05 = 5 points on a [0, 1] scale); ``p_exact`` is the
+    exact McNemar p for 0/1 scores and the normal-approximation paired p otherwise.
     """
 
     run_a: str
@@ -97,11 +804,348 @@ class Comparison:
     warnings: tuple[str, ...] = ()
 
 
+def _fmt_points(value: float, scale: float) -> str:
+    if scale == 100.0:
+        return f"{abs(value) * 100:.1f} points"
+    return f"{abs(value):.3g} units"
+
+
+def verdict_text(diff: float, low: float, high: float, mde: float, *, scale: float,
+                 threshold: float, name_a: str = "A", name_b: str = "B") -> str:
+    """The verdict rule (see the module docstring): different / no difference detected /
+    underpowered. ``threshold`` is the largest MDE (metric units) still called adequate."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return "not enough data for an interval"
+    if low > 0 or high < 0:
+        better, worse = (name_b, name_a) if diff > 0 else (name_a, name_b)
+        return (f"different: {better} is better than {worse} by {_fmt_points(diff, scale)} "
+                f"(CI {_signed(low, scale)} to {_signed(high, scale)})")
+    if not np.isfinite(mde) or mde > threshold:
+        return f"underpowered: the MDE here is {_fmt_points(mde, scale)}" if np.isfinite(mde) \
+            else "underpowered: the MDE cannot be estimated"
+    return (f"no difference detected, and this design could have detected "
+            f"{_fmt_points(mde, scale)}")
+
+
+def _signed(v: float, scale: float) -> str:
+    return f"{v * scale:+.1f}" if scale == 100.0 else f"{v:+.3g}"
+
+
+def _threshold(mde_threshold: float | None, unit: bool, score_a: float, score_b: float) -> float:
+    if mde_threshold is not None:
+        return float(mde_threshold)
+    if unit:
+        return 0.05
+    return 0.05 * max(abs(_fnum(score_a)), abs(_fnum(score_b)), 1e-12)
+
+
+def _pairing(store, a: int, b: int, task: str, metric: str, n_shared: int) -> Pairing:
+    pr = store.pairing(a, b, task, metric)
+    return Pairing(task=task, metric=metric,
+                   n_shared=int(len(pr.get("shared", ())) if pr.get("shared") is not None
+                                else n_shared),
+                   only_a=tuple(_sorted_items(pr.get("only_a", ()))),
+                   only_b=tuple(_sorted_items(pr.get("only_b", ()))),
+                   hash_mismatch=tuple(_sorted_items(pr.get("hash_mismatch", ()))))
+
+
+def _paired_frame(store, a: int, b: int, task: str, metric_a: str,
+                  metric_b: str | None = None) -> pd.DataFrame:
+    """Shared items of (a, metric_a) and (b, metric_b): item_id, x_a, x_b, cluster."""
+    metric_b = metric_b or metric_a
+    if hasattr(store, "paired_item_means"):
+        pm = store.paired_item_means(a, b, task, metric_a, metric_b)
+        m = pd.DataFrame({"item_id": pm["item_id"].astype(str),
+                          "x_a": pm["score_a"].to_numpy(float),
+                          "x_b": pm["score_b"].to_numpy(float), "cluster": pm["cluster"]})
+        return m.sort_values("item_id", key=lambda s: s.map(_natural_key)).reset_index(drop=True)
+    if a == b:
+        im = store.item_means([a], task=task, metric=None)
+        ia = im[im["metric"] == metric_a]
+        ib = im[im["metric"] == metric_b]
+    else:
+        ia = store.item_means([a], task=task, metric=metric_a)
+        ib = store.item_means([b], task=task, metric=metric_b)
+    ia = ia[["item_id", "score", "cluster"]].rename(columns={"score": "x_a", "cluster": "cl_a"})
+    ib = ib[["item_id", "score", "cluster"]].rename(columns={"score": "x_b", "cluster": "cl_b"})
+    m = ia.merge(ib, on="item_id", how="inner")
+    m["cluster"] = m["cl_a"].where(m["cl_a"].notna(), m["cl_b"])
+    m = m.drop(columns=["cl_a", "cl_b"])
+    m["item_id"] = m["item_id"].astype(str)
+    return m.sort_values("item_id", key=lambda s: s.map(_natural_key)).reset_index(drop=True)
+
+
+def _paired_row(frame: pd.DataFrame, task: str, metric: str, confidence: float,
+                mde_threshold: float | None, name_a: str, name_b: str) -> dict:
+    """One per_task row from the shared items of two runs (or two metrics)."""
+    xa = frame["x_a"].to_numpy(dtype=float)
+    xb = frame["x_b"].to_numpy(dtype=float)
+    n = xa.size
+    alpha = 1.0 - confidence
+    unit = _unit_scale(xa, xb)
+    scale = 100.0 if unit else 1.0
+    clusters = None
+    kind = "paired"
+    if frame["cluster"].notna().any():
+        cl = frame["cluster"].astype(object).where(frame["cluster"].notna(),
+                                                   "__item__" + frame["item_id"])
+        if cl.nunique() >= 2:
+            clusters = cl.astype(str).to_numpy()
+            kind = "paired, clustered SE"
+    if n < 2:
+        raise AnalysisError(f"{task}: only {n} shared item(s); a paired comparison needs at "
+                            f"least 2")
+    r = _paired(xa, xb, confidence, clusters)
+    sd_diff = _fnum(getattr(r, "sd_diff", float("nan")))
+    if not np.isfinite(sd_diff):
+        sd_diff = float(r.se) * math.sqrt(n) if clusters is None else \
+            float(np.std(xb - xa, ddof=1))
+    binary = _is_binary(xa) and _is_binary(xb)
+    bcount = ccount = float("nan")
+    p_exact = p_midp = float("nan")
+    if binary:
+        bcount = float(getattr(r, "b", np.sum((xb == 1) & (xa == 0))))
+        ccount = float(getattr(r, "c", np.sum((xb == 0) & (xa == 1))))
+        mc = getattr(r, "mcnemar", None) or st.mcnemar(int(bcount), int(ccount))
+        p_exact, p_midp = float(mc.p_exact), float(mc.p_midp)
+    else:
+        p_exact = _fnum(r.p_value)
+    if clusters is not None:
+        # the clustered paired SE is the inferential SE; the MDE follows it
+        mde = _mde(n, float(r.se) * math.sqrt(n), alpha)
+    else:
+        mde = _mde(n, sd_diff, alpha)
+    score_a, score_b = float(np.mean(xa)), float(np.mean(xb))
+    thr = _threshold(mde_threshold, unit, score_a, score_b)
+    return {"task": task, "metric": metric, "n": int(n), "score_a": score_a, "score_b": score_b,
+            "diff": float(r.diff), "se": float(r.se), "low": float(r.low), "high": float(r.high),
+            "se_unpaired": _fnum(getattr(r, "se_unpaired", float("nan"))),
+            "correlation": _fnum(getattr(r, "correlation", float("nan"))),
+            "b": bcount, "c": ccount, "p_exact": p_exact, "p_midp": p_midp,
+            "p_adjusted": p_exact, "adjustment": "none", "mde": mde,
+            "verdict": verdict_text(float(r.diff), float(r.low), float(r.high), mde,
+                                    scale=scale, threshold=thr, name_a=name_a, name_b=name_b),
+            "kind": kind, "points_scale": scale, "sd_diff": sd_diff}
+
+
+def _unpaired_row(store, a: int, b: int, task: str, metric: str, confidence: float,
+                  mde_threshold: float | None, name_a: str, name_b: str) -> dict | None:
+    """Fallback for summary-only runs: unpaired difference from the reported stderrs."""
+    sa = store.summaries([a])
+    sb = store.summaries([b])
+    ra = sa[(sa["task"] == task) & (sa["metric"] == metric)]
+    rb = sb[(sb["task"] == task) & (sb["metric"] == metric)]
+    if ra.empty or rb.empty:
+        return None
+    va, vb = _fnum(ra["value"].iloc[0]), _fnum(rb["value"].iloc[0])
+    ea, eb = _fnum(ra["stderr"].iloc[0]), _fnum(rb["stderr"].iloc[0])
+    if not all(np.isfinite([va, vb, ea, eb])):
+        return None
+    z = _z(confidence)
+    diff = vb - va
+    se = math.hypot(ea, eb)  # unpaired SE = sqrt(SE_A^2 + SE_B^2) (METHODS.md)
+    na, nb = _fnum(ra["n"].iloc[0]), _fnum(rb["n"].iloc[0])
+    n = int(min(na, nb)) if np.isfinite(na) and np.isfinite(nb) else 0
+    # MDE of a difference whose SE is se: (z_{1-a/2} + z_power) * se (n = 1, sd = se)
+    mde = _mde(1, se, 1.0 - confidence)
+    unit = 0 <= va <= 1 and 0 <= vb <= 1
+    scale = 100.0 if unit else 1.0
+    p = _two_sided_p(diff, se)
+    return {"task": task, "metric": metric, "n": n, "score_a": va, "score_b": vb, "diff": diff,
+            "se": se, "low": diff - z * se, "high": diff + z * se, "se_unpaired": se,
+            "correlation": float("nan"), "b": float("nan"), "c": float("nan"),
+            "p_exact": p, "p_midp": float("nan"), "p_adjusted": p, "adjustment": "none",
+            "mde": mde,
+            "verdict": "unpaired (reported stderr, no item-level data): " + verdict_text(
+                diff, diff - z * se, diff + z * se, mde, scale=scale,
+                threshold=_threshold(mde_threshold, unit, va, vb), name_a=name_a,
+                name_b=name_b),
+            "kind": "unpaired from reported stderr", "points_scale": scale,
+            "sd_diff": float("nan")}
+
+
+def _item_metrics(store, rid: int) -> dict[str, set[str]]:
+    t = store.tasks([rid])
+    if len(t) and "has_items" in t:
+        t = t[t["has_items"].fillna(True).astype(bool)]
+    out: dict[str, set[str]] = {}
+    for task, m in zip(t["task"], t["metric"]):
+        out.setdefault(str(task), set()).add(str(m))
+    return out
+
+
+def _summary_metrics(store, rid: int) -> dict[str, set[str]]:
+    s = store.summaries([rid])
+    if len(s):
+        s = s[~s["is_group"].fillna(False).astype(bool)]
+    out: dict[str, set[str]] = {}
+    for task, m in zip(s["task"], s["metric"]):
+        out.setdefault(str(task), set()).add(str(m))
+    return out
+
+
 def compare(store, run_a: str | int, run_b: str | int, *, task: str | None = None,
             metric: str | None = None, confidence: float = 0.95,
-            adjust: str = "holm") -> Comparison:
-    """Paired difference on shared items, task by task, with McNemar for 0/1 scores."""
-    raise NotImplementedError
+            adjust: str = "holm", mde_threshold: float | None = None) -> Comparison:
+    """Paired difference on shared items, task by task, with McNemar for 0/1 scores.
+
+    For each task both runs have (or ``task``): items are paired on item id (per-item means
+    over answers), ``stats.paired_difference`` gives diff = mean(x_B - x_A), its paired SE
+    (cluster-robust when a cluster key exists), CI, unpaired SE, correlation and, for 0/1
+    scores, b, c and the exact McNemar test. p-values are adjusted across tasks (``adjust``:
+    "holm" or "bh") when several tasks are compared. MDE at alpha = 1 - confidence, power
+    0.8, from the observed sd of the differences. ``overall`` is the macro average of the
+    per-task differences with SE = sqrt(sum SE_t^2)/k. Verdict rule: module docstring.
+
+    When one of the runs has no item-level data for a task, an unpaired comparison from the
+    harness-reported stderrs is used (labelled in ``kind`` and the verdict) if both have one.
+
+    Raises AnalysisError: unknown run, same run twice, no common task, no shared items.
+    """
+    _check_confidence(confidence)
+    if adjust not in ("holm", "bh"):
+        raise AnalysisError(f"unknown adjustment {adjust!r}; use 'holm' or 'bh'")
+    a, b = _resolve(store, run_a), _resolve(store, run_b)
+    names = _run_names(store)
+    name_a, name_b = names.get(a, str(a)), names.get(b, str(b))
+    if a == b:
+        raise AnalysisError(f"both runs are {name_a!r}; choose two different runs "
+                            f"(for two metrics of one run use metric_variants)")
+    ia, ib = _item_metrics(store, a), _item_metrics(store, b)
+    sa, sb = _summary_metrics(store, a), _summary_metrics(store, b)
+    tasks_a = set(ia) | set(sa)
+    tasks_b = set(ib) | set(sb)
+    common = sorted(tasks_a & tasks_b)
+    if task is not None:
+        if task not in tasks_a or task not in tasks_b:
+            missing = [n for n, ts in ((name_a, tasks_a), (name_b, tasks_b)) if task not in ts]
+            raise AnalysisError(f"task {task!r} is not in run(s) {', '.join(missing)}; "
+                                f"tasks both runs have: {', '.join(common) or 'none'}")
+        common = [task]
+    if not common:
+        raise AnalysisError(f"runs {name_a!r} and {name_b!r} have no task in common")
+
+    rows: list[dict] = []
+    pairings: list[Pairing] = []
+    warnings: list[str] = []
+    skipped: list[str] = []
+    for t in common:
+        both_items = set(ia.get(t, ())) & set(ib.get(t, ()))
+        both_any = (set(ia.get(t, ())) | set(sa.get(t, ()))) & \
+            (set(ib.get(t, ())) | set(sb.get(t, ())))
+        if metric is not None:
+            if metric not in both_any:
+                if task is not None:
+                    raise AnalysisError(f"task {t!r}: metric {metric!r} is not in both runs; "
+                                        f"common metrics: {', '.join(sorted(both_any)) or 'none'}")
+                skipped.append(t)
+                continue
+            m = metric
+        else:
+            if not both_any:
+                skipped.append(t)
+                continue
+            m = default_metric(both_items or both_any)
+        if m in both_items:
+            frame = _paired_frame(store, a, b, t, m)
+            pairings.append(_pairing(store, a, b, t, m, len(frame)))
+            if len(frame) < 2:
+                warnings.append(f"{t}: {len(frame)} shared item(s); not compared")
+                continue
+            rows.append(_paired_row(frame, t, m, confidence, mde_threshold, name_a, name_b))
+        else:
+            row = _unpaired_row(store, a, b, t, m, confidence, mde_threshold, name_a, name_b)
+            if row is None:
+                warnings.append(f"{t}: no item-level data in both runs and no reported stderr "
+                                f"for both; not compared")
+                continue
+            warnings.append(f"{t}: no item-level data for both runs; UNPAIRED comparison "
+                            f"from the harness-reported stderrs (wider, less reliable)")
+            rows.append(row)
+    if skipped:
+        warnings.append(f"not compared (metric not in both runs): {', '.join(skipped)}")
+    if not rows:
+        if pairings and all(p.n_shared == 0 for p in pairings):
+            raise AnalysisError(f"runs {name_a!r} and {name_b!r} share no items on "
+                                f"{', '.join(p.task for p in pairings)}: nothing to pair")
+        raise AnalysisError(f"runs {name_a!r} and {name_b!r}: nothing could be compared "
+                            f"({'; '.join(warnings) or 'no data'})")
+
+    # pairing integrity and protocol diff, surfaced before the numbers ------------------
+    for p in pairings:
+        if p.hash_mismatch:
+            warnings.insert(0, f"{p.task}: {len(p.hash_mismatch)} shared item(s) have a "
+                               f"different prompt/item hash: the runs were not measured with "
+                               f"the same instrument")
+        if p.only_a or p.only_b:
+            warnings.append(f"{p.task}: {len(p.only_a)} item(s) only in {name_a}, "
+                            f"{len(p.only_b)} only in {name_b}; compared on "
+                            f"{p.n_shared} shared items")
+    pdiff = _protocol_diff(store, a, b, [r["task"] for r in rows])
+    if len(pdiff):
+        settings = ", ".join(dict.fromkeys(
+            f"{s}" if sc == "run" else f"{sc}:{s}" for sc, s in
+            zip(pdiff["scope"], pdiff["setting"])))
+        warnings.insert(0, f"protocols differ ({settings}); a difference may come from the "
+                           f"protocol rather than the model")
+
+    per_task = pd.DataFrame(rows)
+    if len(per_task) > 1:
+        per_task["p_adjusted"] = _adjust(per_task["p_exact"].to_numpy(dtype=float), adjust)
+        per_task["adjustment"] = adjust
+    overall = None
+    if len(per_task) > 1:
+        overall = _overall(per_task, confidence, mde_threshold, name_a, name_b)
+        verdict = f"macro average over {len(per_task)} tasks: {overall['verdict']}"
+    else:
+        verdict = str(per_task["verdict"].iloc[0])
+    per_task = per_task[list(PER_TASK_COLUMNS)]
+    return Comparison(run_a=name_a, run_b=name_b, confidence=confidence, per_task=per_task,
+                      protocol_diff=pdiff, pairing=tuple(pairings), overall=overall,
+                      verdict=verdict, warnings=tuple(warnings))
+
+
+def _overall(per_task: pd.DataFrame, confidence: float, mde_threshold, name_a, name_b) -> dict:
+    """Macro average of per-task differences: mean_t diff_t, SE = sqrt(sum SE_t^2)/k."""
+    z = _z(confidence)
+    agg = st.aggregate_tasks(per_task["diff"].to_numpy(dtype=float),
+                             per_task["se"].to_numpy(dtype=float))
+    diff = float(agg.estimate)
+    se = float(agg.se)  # bounds below are not agg.low/high: a difference is not clipped
+    # MDE of an estimate whose SE is se: (z_{1-a/2} + z_power) * se, i.e. the paired MDE
+    # formula with n = 1 and sd = se
+    mde = _mde(1, se, 1.0 - confidence)
+    unit = bool((per_task["points_scale"] == 100.0).all())
+    scale = 100.0 if unit else 1.0
+    sa = float(per_task["score_a"].mean())
+    sb = float(per_task["score_b"].mean())
+    low, high = diff - z * se, diff + z * se
+    p = _two_sided_p(diff, se)
+    return {"task": AVERAGE_TASK, "metric": ",".join(dict.fromkeys(per_task["metric"])),
+            "n": int(per_task["n"].sum()), "score_a": sa, "score_b": sb, "diff": diff,
+            "se": se, "low": low, "high": high,
+            "se_unpaired": float(np.sqrt(np.sum(per_task["se_unpaired"].to_numpy(float) ** 2))
+                                 / len(per_task)),
+            "correlation": float("nan"), "b": float("nan"), "c": float("nan"),
+            "p_exact": p, "p_midp": float("nan"), "p_adjusted": p, "adjustment": "none",
+            "mde": mde,
+            "verdict": verdict_text(diff, low, high, mde, scale=scale,
+                                    threshold=_threshold(mde_threshold, unit, sa, sb),
+                                    name_a=name_a, name_b=name_b),
+            "kind": "macro average of per-task differences", "points_scale": scale}
+
+
+def _protocol_diff(store, a: int, b: int, tasks: list[str]) -> pd.DataFrame:
+    frames = [store.protocol_diff(a, b, None)]
+    for t in tasks:
+        frames.append(store.protocol_diff(a, b, t))
+    frames = [f for f in frames if f is not None and len(f)]
+    if not frames:
+        return _empty(PROTOCOL_COLUMNS)
+    out = pd.concat(frames, ignore_index=True)[list(PROTOCOL_COLUMNS)]
+    for c in ("value_a", "value_b"):
+        out[c] = out[c].map(lambda v: v if v is None or isinstance(v, str) else str(v))
+    return out.drop_duplicates().reset_index(drop=True)
 
 
 def discordant_items(store, run_a: str | int, run_b: str | int, task: str, metric: str,
@@ -110,9 +1154,44 @@ def discordant_items(store, run_a: str | int, run_b: str | int, task: str, metri
 
     cell: "b" (only B right), "c" (only A right), "both" (both right), "neither".
     columns: item_id, score_a, score_b, prompt, target, response_a, response_b
+    With several answers per item a cell uses the per-item means (b: x_B > x_A, c: x_A > x_B,
+    both: both = 1, neither: both = 0) and the texts of answer 0.
     """
-    raise NotImplementedError
+    cells = ("b", "c", "both", "neither")
+    if cell not in cells:
+        raise AnalysisError(f"unknown cell {cell!r}; use one of {', '.join(cells)}")
+    a, b = _resolve(store, run_a), _resolve(store, run_b)
+    frame = _paired_frame(store, a, b, task, metric)
+    xa, xb = frame["x_a"], frame["x_b"]
+    mask = {"b": xb > xa, "c": xa > xb, "both": (xa == 1) & (xb == 1),
+            "neither": (xa == 0) & (xb == 0)}[cell]
+    sel = frame[mask.to_numpy()]
+    ids = sel["item_id"].tolist()
+    out = pd.DataFrame({"item_id": ids, "score_a": sel["x_a"].to_numpy(float),
+                        "score_b": sel["x_b"].to_numpy(float)})
+    ta = _first_texts(store, a, task, ids)
+    tb = _first_texts(store, b, task, ids)
+    out["prompt"] = [ta.get(i, {}).get("prompt") or tb.get(i, {}).get("prompt") for i in ids]
+    out["target"] = [ta.get(i, {}).get("target") or tb.get(i, {}).get("target") for i in ids]
+    out["response_a"] = [ta.get(i, {}).get("response") for i in ids]
+    out["response_b"] = [tb.get(i, {}).get("response") for i in ids]
+    return out
 
+
+def _first_texts(store, rid: int, task: str, ids: list[str]) -> dict[str, dict]:
+    if not ids:
+        return {}
+    t = store.texts(rid, task, ids)
+    if t is None or t.empty:
+        return {}
+    t = t.sort_values("answer_idx").drop_duplicates("item_id")
+    return {str(r.item_id): {"prompt": r.prompt, "target": r.target, "response": r.response}
+            for r in t.itertuples(index=False)}
+
+
+# ---------------------------------------------------------------------------------------
+# one run: repeats, reruns, clusters, metric variants
+# ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class RepeatsReport:
@@ -135,9 +1214,66 @@ class RepeatsReport:
     pass_at_k: pd.DataFrame
 
 
+def _one_metric(store, rid: int, task: str, metric: str | None) -> str:
+    t = store.tasks([rid])
+    t = t[t["task"] == task]
+    if "has_items" in t:
+        t = t[t["has_items"].fillna(True).astype(bool)]
+    if t.empty:
+        raise AnalysisError(f"run {_run_names(store).get(rid, rid)!r} has no item-level data "
+                            f"for task {task!r}")
+    ms = set(map(str, t["metric"]))
+    if metric is None:
+        return default_metric(ms)
+    if metric not in ms:
+        raise AnalysisError(f"task {task!r} has no metric {metric!r}; it has "
+                            f"{', '.join(sorted(ms))}")
+    return metric
+
+
 def repeats(store, run: str | int, task: str, metric: str | None = None,
-            k_max: int = 50) -> RepeatsReport:
-    raise NotImplementedError
+            k_max: int = 50, confidence: float = 0.95) -> RepeatsReport:
+    """Variance components and the SE-vs-answers curve for a run with K answers per item.
+
+    ``stats.variance_components`` on the items x answers matrix (NaN where an item has fewer
+    answers): s_w^2 = mean_i v_i, s_b^2 = var(m_i) - s_w^2/K, SE(k) = sqrt((s_b^2 + s_w^2/k)/n)
+    (METHODS.md). ``low_floor`` = sqrt(s_b^2 / n), the SE no number of answers gets below.
+    pass@k (unbiased, ``stats.pass_at_k_summary``) for k = 1..K when scores are 0/1.
+    Raises AnalysisError when the run has one answer per item.
+    """
+    rid = _resolve(store, run)
+    m = _one_metric(store, rid, task, metric)
+    sc = store.scores([rid], task=task, metric=m)
+    if sc.empty:
+        raise AnalysisError(f"no item scores for {task!r} / {m!r}")
+    wide = sc.pivot_table(index="item_id", columns="answer_idx", values="score", aggfunc="first")
+    x = wide.to_numpy(dtype=float)
+    k_obs = int(np.max(np.sum(np.isfinite(x), axis=1)))
+    if k_obs < 2:
+        raise AnalysisError(f"{task!r}: one answer per item; repeats need several answers "
+                            f"per item (epochs, repeats)")
+    vc = st.variance_components(x)
+    n_items = int(vc.n_items)
+    between, within = float(vc.between), float(vc.within)
+    ks = np.arange(1, max(int(k_max), k_obs) + 1)
+    ses = np.array([float(vc.se(int(k))) for k in ks])
+    floor = math.sqrt(max(between, 0.0) / n_items) if n_items else float("nan")
+    curve = pd.DataFrame({"k": ks, "se": ses, "low_floor": floor, "measured": ks == k_obs})
+    pak = _empty(("k", "estimate", "se", "low", "high", "n_items"))
+    if _is_binary(x[np.isfinite(x)]):
+        num = np.sum(np.isfinite(x), axis=1).astype(int)
+        cor = np.nansum(x, axis=1).astype(int)
+        rows = []
+        for k in range(1, int(num.min()) + 1):
+            r = st.pass_at_k_summary(num, cor, k, confidence=confidence)
+            rows.append({"k": k, "estimate": float(r.estimate), "se": float(r.se),
+                         "low": float(r.low), "high": float(r.high),
+                         "n_items": int(getattr(r, "n_items", getattr(r, "n", len(num))))})
+        pak = pd.DataFrame(rows)
+    return RepeatsReport(run=_run_names(store).get(rid, str(rid)), task=task, metric=m,
+                         n_items=n_items, k_observed=k_obs, between=between, within=within,
+                         se_observed=float(vc.se(k_obs)),
+                         k_sufficient=int(vc.k_sufficient()), curve=curve, pass_at_k=pak)
 
 
 @dataclass(frozen=True)
@@ -155,8 +1291,39 @@ class RerunReport:
 
 
 def rerun_noise(store, run_a: str | int, run_b: str | int, task: str,
-                metric: str | None = None) -> RerunReport:
-    raise NotImplementedError
+                metric: str | None = None, against: str | int | None = None) -> RerunReport:
+    """Rerun noise from two passes of one run (``stats.rerun_noise``).
+
+    f = share of shared items whose score flipped between the passes; its variance term in
+    a mean is f/(2n). With ``against`` (a third run), ``share_of_paired_se2`` is the share of
+    the squared paired SE of (run_a vs against) that rerun noise explains, (f + f)/(2n) /
+    SE_paired^2 -- assuming the other run reruns as noisily; else None.
+    """
+    a, b = _resolve(store, run_a), _resolve(store, run_b)
+    names = _run_names(store)
+    m = _one_metric(store, a, task, metric)
+    frame = _paired_frame(store, a, b, task, m)
+    if len(frame) == 0:
+        raise AnalysisError(f"the two passes share no items on {task!r}")
+    paired_se = None
+    if against is not None:
+        c = _resolve(store, against)
+        fc = _paired_frame(store, a, c, task, m)
+        if len(fc) >= 2:
+            paired_se = float(_paired(fc["x_a"].to_numpy(float), fc["x_b"].to_numpy(float),
+                                      0.95).se)
+    r = _call_rerun(frame["x_a"].to_numpy(float), frame["x_b"].to_numpy(float), paired_se)
+    return RerunReport(run_a=names.get(a, str(a)), run_b=names.get(b, str(b)), task=task,
+                       metric=m, n=int(len(frame)), flip_rate=float(r.flip_rate),
+                       variance_term=float(r.variance_term),
+                       share_of_paired_se2=(None if paired_se is None else
+                                            _fnum(getattr(r, "share_of_paired_se2", None))))
+
+
+def _call_rerun(x1: np.ndarray, x2: np.ndarray, paired_se: float | None):
+    if paired_se is None:
+        return st.rerun_noise(x1, x2)
+    return st.rerun_noise(x1, x2, paired_se=paired_se)
 
 
 @dataclass(frozen=True)
@@ -179,14 +1346,70 @@ class ClusterReport:
 
 def clusters(store, run: str | int, task: str, metric: str | None = None,
              confidence: float = 0.95) -> ClusterReport:
-    raise NotImplementedError
+    """Clustered vs iid SE (``stats.clustered_se``) over per-item means; CI = score +- z*SE_c.
+
+    Items without a cluster key count as clusters of their own. Raises AnalysisError when
+    the task has no cluster key or fewer than 2 clusters.
+    """
+    _check_confidence(confidence)
+    rid = _resolve(store, run)
+    m = _one_metric(store, rid, task, metric)
+    im = store.item_means([rid], task=task, metric=m)
+    if im.empty or im["cluster"].isna().all():
+        raise AnalysisError(f"{task!r} has no cluster key in this run")
+    cl = im["cluster"].astype(object).where(im["cluster"].notna(),
+                                            "__item__" + im["item_id"].astype(str))
+    r = st.clustered_se(im["score"].to_numpy(float), cl.astype(str).to_numpy())
+    if not np.isfinite(r.se):
+        raise AnalysisError(f"{task!r}: {getattr(r, 'reason', '') or 'clustered SE undefined'}")
+    z = _z(confidence)
+    score = float(getattr(r, "mean", im["score"].mean()))
+    return ClusterReport(run=_run_names(store).get(rid, str(rid)), task=task, metric=m,
+                         n=int(len(im)), n_clusters=int(r.n_clusters), score=score,
+                         se_iid=float(r.se_iid), se_clustered=float(r.se),
+                         design_effect=float(r.design_effect), icc=float(r.icc),
+                         low=score - z * float(r.se), high=score + z * float(r.se))
 
 
 def metric_variants(store, run: str | int, task: str, metric_a: str, metric_b: str,
-                    confidence: float = 0.95) -> Comparison:
-    """Two metric variants of one run compared as a paired difference (B - A)."""
-    raise NotImplementedError
+                    confidence: float = 0.95, mde_threshold: float | None = None) -> Comparison:
+    """Two metric variants of one run compared as a paired difference (B - A).
 
+    E.g. strict-match vs flexible-extract: diff > 0 is the share of items the looser grader
+    rescued, with its paired interval. ``run_a``/``run_b`` of the result read
+    "<run> [<metric>]".
+    """
+    _check_confidence(confidence)
+    rid = _resolve(store, run)
+    name = _run_names(store).get(rid, str(rid))
+    for mm in (metric_a, metric_b):
+        _one_metric(store, rid, task, mm)
+    if metric_a == metric_b:
+        raise AnalysisError("choose two different metrics")
+    frame = _paired_frame(store, rid, rid, task, metric_a, metric_b)
+    if len(frame) < 2:
+        raise AnalysisError(f"{task!r}: metrics {metric_a!r} and {metric_b!r} share "
+                            f"{len(frame)} item(s); need at least 2")
+    la, lb = f"{name} [{metric_a}]", f"{name} [{metric_b}]"
+    row = _paired_row(frame, task, f"{metric_b} - {metric_a}", confidence, mde_threshold,
+                      metric_a, metric_b)
+    per_task = pd.DataFrame([row])[list(PER_TASK_COLUMNS)]
+    n_a = len(store.item_means([rid], task=task, metric=metric_a))
+    n_b = len(store.item_means([rid], task=task, metric=metric_b))
+    warnings = []
+    if n_a != len(frame) or n_b != len(frame):
+        warnings.append(f"{metric_a}: {n_a} items, {metric_b}: {n_b} items; compared on "
+                        f"{len(frame)} shared items")
+    pairing = Pairing(task=task, metric=f"{metric_a} vs {metric_b}", n_shared=len(frame),
+                      only_a=(), only_b=(), hash_mismatch=())
+    return Comparison(run_a=la, run_b=lb, confidence=confidence, per_task=per_task,
+                      protocol_diff=_empty(PROTOCOL_COLUMNS), pairing=(pairing,),
+                      overall=None, verdict=str(row["verdict"]), warnings=tuple(warnings))
+
+
+# ---------------------------------------------------------------------------------------
+# planning from a pilot pair, overview
+# ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class PlanFromPair:
@@ -205,7 +1428,40 @@ class PlanFromPair:
 
 def plan_from_pair(store, run_a: str | int, run_b: str | int, task: str,
                    metric: str | None = None) -> PlanFromPair:
-    raise NotImplementedError
+    """sd of the paired differences, disagreement rate and observed diff on shared items.
+
+    sd_diff = sd(x_B - x_A, ddof=1) (``stats.paired_difference``: paired SE * sqrt(n));
+    disagreement = share of items whose per-item scores differ; design_effect of the
+    differences when a cluster key exists (``stats.clustered_se`` on d_i), else None.
+    Feed these to ``stats.minimum_detectable_effect`` / ``stats.required_items``.
+    """
+    a, b = _resolve(store, run_a), _resolve(store, run_b)
+    names = _run_names(store)
+    ms_a = _one_metric(store, a, task, metric)
+    m = metric or ms_a
+    _one_metric(store, b, task, m)
+    frame = _paired_frame(store, a, b, task, m)
+    if len(frame) < 2:
+        raise AnalysisError(f"{task!r}: the runs share {len(frame)} item(s); a pilot needs "
+                            f"at least 2 shared items")
+    xa, xb = frame["x_a"].to_numpy(float), frame["x_b"].to_numpy(float)
+    r = _paired(xa, xb, 0.95)
+    n = len(frame)
+    sd_diff = _fnum(getattr(r, "sd_diff", float("nan")))
+    if not np.isfinite(sd_diff):
+        sd_diff = float(r.se) * math.sqrt(n)
+    deff = None
+    if frame["cluster"].notna().any():
+        cl = frame["cluster"].astype(object).where(frame["cluster"].notna(),
+                                                   "__item__" + frame["item_id"])
+        if cl.nunique() >= 2:
+            c = st.clustered_se(xb - xa, cl.astype(str).to_numpy())
+            deff = _fnum(c.design_effect)
+            deff = deff if np.isfinite(deff) else None
+    return PlanFromPair(run_a=names.get(a, str(a)), run_b=names.get(b, str(b)), task=task,
+                        metric=m, n=n, sd_diff=sd_diff,
+                        disagreement=float(np.mean(xa != xb)), diff=float(r.diff),
+                        design_effect=deff)
 
 
 @dataclass(frozen=True)
@@ -215,6 +1471,8 @@ class Overview:
     runs columns: run_id, name, model, source_format, harness, harness_version, tags,
         created_at, n_tasks, n_scores, has_items
     tasks columns: run_id, run, task, metric, n_items, k_max, has_cluster, n_choices
+    audit: store.audit() (run_id, task, metric, reported, reported_stderr, stderr_raw,
+        n_reported, recomputed_stderr, n_items, flag) plus the run name in ``run``
     """
 
     runs: pd.DataFrame
@@ -223,5 +1481,40 @@ class Overview:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
+OVERVIEW_RUN_COLUMNS = ("run_id", "name", "model", "source_format", "harness",
+                        "harness_version", "tags", "created_at", "n_tasks", "n_scores",
+                        "has_items")
+OVERVIEW_TASK_COLUMNS = ("run_id", "run", "task", "metric", "n_items", "k_max", "has_cluster",
+                         "n_choices")
+
+
 def overview(store) -> Overview:
-    raise NotImplementedError
+    """Runs, tasks and audit rows of the whole store, with empty-state notes."""
+    runs = store.runs()
+    if runs.empty:
+        return Overview(_empty(OVERVIEW_RUN_COLUMNS), _empty(OVERVIEW_TASK_COLUMNS),
+                        _empty(("run_id", "run", "task", "metric", "flag")),
+                        ("The store is empty: upload results (lm_eval, inspect, HELM or a tidy "
+                         "table) to begin.",))
+    names = {int(r): str(n) for r, n in zip(runs["run_id"], runs["name"])}
+    runs = runs[[c for c in OVERVIEW_RUN_COLUMNS if c in runs.columns]].reset_index(drop=True)
+    tasks = store.tasks()
+    tasks = tasks.assign(run=[names.get(int(r), str(r)) for r in tasks["run_id"]])
+    tasks = tasks[[c for c in OVERVIEW_TASK_COLUMNS if c in tasks.columns] +
+                  [c for c in ("has_items", "binary") if c in tasks.columns]]
+    audit = store.audit()
+    if len(audit):
+        audit = audit.assign(run=[names.get(int(r), str(r)) for r in audit["run_id"]])
+    notes = []
+    if len(runs) == 1:
+        notes.append("Only one run in the store: upload another to compare.")
+    summary_only = [str(n) for n, h in zip(runs["name"], runs["has_items"]) if not bool(h)]
+    if summary_only:
+        notes.append("No item-level data (results only; intervals come from the reported "
+                      "stderr and paired comparisons are impossible): " + ", ".join(summary_only))
+    if len(audit) and "flag" in audit:
+        k = int(audit["flag"].notna().sum())
+        if k:
+            notes.append(f"{k} reported stderr(s) flagged by the audit")
+    return Overview(runs=runs, tasks=tasks.reset_index(drop=True), audit=audit,
+                    notes=tuple(notes))

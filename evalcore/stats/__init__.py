@@ -1,0 +1,61 @@
+"""evalcore.stats: the statistics behind every number evalbars shows.
+
+Pure functions of numbers and arrays (no I/O, no Streamlit); results are frozen dataclasses that
+carry the estimate, the interval, the method name and n together. Formulas: ../shared/METHODS.md;
+each function's docstring states its formula, reference and edge cases.
+
+Errors: impossible inputs (n = 0, successes > n, mismatched lengths, NaN, confidence outside
+(0, 1), ...) raise :class:`StatsInputError`, a subclass of both
+:class:`evalcore.errors.AnalysisError` and :class:`ValueError`.
+
+Modules: ``intervals`` (one score), ``bootstrap`` (resampling, rank intervals), ``clustered``
+(cluster-robust SE), ``paired`` (two runs, McNemar), ``repeats`` (K answers, reruns, pass@k),
+``planning`` (MDE, sample size, pre-registration), ``aggregate`` (tasks, p-value adjustment,
+best-of-k, top tier).
+"""
+
+from evalcore.stats._checks import StatsInputError, z_value
+from evalcore.stats.aggregate import (BestTier, TaskAggregate, adjust_pvalues, aggregate_tasks,
+                                      best_of_k_inflation, indistinguishable_from_best,
+                                      pooled_sample_stderr)
+from evalcore.stats.bootstrap import (BootstrapResult, RankIntervals, bootstrap_interval,
+                                      mean_difference, paired_bootstrap_ranks)
+from evalcore.stats.clustered import ClusteredSE, clustered_se
+from evalcore.stats.intervals import (PROPORTION_METHODS, SCORE_METHODS, Interval,
+                                      beta_interval, chance_level, clopper_pearson_interval,
+                                      clt_interval, contains_chance, half_width, mean_se,
+                                      proportion_interval, required_n_for_half_width,
+                                      score_interval, wilson_interval)
+from evalcore.stats.paired import (McNemarResult, PairedDifference, correlation, mcnemar,
+                                   paired_difference)
+from evalcore.stats.planning import (effective_n, minimum_detectable_effect,
+                                     minimum_detectable_effect_unpaired,
+                                     preregistration_markdown, required_items,
+                                     required_items_unpaired, sd_diff_with_answers)
+from evalcore.stats.repeats import (PassAtK, RerunNoise, VarianceComponents, pass_at_k,
+                                    pass_at_k_summary, rerun_noise, variance_components)
+
+__all__ = [
+    # errors and helpers
+    "StatsInputError", "z_value",
+    # one score
+    "Interval", "PROPORTION_METHODS", "SCORE_METHODS", "wilson_interval",
+    "clopper_pearson_interval", "beta_interval", "clt_interval", "mean_se", "proportion_interval",
+    "score_interval", "chance_level", "contains_chance", "half_width", "required_n_for_half_width",
+    # bootstrap
+    "BootstrapResult", "RankIntervals", "bootstrap_interval", "mean_difference",
+    "paired_bootstrap_ranks",
+    # clustered
+    "ClusteredSE", "clustered_se",
+    # paired
+    "PairedDifference", "McNemarResult", "paired_difference", "mcnemar", "correlation",
+    # repeats
+    "VarianceComponents", "RerunNoise", "PassAtK", "variance_components", "rerun_noise",
+    "pass_at_k", "pass_at_k_summary",
+    # planning
+    "minimum_detectable_effect", "required_items", "minimum_detectable_effect_unpaired",
+    "required_items_unpaired", "effective_n", "sd_diff_with_answers", "preregistration_markdown",
+    # many tasks / models
+    "TaskAggregate", "BestTier", "aggregate_tasks", "pooled_sample_stderr", "adjust_pvalues",
+    "best_of_k_inflation", "indistinguishable_from_best",
+]

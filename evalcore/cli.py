@@ -1,0 +1,827 @@
+"""Command line interface: ``python -m evalcore <command> ...``.
+
+A peer of the dashboard pages over the same ``evalcore.analysis`` calls, so every number the
+CLI prints is the one the pages show.
+
+Commands
+--------
+ingest PATH...        read files, folders and zips into the store (progress bar on a terminal)
+runs                  list the runs in the store
+leaderboard           scores with intervals per run x task, macro average, tiers, rank intervals
+compare RUN_A RUN_B   paired difference B - A on shared items, McNemar, pairing, protocol diff
+plan                  minimum detectable effect / required items (typed or from a pilot pair)
+audit                 harness-reported stderrs against the ones recomputed from item scores
+rename, tag, delete   manage runs
+
+Runs are addressed by name or id. Global option ``--store FILE`` (default: $EVALBARS_STORE,
+else ./.evalbars/evalbars.duckdb).
+
+Exit codes
+----------
+0 ok; 1 unexpected internal error (one line, no traceback); 2 usage error (argparse);
+3 bad input (unreadable file, unknown run, analysis impossible, no store); 4 the store is
+busy (another process holds the DuckDB write lock; retry when it is done).
+
+JSON output (``--format json``)
+-------------------------------
+Keys are stable; numbers are plain JSON numbers, missing values are ``null``. Scores,
+differences, SEs and MDEs are in the metric's own units (0.05 = 5 points for 0/1 scores).
+
+``ingest``: ``{"store": str, "already_present": bool, "warnings": [str], "runs": [{"run_id",
+"name", "model", "source_format", "tasks", "metrics", "n_items", "n_scores", "k_max",
+"status", "warnings"}]}`` (``status``: "added", "already present" or "merged").
+
+``runs``: ``{"runs": [{"run_id", "name", "model", "source_format", "harness",
+"harness_version", "tags", "created_at", "n_tasks", "n_scores", "has_items"}]}``.
+
+``leaderboard``: ``{"method", "method_label", "confidence", "metric", "metrics_by_task":
+{task: metric}, "notes": [str], "cells": [{"run_id", "run", "task", "metric", "n", "score",
+"se", "low", "high", "method", "binary", "chance", "contains_chance", "reported",
+"reported_stderr", "audit_flag", "has_items"}], "averages": [{"run_id", "run", "n_tasks",
+"score", "se", "low", "high", "kind", "tasks"}], "tiers": [{"run_id", "run", "task",
+"best_run", "diff_vs_best", "p_raw", "p_holm", "indistinguishable_from_best", "n_shared"}],
+"ranks": [{"run_id", "run", "task", "rank", "rank_low", "rank_high"}]}``. ``task`` is
+"__average__" for rows about the macro average.
+
+``compare``: ``{"run_a", "run_b", "confidence", "verdict", "warnings": [str], "per_task":
+[{"task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high", "se_unpaired",
+"correlation", "b", "c", "p_exact", "p_midp", "p_adjusted", "adjustment", "mde", "verdict",
+"kind", "points_scale"}], "overall": {same keys as a per_task row} | null, "pairing":
+[{"task", "metric", "n_shared", "only_a": [item_id], "only_b": [item_id], "hash_mismatch":
+[item_id]}], "protocol_diff": [{"scope", "setting", "value_a", "value_b"}]}``.
+
+``plan``: ``{"alpha", "power", "sd_diff", "disagreement", "design_effect", "n", "mde",
+"delta", "required_items", "pilot": {"run_a", "run_b", "task", "metric", "n", "sd_diff",
+"disagreement", "diff", "design_effect"} | null}`` (``mde`` null without ``--n``,
+``required_items`` null without ``--delta``).
+
+``audit``: ``{"audit": [{"run_id", "run", "task", "metric", "reported", "reported_stderr",
+"stderr_raw", "n_reported", "recomputed_stderr", "n_items", "flag"}]}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from evalcore import __version__
+from evalcore.errors import AnalysisError, EvalbarsError, IngestError, StoreError
+
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_BAD_INPUT, EXIT_BUSY = 0, 1, 2, 3, 4
+FORMATS = ("table", "json", "csv", "markdown", "latex")
+
+
+# ---------------------------------------------------------------------------------------
+# rendering
+# ---------------------------------------------------------------------------------------
+
+def _jsonable(v: Any) -> Any:
+    """Plain JSON values: NaN/NA -> None, numpy scalars -> Python, tuples -> lists."""
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return [_jsonable(x) for x in v]
+    if v is None or v is pd.NA or v is pd.NaT:
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        return None if math.isnan(f) or math.isinf(f) else f
+    if isinstance(v, pd.Timestamp):
+        return v.isoformat()
+    try:
+        if pd.isna(v):
+            return None
+    except (TypeError, ValueError):
+        pass
+    return v if isinstance(v, (str, int, float)) else str(v)
+
+
+def records(df: pd.DataFrame | None) -> list[dict]:
+    """DataFrame rows as JSON-able dicts (column order kept)."""
+    if df is None or len(df) == 0:
+        return []
+    cols = list(df.columns)
+    return [{c: _jsonable(v) for c, v in zip(cols, row)}
+            for row in df.itertuples(index=False, name=None)]
+
+
+def dump_json(obj: Any) -> str:
+    return json.dumps(_jsonable(obj), indent=2, ensure_ascii=False)
+
+
+def _cell_text(v: Any, digits: int = 4) -> str:
+    if v is None or v is pd.NA:
+        return ""
+    if isinstance(v, (float, np.floating)):
+        if math.isnan(v):
+            return ""
+        return f"{v:.{digits}g}" if abs(v) >= 1e4 or (v != 0 and abs(v) < 1e-3) else \
+            f"{v:.{digits}f}".rstrip("0").rstrip(".") if "." in f"{v:.{digits}f}" else f"{v}"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(map(str, v))
+    try:
+        if pd.isna(v):
+            return ""
+    except (TypeError, ValueError):
+        pass
+    return str(v)
+
+
+def _text_frame(df: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({c: [_cell_text(v) for v in df[c]] for c in df.columns},
+                        columns=list(df.columns))
+
+
+def to_markdown(df: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table (pipes and newlines in cells escaped)."""
+    t = _text_frame(df)
+
+    def esc(s: str) -> str:
+        return s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+    head = "| " + " | ".join(esc(str(c)) for c in t.columns) + " |"
+    rule = "| " + " | ".join("---" for _ in t.columns) + " |"
+    body = ["| " + " | ".join(esc(v) for v in row) + " |"
+            for row in t.itertuples(index=False, name=None)]
+    return "\n".join([head, rule, *body])
+
+
+_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}"}
+
+
+def latex_escape(s: str) -> str:
+    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in s).replace("\n", " ")
+
+
+def to_latex(df: pd.DataFrame) -> str:
+    """A booktabs tabular (every cell escaped; needs \\usepackage{booktabs})."""
+    t = _text_frame(df)
+    spec = "".join("r" if pd.api.types.is_numeric_dtype(df[c]) and not
+                   pd.api.types.is_bool_dtype(df[c]) else "l" for c in df.columns)
+    lines = [f"\\begin{{tabular}}{{{spec}}}", "\\toprule",
+             " & ".join(latex_escape(str(c)) for c in t.columns) + " \\\\", "\\midrule"]
+    lines += [" & ".join(latex_escape(v) for v in row) + " \\\\"
+              for row in t.itertuples(index=False, name=None)]
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines)
+
+
+def to_table(df: pd.DataFrame) -> str:
+    if len(df) == 0:
+        return "(none)"
+    return _text_frame(df).to_string(index=False)
+
+
+def render(df: pd.DataFrame, fmt: str) -> str:
+    """One table in table/csv/markdown/latex."""
+    if fmt == "csv":
+        return df.to_csv(index=False).rstrip("\n")
+    if fmt == "markdown":
+        return to_markdown(df)
+    if fmt == "latex":
+        return to_latex(df)
+    return to_table(df)
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text.rstrip("\n") + "\n")
+
+
+def _interval(lo: float, hi: float, scale: float = 1.0, digits: int = 3) -> str:
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "n/a"
+    return f"[{lo * scale:.{digits}f}, {hi * scale:.{digits}f}]"
+
+
+# ---------------------------------------------------------------------------------------
+# the store
+# ---------------------------------------------------------------------------------------
+
+def _store_path(args) -> Path:
+    if args.store:
+        return Path(args.store)
+    from evalcore.store import default_store_path
+    return default_store_path()
+
+
+def _open_store(args, *, create: bool = False):
+    from evalcore.store import Store
+    path = _store_path(args)
+    if not create and not path.exists():
+        raise _BadInput(f"no store at {path}: ingest some files first "
+                        f"(python -m evalcore ingest PATH) or pass --store FILE")
+    if create:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    return Store(path)
+
+
+class _BadInput(EvalbarsError):
+    """A CLI-level bad input (exit code 3)."""
+
+
+# ---------------------------------------------------------------------------------------
+# commands
+# ---------------------------------------------------------------------------------------
+
+class _Progress:
+    """A one-line progress bar on stderr (only used when stderr is a terminal)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.last = -1
+
+    def __call__(self, done: int, total: int, current: str) -> None:
+        frac = (done / total) if total else 1.0
+        pct = int(frac * 100)
+        if pct == self.last:
+            return
+        self.last = pct
+        width = 30
+        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+        name = os.path.basename(str(current))[-40:]
+        self.stream.write(f"\r[{bar}] {pct:3d}% {name:<40}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.last >= 0:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def cmd_ingest(args) -> int:
+    from evalcore.ingest import parse_paths
+    missing = [p for p in args.paths if not Path(p).exists()]
+    if missing:
+        raise _BadInput(f"no such file or folder: {', '.join(missing)}")
+    progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
+    try:
+        parsed = parse_paths([Path(p) for p in args.paths], progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    if not parsed:
+        raise _BadInput(f"no evaluation results found in {', '.join(args.paths)}")
+    store = _open_store(args, create=True)
+    report = store.ingest(parsed)
+    runs = report.runs
+    warnings = list(report.warnings)
+    if args.format == "json":
+        _out(dump_json({"store": str(_store_path(args)), "already_present":
+                        bool(report.already_present), "warnings": warnings,
+                        "runs": records(runs)}))
+        return EXIT_OK
+    if args.format != "table":
+        _out(render(runs, args.format))
+        return EXIT_OK
+    if report.already_present:
+        _out("Already present: every file was in the store already; nothing changed.")
+    lines = [f"Store: {_store_path(args)}"]
+    for r in runs.itertuples(index=False):
+        d = r._asdict()
+        lines.append(f"- {d.get('name')} (id {d.get('run_id')}) [{d.get('status')}]: "
+                     f"format {d.get('source_format')}, model {d.get('model') or '?'}")
+        lines.append(f"    tasks: {d.get('tasks') or '-'}")
+        lines.append(f"    metrics: {d.get('metrics') or '-'}")
+        lines.append(f"    items: {_cell_text(d.get('n_items'))}, scores: "
+                     f"{_cell_text(d.get('n_scores'))}, answers per item (max): "
+                     f"{_cell_text(d.get('k_max'))}")
+        w = d.get("warnings")
+        if w:
+            lines.append(f"    warnings: {w}")
+    for w in warnings:
+        lines.append(f"warning: {w}")
+    _out("\n".join(lines))
+    return EXIT_OK
+
+
+RUN_TABLE_COLUMNS = ["run_id", "name", "model", "source_format", "harness", "harness_version",
+                     "tags", "created_at", "n_tasks", "n_scores", "has_items"]
+
+
+def cmd_runs(args) -> int:
+    store = _open_store(args)
+    runs = store.runs()
+    runs = runs[[c for c in RUN_TABLE_COLUMNS if c in runs.columns]]
+    if args.format == "json":
+        _out(dump_json({"runs": records(runs)}))
+        return EXIT_OK
+    if len(runs) == 0 and args.format == "table":
+        _out("The store is empty: python -m evalcore ingest PATH")
+        return EXIT_OK
+    _out(render(runs, args.format))
+    return EXIT_OK
+
+
+def _leaderboard_table(lb) -> pd.DataFrame:
+    """The cells with tier and rank interval columns, for human formats."""
+    cells = lb.cells.copy()
+    tiers = lb.tiers
+    if len(tiers):
+        t = tiers[tiers["task"] != "__average__"][["run_id", "task", "best_run",
+                                                   "indistinguishable_from_best", "p_holm"]]
+        cells = cells.merge(t, on=["run_id", "task"], how="left")
+        cells["tier"] = [("best" if r == b else "~best" if ind is True else "below best"
+                          if ind is False else "")
+                         for r, b, ind in zip(cells["run"], cells["best_run"],
+                                              cells["indistinguishable_from_best"])]
+    else:
+        cells["tier"] = ""
+    if len(lb.ranks):
+        cells = cells.merge(lb.ranks[["run_id", "task", "rank", "rank_low", "rank_high"]],
+                            on=["run_id", "task"], how="left")
+        cells["rank"] = [("" if pd.isna(r) else f"{int(r)} [{int(lo)}-{int(hi)}]")
+                         for r, lo, hi in zip(cells["rank"], cells["rank_low"],
+                                              cells["rank_high"])]
+    else:
+        cells["rank"] = ""
+    flags = []
+    for r in cells.itertuples(index=False):
+        f = []
+        if not r.has_items:
+            f.append("no items")
+        if r.contains_chance:
+            f.append("contains chance")
+        if isinstance(r.audit_flag, str) and r.audit_flag:
+            f.append(r.audit_flag)
+        flags.append("; ".join(f))
+    cells["flags"] = flags
+    out = pd.DataFrame({
+        "task": cells["task"], "run": cells["run"], "metric": cells["metric"],
+        "n": cells["n"], "score": cells["score"], "low": cells["low"], "high": cells["high"],
+        "method": cells["method"], "tier": cells["tier"], "rank": cells["rank"],
+        "chance": cells["chance"], "reported": cells["reported"],
+        "reported_stderr": cells["reported_stderr"], "our_se": cells["se"],
+        "flags": flags})
+    return out
+
+
+def cmd_leaderboard(args) -> int:
+    from evalcore import analysis as an
+    store = _open_store(args)
+    lb = an.leaderboard(store, task=args.task, metric=args.metric, method=args.method,
+                        confidence=args.confidence, runs=args.runs or None,
+                        n_resamples=args.resamples, seed=args.seed,
+                        include_tiers=not args.no_tiers, include_ranks=not args.no_ranks)
+    if args.format == "json":
+        _out(dump_json({"method": lb.method, "method_label": an.METHOD_LABELS.get(lb.method),
+                        "confidence": lb.confidence, "metric": lb.metric,
+                        "metrics_by_task": lb.metrics_by_task, "notes": list(lb.notes),
+                        "cells": records(lb.cells), "averages": records(lb.averages),
+                        "tiers": records(lb.tiers), "ranks": records(lb.ranks)}))
+        return EXIT_OK
+    if len(lb.cells) == 0:
+        _out("\n".join(lb.notes) or "Nothing to show.")
+        return EXIT_OK
+    table = _leaderboard_table(lb)
+    if args.format != "table":
+        _out(render(table, args.format))
+        return EXIT_OK
+    pct = int(round(lb.confidence * 100))
+    parts = [f"Leaderboard: {an.METHOD_LABELS[lb.method]} {pct}% intervals "
+             f"(method column: what each cell used)"]
+    for t, g in table.groupby("task", sort=True):
+        parts.append(f"\n== {t} ({g['metric'].iloc[0]}) ==")
+        parts.append(to_table(g.drop(columns=["task", "metric"])))
+    if len(lb.averages):
+        av = lb.averages.copy()
+        if len(lb.tiers):
+            ta = lb.tiers[lb.tiers["task"] == "__average__"][
+                ["run_id", "indistinguishable_from_best", "p_holm"]]
+            av = av.merge(ta, on="run_id", how="left")
+        parts.append(f"\n== macro average over tasks (SE = sqrt(sum SE_t^2)/k) ==")
+        cols = [c for c in ("run", "n_tasks", "score", "se", "low", "high",
+                            "indistinguishable_from_best", "p_holm", "tasks") if c in av]
+        parts.append(to_table(av[cols]))
+    if lb.notes:
+        parts.append("\nNotes:")
+        parts += [f"- {n}" for n in lb.notes]
+    if len(lb.tiers):
+        parts.append("- tier: 'best' = highest score; '~best' = not distinguishable from it "
+                     "(paired test on shared items, Holm-adjusted); rank = paired-bootstrap "
+                     "rank interval")
+    _out("\n".join(parts))
+    return EXIT_OK
+
+
+def cmd_compare(args) -> int:
+    from evalcore import analysis as an
+    store = _open_store(args)
+    cmp = an.compare(store, args.run_a, args.run_b, task=args.task, metric=args.metric,
+                     confidence=args.confidence, adjust=args.adjust)
+    pairing = [{"task": p.task, "metric": p.metric, "n_shared": p.n_shared,
+                "only_a": list(p.only_a), "only_b": list(p.only_b),
+                "hash_mismatch": list(p.hash_mismatch)} for p in cmp.pairing]
+    if args.format == "json":
+        _out(dump_json({"run_a": cmp.run_a, "run_b": cmp.run_b, "confidence": cmp.confidence,
+                        "verdict": cmp.verdict, "warnings": list(cmp.warnings),
+                        "per_task": records(cmp.per_task), "overall": cmp.overall,
+                        "pairing": pairing, "protocol_diff": records(cmp.protocol_diff)}))
+        return EXIT_OK
+    if args.format != "table":
+        df = cmp.per_task
+        if cmp.overall is not None:
+            df = pd.concat([df, pd.DataFrame([{k: cmp.overall.get(k) for k in df.columns}])],
+                           ignore_index=True)
+        _out(render(df, args.format))
+        return EXIT_OK
+    pct = int(round(cmp.confidence * 100))
+    lines = [f"Compare B = {cmp.run_b} against A = {cmp.run_a} (difference B - A, "
+             f"{pct}% CI)"]
+    for w in cmp.warnings:
+        lines.append(f"WARNING: {w}")
+    if len(cmp.protocol_diff):
+        lines.append("\nProtocol differences:")
+        lines.append(to_table(cmp.protocol_diff))
+    lines.append("\nPairing:")
+    pt = pd.DataFrame([{"task": p["task"], "metric": p["metric"], "shared": p["n_shared"],
+                        f"only in A": len(p["only_a"]), "only in B": len(p["only_b"]),
+                        "prompt hash mismatch": len(p["hash_mismatch"])} for p in pairing])
+    lines.append(to_table(pt) if len(pt) else "(no item-level pairing)")
+    for r in cmp.per_task.to_dict("records"):
+        s = float(r["points_scale"])
+        unit = "points" if s == 100.0 else "units"
+        lines.append(f"\n== {r['task']} ({r['metric']}), n = {r['n']} [{r['kind']}] ==")
+        lines.append(f"  score A {r['score_a']:.4f}   score B {r['score_b']:.4f}")
+        lines.append(f"  difference B - A: {r['diff'] * s:+.2f} {unit}, {pct}% CI "
+                     f"{_interval(r['low'], r['high'], s, 2)}")
+        lines.append(f"  SE paired {r['se'] * s:.2f}, SE unpaired {r['se_unpaired'] * s:.2f}"
+                     + (f" ({r['se_unpaired'] / r['se']:.2f}x wider)"
+                        if r['se'] and np.isfinite(r['se_unpaired']) and r['se'] > 0 else "")
+                     + f", correlation {_cell_text(r['correlation'], 3) or 'n/a'}")
+        if np.isfinite(r["b"]):
+            lines.append(f"  McNemar: b = {int(r['b'])} (only B right), c = {int(r['c'])} "
+                         f"(only A right), exact p = {r['p_exact']:.4g}, mid-p = "
+                         f"{r['p_midp']:.4g}")
+        else:
+            lines.append(f"  p = {r['p_exact']:.4g} (normal approximation)")
+        if r["adjustment"] != "none":
+            lines.append(f"  p adjusted ({r['adjustment']}, across {len(cmp.per_task)} tasks) "
+                         f"= {r['p_adjusted']:.4g}")
+        lines.append(f"  MDE (alpha {1 - cmp.confidence:.2g}, power 0.8): "
+                     f"{r['mde'] * s:.2f} {unit}")
+        lines.append(f"  verdict: {r['verdict']}")
+    if cmp.overall is not None:
+        o = cmp.overall
+        s = float(o["points_scale"])
+        unit = "points" if s == 100.0 else "units"
+        lines.append(f"\n== macro average over {len(cmp.per_task)} tasks ==")
+        lines.append(f"  difference {o['diff'] * s:+.2f} {unit}, {pct}% CI "
+                     f"{_interval(o['low'], o['high'], s, 2)}, SE {o['se'] * s:.2f}, "
+                     f"p = {o['p_exact']:.4g}")
+    lines.append(f"\nVerdict: {cmp.verdict}")
+    _out("\n".join(lines))
+    return EXIT_OK
+
+
+def cmd_plan(args) -> int:
+    from evalcore import stats as st
+    pilot = None
+    sd_diff, disagreement = args.sd_diff, args.disagreement
+    if args.pilot:
+        if not args.task:
+            raise _BadInput("--pilot needs --task T (the task to estimate sd_diff on)")
+        from evalcore import analysis as an
+        store = _open_store(args)
+        pilot = an.plan_from_pair(store, args.pilot[0], args.pilot[1], args.task,
+                                  metric=args.metric)
+        if sd_diff is None and disagreement is None:
+            sd_diff = pilot.sd_diff
+    if sd_diff is None and disagreement is None:
+        raise _BadInput("give --sd-diff, --disagreement or --pilot RUN_A RUN_B --task T")
+    if sd_diff is not None and disagreement is not None:
+        raise _BadInput("give only one of --sd-diff and --disagreement")
+    if args.n is None and args.delta is None:
+        raise _BadInput("give --n (for the minimum detectable effect) and/or --delta (for "
+                        "the required number of items)")
+    deff = args.design_effect
+    if deff is None and pilot is not None and pilot.design_effect is not None and \
+            pilot.design_effect > 0:
+        deff = pilot.design_effect
+    deff = 1.0 if deff is None else deff
+    kw = dict(sd_diff=sd_diff, disagreement=disagreement, alpha=args.alpha, power=args.power,
+              design_effect=deff)
+    n = args.n if args.n is not None else (pilot.n if pilot is not None and args.delta is None
+                                           else None)
+    mde = float(st.minimum_detectable_effect(n, **kw)) if n is not None else None
+    req = int(st.required_items(args.delta, **kw)) if args.delta is not None else None
+    result = {"alpha": args.alpha, "power": args.power, "sd_diff": sd_diff,
+              "disagreement": disagreement, "design_effect": deff, "n": n, "mde": mde,
+              "delta": args.delta, "required_items": req,
+              "pilot": None if pilot is None else dict(pilot.__dict__)}
+    if args.format == "json":
+        _out(dump_json(result))
+        return EXIT_OK
+    rows = [{"quantity": k, "value": v} for k, v in result.items() if k != "pilot"]
+    if pilot is not None:
+        rows += [{"quantity": f"pilot.{k}", "value": v} for k, v in pilot.__dict__.items()]
+    df = pd.DataFrame(rows)
+    df["value"] = [_cell_text(v, 6) if not isinstance(v, str) else v for v in df["value"]]
+    if args.format != "table":
+        _out(render(df, args.format))
+        return EXIT_OK
+    lines = []
+    if pilot is not None:
+        lines.append(f"Pilot: {pilot.run_b} - {pilot.run_a} on {pilot.task} ({pilot.metric}), "
+                     f"n = {pilot.n}: sd_diff = {pilot.sd_diff:.4f}, disagreement = "
+                     f"{pilot.disagreement:.4f}, observed diff = {pilot.diff:+.4f}"
+                     + (f", design effect = {pilot.design_effect:.3f}"
+                        if pilot.design_effect is not None else ""))
+    spread = (f"sd_diff = {sd_diff:.4g}" if sd_diff is not None else
+              f"disagreement = {disagreement:.4g} (sd_diff^2 <= disagreement, conservative)")
+    lines.append(f"Assumptions: {spread}, alpha = {args.alpha:g} (two-sided), power = "
+                 f"{args.power:g}, design effect = {deff:.4g}")
+    if mde is not None:
+        lines.append(f"Minimum detectable effect with n = {n}: {mde:.4f} "
+                     f"({mde * 100:.2f} points on a 0-1 scale)")
+    if req is not None:
+        lines.append(f"Items needed to detect a gap of {args.delta:g}: {req}")
+    _out("\n".join(lines))
+    return EXIT_OK
+
+
+AUDIT_COLUMNS = ["run_id", "run", "task", "metric", "reported", "reported_stderr", "stderr_raw",
+                 "n_reported", "recomputed_stderr", "n_items", "flag"]
+
+
+def cmd_audit(args) -> int:
+    store = _open_store(args)
+    ids = None
+    if args.runs:
+        from evalcore.analysis import _resolve
+        ids = [_resolve(store, r) for r in args.runs]
+    aud = store.audit(ids)
+    names = {int(r): str(n) for r, n in zip(store.runs()["run_id"], store.runs()["name"])}
+    aud = aud.assign(run=[names.get(int(r), str(r)) for r in aud["run_id"]])
+    aud = aud[[c for c in AUDIT_COLUMNS if c in aud.columns]]
+    if args.flagged:
+        aud = aud[aud["flag"].notna()]
+    if args.format == "json":
+        _out(dump_json({"audit": records(aud)}))
+        return EXIT_OK
+    _out(render(aud, args.format))
+    return EXIT_OK
+
+
+def cmd_rename(args) -> int:
+    from evalcore.analysis import _resolve
+    store = _open_store(args)
+    rid = _resolve(store, args.run)
+    store.rename_run(rid, args.new_name)
+    _out(f"run {rid} renamed to {args.new_name!r}")
+    return EXIT_OK
+
+
+def cmd_tag(args) -> int:
+    from evalcore.analysis import _resolve
+    store = _open_store(args)
+    rid = _resolve(store, args.run)
+    store.set_tags(rid, list(args.tags))
+    _out(f"run {rid} tags: {', '.join(args.tags) or '(none)'}")
+    return EXIT_OK
+
+
+def cmd_delete(args) -> int:
+    from evalcore.analysis import _resolve
+    store = _open_store(args)
+    rid = _resolve(store, args.run)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise _BadInput("refusing to delete without confirmation: add --yes")
+        answer = input(f"Delete run {args.run!r} (id {rid}) and all its scores? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            _out("not deleted")
+            return EXIT_OK
+    store.delete_run(rid)
+    _out(f"run {rid} deleted")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------
+# parser
+# ---------------------------------------------------------------------------------------
+
+def _confidence(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < v < 1.0:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
+    return v
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (v > 0.0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return v
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return v
+
+
+def _add_format(p: argparse.ArgumentParser, choices=FORMATS) -> None:
+    p.add_argument("--format", choices=choices, default="table",
+                   help="output format (default: table). json keys are stable and documented "
+                        "in the README; csv/markdown/latex give the main table")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from evalcore.analysis import METHODS
+    parser = argparse.ArgumentParser(
+        prog="python -m evalcore",
+        description="evalbars: error bars, paired comparisons and planning for LLM eval "
+                    "results (lm-evaluation-harness, inspect_ai, HELM, tidy tables).",
+        epilog="Exit codes: 0 ok, 1 internal error, 2 usage error, 3 bad input (unreadable "
+               "file, unknown run, impossible analysis), 4 store busy (another process holds "
+               "the write lock). Run 'python -m evalcore COMMAND --help' for a command.")
+    parser.add_argument("--store", metavar="FILE", default=None,
+                        help="DuckDB store file (default: $EVALBARS_STORE if set, else "
+                             "./.evalbars/evalbars.duckdb)")
+    parser.add_argument("--version", action="version", version=f"evalbars {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("ingest", help="read result files, folders or zips into the store",
+                       description="Read lm-evaluation-harness results/sample logs, inspect_ai "
+                                   "logs (.eval/.json), HELM run folders/zips and tidy tables "
+                                   "(CSV/JSONL/Parquet) into the store, in one transaction. "
+                                   "Files of one run (a results JSON and its sample logs) "
+                                   "become one run; ingesting the same files again changes "
+                                   "nothing. Prints what was detected per run.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders (recursive) or zips")
+    _add_format(p)
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("runs", help="list the runs in the store",
+                       description="List the runs in the store: id, name, model, format, "
+                                   "harness version, tags, number of tasks and scores, and "
+                                   "whether item-level data exists.")
+    _add_format(p)
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("leaderboard", help="scores with intervals per run x task",
+                       description="Score and interval for every run x task (default metric "
+                                   "per task: acc, else exact_match,strict-match, else the "
+                                   "first alphabetically), harness-reported stderr next to "
+                                   "ours with audit flags, chance level for multiple-choice "
+                                   "tasks, the macro average per run, which runs are "
+                                   "indistinguishable from the best (paired tests, Holm) and "
+                                   "paired-bootstrap rank intervals.")
+    p.add_argument("--task", help="only this task")
+    p.add_argument("--metric", help="this metric instead of the default per task")
+    p.add_argument("--method", choices=METHODS, default="wilson",
+                   help="interval method (default wilson). wilson/clopper-pearson/bayes need "
+                        "0/1 scores (CLT is used for continuous scores, with a note); "
+                        "clustered needs a cluster key")
+    p.add_argument("--confidence", type=_confidence, default=0.95,
+                   help="confidence level (default 0.95)")
+    p.add_argument("--runs", nargs="+", metavar="RUN", help="only these runs (names or ids)")
+    p.add_argument("--resamples", type=_positive_int, default=2000,
+                   help="bootstrap resamples for --method bootstrap and rank intervals "
+                        "(default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--no-tiers", action="store_true", help="skip the paired tier tests")
+    p.add_argument("--no-ranks", action="store_true", help="skip the rank intervals")
+    _add_format(p)
+    p.set_defaults(func=cmd_leaderboard)
+
+    p = sub.add_parser("compare", help="paired comparison of two runs (B - A)",
+                       description="Paired difference B - A on the items both runs share: "
+                                   "difference with CI, paired and unpaired SE, correlation, "
+                                   "exact McNemar for 0/1 scores, Holm-adjusted p across tasks, "
+                                   "minimum detectable effect, pairing integrity (shared, "
+                                   "missing, prompt-hash mismatches), protocol diff and a "
+                                   "verdict. Warnings about protocol or prompt differences are "
+                                   "printed before the numbers.")
+    p.add_argument("run_a", metavar="RUN_A", help="baseline run (name or id)")
+    p.add_argument("run_b", metavar="RUN_B", help="run compared against it (name or id)")
+    p.add_argument("--task", help="only this task (default: every task both runs have)")
+    p.add_argument("--metric", help="this metric instead of the default per task")
+    p.add_argument("--confidence", type=_confidence, default=0.95,
+                   help="confidence level (default 0.95); alpha = 1 - confidence")
+    p.add_argument("--adjust", choices=("holm", "bh"), default="holm",
+                   help="p-value adjustment across tasks (default holm)")
+    _add_format(p)
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("plan", help="minimum detectable effect / required number of items",
+                       description="Paired planning: MDE = (z_{1-alpha/2} + z_power) * sd_diff "
+                                   "* sqrt(design_effect / n); required n = ceil((z_{1-alpha/2} "
+                                   "+ z_power)^2 * sd_diff^2 * design_effect / delta^2). "
+                                   "sd_diff from --sd-diff, from a disagreement rate "
+                                   "(sd_diff^2 = disagreement, the conservative bound) or "
+                                   "estimated from a pilot pair of runs in the store.")
+    p.add_argument("--n", type=_positive_int, help="number of items (gives the MDE)")
+    p.add_argument("--delta", type=_positive_float,
+                   help="gap to detect, in metric units (0.02 = 2 points; gives required items)")
+    p.add_argument("--sd-diff", type=_positive_float, dest="sd_diff",
+                   help="sd of per-item differences d_i = x_B - x_A")
+    p.add_argument("--disagreement", type=_confidence,
+                   help="share of items on which the two runs disagree (0/1 scores)")
+    p.add_argument("--alpha", type=_confidence, default=0.05,
+                   help="two-sided significance level (default 0.05)")
+    p.add_argument("--power", type=_confidence, default=0.8, help="power (default 0.8)")
+    p.add_argument("--design-effect", type=_positive_float, dest="design_effect",
+                   help="design effect of clustered items (default 1, or the pilot's)")
+    p.add_argument("--pilot", nargs=2, metavar=("RUN_A", "RUN_B"),
+                   help="estimate sd_diff (and the design effect) from two runs in the store")
+    p.add_argument("--task", help="task of the pilot pair (with --pilot)")
+    p.add_argument("--metric", help="metric of the pilot pair (default per task)")
+    _add_format(p)
+    p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser("audit", help="check harness-reported stderrs against item scores",
+                       description="For every reported metric: the harness's value and stderr, "
+                                   "the stderr recomputed from item scores where both exist, "
+                                   "and flags (stderr mismatch, zero stderr with 0<p<1, N/A "
+                                   "stderr, n mismatch).")
+    p.add_argument("--runs", nargs="+", metavar="RUN", help="only these runs")
+    p.add_argument("--flagged", action="store_true", help="only rows with a flag")
+    _add_format(p)
+    p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("rename", help="rename a run",
+                       description="Give a run a new display name (names are unique).")
+    p.add_argument("run", metavar="RUN", help="run name or id")
+    p.add_argument("new_name", metavar="NEW_NAME")
+    p.set_defaults(func=cmd_rename)
+
+    p = sub.add_parser("tag", help="set the tags of a run",
+                       description="Replace a run's tags (no TAG clears them).")
+    p.add_argument("run", metavar="RUN", help="run name or id")
+    p.add_argument("tags", nargs="*", metavar="TAG")
+    p.set_defaults(func=cmd_tag)
+
+    p = sub.add_parser("delete", help="delete a run and its scores",
+                       description="Delete a run with all its scores, summaries and texts. "
+                                   "Asks for confirmation on a terminal; --yes skips it.")
+    p.add_argument("run", metavar="RUN", help="run name or id")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p.set_defaults(func=cmd_delete)
+    return parser
+
+
+def _is_busy(exc: BaseException) -> bool:
+    from evalcore.analysis import _is_busy as busy
+    return busy(exc)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (argparse usage errors exit 2 via SystemExit)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (IngestError, AnalysisError, _BadInput) as exc:
+        _err(f"error: {exc}")
+        return EXIT_BAD_INPUT
+    except StoreError as exc:
+        if _is_busy(exc):
+            _err(f"store busy: {exc}")
+            return EXIT_BUSY
+        _err(f"error: {exc}")
+        return EXIT_BAD_INPUT
+    except EvalbarsError as exc:
+        _err(f"error: {exc}")
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # never a traceback for the user
+        _err(f"internal error ({type(exc).__name__}): {exc}")
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

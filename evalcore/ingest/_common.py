@@ -1,0 +1,382 @@
+"""Shared pieces of the ingest parsers: input sources, size limits, JSON with error places,
+score conversion and checks, and the canonical frame builders.
+
+Nothing here knows a harness format; the format modules (``lm_eval``, ``inspect_log``,
+``helm``, ``tidy``) build on it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from evalcore.errors import IngestError
+from evalcore.model import (
+    SCORE_COLUMNS,
+    SUMMARY_COLUMNS,
+    TASK_COLUMNS,
+    TEXT_COLUMNS,
+    SourceFile,
+    empty_frame,
+)
+
+try:  # orjson is 3-10x faster than json on sample logs; json is the fallback.
+    import orjson as _orjson
+
+    _loads: Callable[[bytes | str], Any] = _orjson.loads
+    _JSONDecodeError: tuple[type[Exception], ...] = (_orjson.JSONDecodeError, ValueError)
+except ImportError:  # pragma: no cover - exercised only without orjson
+    _orjson = None
+    _loads = json.loads
+    _JSONDecodeError = (ValueError,)
+
+MAX_FILE_ENV = "EVALBARS_MAX_FILE_MB"
+DEFAULT_MAX_FILE_MB = 2048
+HEAD_BYTES = 65536
+
+Progress = Callable[[int, int, str], None]
+
+# Canonical string dtype: pandas 3 "str" is Arrow-backed (compact, no Python objects per row).
+STR = "str"
+
+
+def max_file_bytes() -> int:
+    """The per-file size limit in bytes: ``$EVALBARS_MAX_FILE_MB`` (default 2048 MB).
+
+    Checked before a file is read (and on the uncompressed size of zip members), so a
+    huge or decompression-bomb input fails fast with an ``IngestError``.
+    """
+    raw = os.environ.get(MAX_FILE_ENV, "").strip()
+    try:
+        mb = float(raw) if raw else DEFAULT_MAX_FILE_MB
+    except ValueError:
+        mb = DEFAULT_MAX_FILE_MB
+    return int(mb * 1024 * 1024)
+
+
+def check_size(name: str, size: int, where: str | None = None) -> None:
+    """Raise ``IngestError`` if ``size`` exceeds the limit, or if the file is empty."""
+    limit = max_file_bytes()
+    if size > limit:
+        raise IngestError(
+            name, where, f"a file of at most {limit // (1024 * 1024)} MB "
+            f"(set {MAX_FILE_ENV} to raise the limit)", f"it has {size / 1048576:.1f} MB")
+    if size == 0:
+        raise IngestError(name, where, "a non-empty file", "the file has 0 bytes")
+
+
+# ---------------------------------------------------------------------------------------
+# Sources: one input file, on disk or in memory
+# ---------------------------------------------------------------------------------------
+@dataclass
+class Source:
+    """One input file: a path on disk or bytes in memory (an upload or a zip member).
+
+    ``name`` is what error messages and ``SourceFile.name`` show (the path as given, the
+    upload name, or ``archive.zip!member``). ``folder`` is the directory part used to pair
+    files of one run (lm_eval output folder, HELM run directory).
+    """
+
+    name: str
+    path: Path | None = None
+    data: bytes | None = None
+    folder: str = ""
+    _sha256: str | None = field(default=None, repr=False)
+    _size: int | None = field(default=None, repr=False)
+
+    @property
+    def size(self) -> int:
+        if self._size is None:
+            self._size = len(self.data) if self.data is not None else self.path.stat().st_size
+        return self._size
+
+    @property
+    def basename(self) -> str:
+        return re.split(r"[\\/!]", self.name)[-1]
+
+    def head(self, n: int = HEAD_BYTES) -> bytes:
+        if self.data is not None:
+            return self.data[:n]
+        with open(self.path, "rb") as fh:
+            return fh.read(n)
+
+    def read_bytes(self) -> bytes:
+        if self.data is not None:
+            return self.data
+        return self.path.read_bytes()
+
+    def open(self) -> BinaryIO:
+        if self.data is not None:
+            return io.BytesIO(self.data)
+        return open(self.path, "rb")
+
+    def sha256(self) -> str:
+        if self._sha256 is None:
+            h = hashlib.sha256()
+            if self.data is not None:
+                h.update(self.data)
+            else:
+                with open(self.path, "rb") as fh:
+                    while chunk := fh.read(1 << 20):
+                        h.update(chunk)
+            self._sha256 = h.hexdigest()
+        return self._sha256
+
+    def source_file(self, fmt: str) -> SourceFile:
+        return SourceFile(name=self.name, sha256=self.sha256(), size=self.size, format=fmt)
+
+
+# ---------------------------------------------------------------------------------------
+# JSON
+# ---------------------------------------------------------------------------------------
+def _line_col(text: bytes, pos: int) -> str:
+    line = text.count(b"\n", 0, pos) + 1
+    col = pos - (text.rfind(b"\n", 0, pos) + 1) + 1
+    return f"line {line}, column {col}"
+
+
+def load_json(src: Source, data: bytes | None = None, what: str = "a complete JSON document") -> Any:
+    """Parse a whole JSON document; on failure raise ``IngestError`` naming line and column.
+
+    orjson is tried first; if it rejects the text, ``json`` parses it (it accepts the
+    ``NaN``/``Infinity`` tokens Python writers emit; such values are caught later by the
+    finite-score checks) or locates the syntax error.
+    """
+    raw = src.read_bytes() if data is None else data
+    try:
+        return _loads(raw)
+    except _JSONDecodeError:
+        pass
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise IngestError(src.name, f"byte {exc.start}", "UTF-8 encoded JSON text",
+                          "the file is binary or in another encoding") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        pos = len(text[: exc.pos].encode("utf-8"))
+        truncated = pos >= len(raw.rstrip())
+        detail = "the file ends early (truncated?)" if truncated else exc.msg
+        raise IngestError(src.name, _line_col(raw, pos), what, detail) from None
+
+
+def loads_line(line: bytes) -> Any:
+    """Parse one JSONL line (orjson, falling back to json for NaN/Infinity tokens)."""
+    try:
+        return _loads(line)
+    except _JSONDecodeError:
+        return json.loads(line)
+
+
+def dumps(obj: Any) -> str:
+    """Compact JSON text (for hashing and warnings)."""
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(obj, option=_orjson.OPT_SORT_KEYS).decode()
+        except TypeError:
+            pass
+    return json.dumps(obj, sort_keys=True, default=str)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def jsonable(obj: Any) -> Any:
+    """A copy of ``obj`` that ``json.dumps`` accepts (non-finite floats become strings)."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    if obj is None or isinstance(obj, (str, int, float, bool)):
+        return obj
+    return str(obj)
+
+
+# ---------------------------------------------------------------------------------------
+# Scores
+# ---------------------------------------------------------------------------------------
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def require_finite(value: float, src: Source, where: str) -> float:
+    """Raise ``IngestError`` unless ``value`` is a finite float."""
+    if not math.isfinite(value):
+        raise IngestError(src.name, where, "a finite score", f"found {value!r}")
+    return value
+
+
+def check_finite_array(scores: np.ndarray, src: Source, where_of: Callable[[int], str]) -> None:
+    """Raise ``IngestError`` at the first non-finite entry; ``where_of(i)`` names its place."""
+    bad = ~np.isfinite(scores)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise IngestError(src.name, where_of(i), "a finite score", f"found {scores[i]!r}")
+
+
+def check_unique(scores: pd.DataFrame, src_name: str, where: str | None = None) -> None:
+    """Raise ``IngestError`` if an item id repeats within one (task, metric, answer_idx).
+
+    Item ids must be unique there, or paired comparisons would silently pair the wrong rows.
+    """
+    if scores.empty:
+        return
+    dup = scores.duplicated(subset=["task", "metric", "item_id", "answer_idx"])
+    if dup.any():
+        row = scores[dup].iloc[0]
+        raise IngestError(
+            src_name, where or f"task {row['task']!r}, metric {row['metric']!r}",
+            "each item id once per (task, metric, answer)",
+            f"item id {row['item_id']!r} appears more than once (answer {int(row['answer_idx'])})")
+
+
+# ---------------------------------------------------------------------------------------
+# Frames
+# ---------------------------------------------------------------------------------------
+def _str_series(values: Any, n: int | None = None) -> pd.Series:
+    if n is not None and not isinstance(values, (list, np.ndarray, pd.Series)) and not hasattr(values, "__len__"):
+        values = [values] * n
+    return pd.Series(values, dtype=STR)
+
+
+def scores_frame(task: Any, metric: Any, item_id: Any, answer_idx: Any, score: Any,
+                 cluster: Any = None, item_hash: Any = None, prompt_hash: Any = None) -> pd.DataFrame:
+    """Build a SCORE_COLUMNS frame; scalars are broadcast to the length of ``score``."""
+    score = np.asarray(score, dtype="float64")
+    n = len(score)
+
+    def col(v: Any) -> Any:
+        if v is None:
+            return pd.Series([None] * n, dtype=STR)
+        if isinstance(v, str):
+            return pd.Series([v] * n, dtype=STR)
+        return pd.Series(v, dtype=STR)
+
+    if np.isscalar(answer_idx):
+        answer = np.full(n, int(answer_idx), dtype="int64")
+    else:
+        answer = np.asarray(answer_idx, dtype="int64")
+    df = pd.DataFrame({
+        "task": col(task), "metric": col(metric), "item_id": col(item_id),
+        "answer_idx": answer, "score": score, "cluster": col(cluster),
+        "item_hash": col(item_hash), "prompt_hash": col(prompt_hash),
+    })
+    return df[list(SCORE_COLUMNS)]
+
+
+def concat_frames(frames: list[pd.DataFrame], columns: tuple[str, ...]) -> pd.DataFrame:
+    frames = [f for f in frames if f is not None and len(f)]
+    if not frames:
+        return empty_frame(columns)
+    out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].reset_index(drop=True)
+    return out[list(columns)]
+
+
+def summaries_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """SUMMARY_COLUMNS from dict rows (missing keys -> None/NaN)."""
+    if not rows:
+        return empty_frame(SUMMARY_COLUMNS)
+    df = pd.DataFrame({
+        "task": pd.Series([r["task"] for r in rows], dtype=STR),
+        "metric": pd.Series([r["metric"] for r in rows], dtype=STR),
+        "value": pd.Series([_float_or_nan(r.get("value")) for r in rows], dtype="float64"),
+        "stderr": pd.Series([_float_or_nan(r.get("stderr")) for r in rows], dtype="float64"),
+        "stderr_raw": pd.Series([r.get("stderr_raw") for r in rows], dtype=STR),
+        "n": pd.Series([r.get("n") for r in rows], dtype="Int64"),
+        "is_group": pd.Series([bool(r.get("is_group", False)) for r in rows], dtype="bool"),
+    })
+    return df[list(SUMMARY_COLUMNS)]
+
+
+def texts_frame(task: Any, item_id: Any, answer_idx: Any, prompt: Any, target: Any,
+                response: Any) -> pd.DataFrame:
+    n = len(item_id)
+
+    def col(v: Any) -> Any:
+        if v is None:
+            return pd.Series([None] * n, dtype=STR)
+        if isinstance(v, str):
+            return pd.Series([v] * n, dtype=STR)
+        return pd.Series(v, dtype=STR)
+
+    answer = (np.full(n, int(answer_idx), dtype="int64") if np.isscalar(answer_idx)
+              else np.asarray(answer_idx, dtype="int64"))
+    df = pd.DataFrame({"task": col(task), "item_id": col(item_id), "answer_idx": answer,
+                       "prompt": col(prompt), "target": col(target), "response": col(response)})
+    return df[list(TEXT_COLUMNS)]
+
+
+def tasks_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """TASK_COLUMNS from rows {task, n_choices, protocol}."""
+    if not rows:
+        return empty_frame(TASK_COLUMNS)
+    return pd.DataFrame({
+        "task": pd.Series([r["task"] for r in rows], dtype=STR),
+        "n_choices": pd.Series([r.get("n_choices") for r in rows], dtype="Int64"),
+        "protocol": pd.Series([jsonable(r.get("protocol") or {}) for r in rows], dtype="object"),
+    })[list(TASK_COLUMNS)]
+
+
+def _float_or_nan(v: Any) -> float:
+    if is_number(v):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            return math.nan
+    return math.nan
+
+
+def text_of(value: Any, limit: int | None = None) -> str | None:
+    """Readable text of a prompt/target/response that may be a string, list or dict."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        out = value
+    elif isinstance(value, (list, tuple)):
+        parts = [text_of(v) for v in value]
+        out = "\n".join(p for p in parts if p)
+    elif isinstance(value, dict):
+        for key in ("text", "content", "completion"):
+            if key in value:
+                return text_of(value[key], limit)
+        out = dumps(value)
+    else:
+        out = str(value)
+    if limit is not None and len(out) > limit:
+        out = out[:limit]
+    return out
+
+
+def call_progress(progress: Progress | None, done: int, total: int, current: str) -> None:
+    if progress is not None:
+        try:
+            progress(done, total, current)
+        except Exception:  # a broken progress bar must never break an ingest
+            pass
+
+
+def iter_chunks(it: Iterable[Any], size: int) -> Iterable[list[Any]]:
+    buf: list[Any] = []
+    for x in it:
+        buf.append(x)
+        if len(buf) >= size:
+            yield buf
+            buf = []
+    if buf:
+        yield buf

@@ -1,0 +1,1016 @@
+"""lm-evaluation-harness output: results JSON (v0.3 and 0.4.0 .. 0.4.13) and sample logs.
+
+Files
+-----
+* ``results_<ts>.json`` (0.4.x; ``results.json`` in 0.4.0-0.4.2; any name in 0.3): summary
+  metrics per task and group. 0.4 keys are ``"<metric>,<filter>"`` and
+  ``"<metric>_stderr,<filter>"``; 0.3 keys have no filter. Metric naming in evalbars:
+  ``acc`` when the filter is ``none`` (or absent), else ``"exact_match,strict-match"``.
+  A stderr of ``"N/A"`` becomes NaN with ``stderr_raw="N/A"``. ``n`` is the group entry's
+  ``sample_count`` for that metric, else ``n-samples[task].effective``, else
+  ``sample_len``, else (groups) the sum over the group's subtasks. Entries listed in
+  ``groups`` or with a non-empty ``group_subtasks`` list are ``is_group`` summaries.
+  Some wrappers embed per-sample records under a top-level ``samples: {task: [...]}``
+  key; they are read like sample logs.
+* ``samples_<task>_<ts>.jsonl`` (0.4.3+): one JSON object per line and per (doc, filter).
+  JSON-array files of 0.4.0-0.4.2 (``<model_args>_<task>.jsonl`` holding ``[{...}, ...]``)
+  and embedded records use the same record layout (``arguments`` as ``[[ctx, cont], ...]``
+  and native floats/bools in ``resps`` instead of the stringified ``gen_args_i`` dicts).
+
+Per-item scores
+---------------
+Every per-item metric named in the record's ``metrics`` list (or, for old records, every
+numeric top-level key that is not a known field) becomes one score row: ``item_id`` is
+``str(doc_id)``, ``item_hash``/``prompt_hash`` are ``doc_hash``/``prompt_hash``,
+``answer_idx`` is 0 (lm_eval reduces ``repeats`` to one per-item value through its filters).
+Non-scalar per-item values (lists such as the ``[[golds], [preds]]`` passthrough of corpus
+metrics micro_f1 / bleu) are left out of the item scores with a warning; their corpus value
+stays in the summaries. NaN/inf scores and duplicate (doc_id, filter, metric) rows raise an
+``IngestError``.
+
+Texts: ``prompt`` is the context (``arg_0`` of the first argument), ``target`` the gold
+option text when the target is an option index, else the target as written, ``response``
+the option with the highest loglikelihood for multiple choice or the raw generation
+(``resps[0][0]``) for generative tasks. Texts are capped at ``TEXT_LIMIT`` characters.
+``n_choices`` is the most common number of loglikelihood arguments of a multiple-choice
+task's docs (else the length of a literal ``doc_to_choice`` list in the task config).
+
+Pairing files of one run, and ``source_key``
+--------------------------------------------
+lm_eval writes ``<output>/<model_name_sanitized>/results_<ts>.json`` next to
+``samples_<task>_<ts>.jsonl``. Files given together are one run when they share the folder
+and the timestamp; otherwise a samples file joins the results file (same folder, or any
+folder for uploads) whose task list contains the longest task name found in the samples
+file name. Samples without a results file form their own run, named after the model
+folder (``Qwen__Qwen3-8B`` -> ``Qwen/Qwen3-8B``) or, without one, the file name.
+``source_key`` is ``"lm_eval:<ts>"`` (the timestamp from either file name) so the store
+can merge a later upload of the other half of the same run; None when no file name has a
+timestamp.
+
+Speed
+-----
+Sample logs on disk are streamed: a fast path reads them with ``pyarrow.json`` (a C++
+multithreaded reader) using an explicit schema of only the needed fields, in 16 MB blocks;
+texts, hashes and ids stay Arrow strings. Any file the fast path cannot type (mixed types,
+NaN tokens, list-valued metrics, bad JSON) is re-read line by line with orjson, which gives
+exact line numbers in error messages and handles every variant.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from evalcore.errors import IngestError
+from evalcore.ingest._common import (
+    STR,
+    Progress,
+    Source,
+    call_progress,
+    concat_frames,
+    is_number,
+    load_json,
+    loads_line,
+    summaries_frame,
+    tasks_frame,
+)
+from evalcore.model import SCORE_COLUMNS, TEXT_COLUMNS, ParsedRun, empty_frame
+
+RESULTS = "lm_eval_results"
+SAMPLES_JSONL = "lm_eval_samples_jsonl"
+SAMPLES_JSON = "lm_eval_samples_json"
+HARNESS = "lm-evaluation-harness"
+TEXT_LIMIT = 8000
+CHUNK_LINES = 50_000
+BLOCK_BYTES = 16 << 20
+
+TS_RE = r"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?"
+RESULTS_NAME = re.compile(rf"^results_(?P<ts>{TS_RE})\.json$")
+SAMPLES_NAME = re.compile(rf"^samples_(?P<task>.+)_(?P<ts>{TS_RE})\.jsonl?$")
+
+# Record fields that are never per-item metrics (0.4.0-0.4.2 records have no `metrics` list).
+KNOWN_FIELDS = frozenset({
+    "doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
+    "doc_hash", "prompt_hash", "target_hash", "task", "task_name", "normalized_scores",
+})
+ENTRY_META = frozenset({"alias", "name", "sample_len", "sample_count", "samples", " "})
+RUN_CONFIG_KEYS = (
+    "model", "model_args", "model_num_parameters", "model_dtype", "model_revision", "model_sha",
+    "batch_size", "device", "limit", "bootstrap_iters", "gen_kwargs", "random_seed",
+    "numpy_seed", "torch_seed", "fewshot_seed", "num_fewshot", "description_dict", "no_cache",
+    "use_cache",
+)
+RUN_TOP_KEYS = (
+    "lm_eval_version", "git_hash", "upper_git_hash", "transformers_version", "max_length",
+    "model_name", "model_source", "chat_template", "chat_template_sha", "system_instruction",
+    "system_instruction_sha", "fewshot_as_multiturn", "tokenizer_pad_token",
+    "tokenizer_eos_token", "tokenizer_bos_token", "eot_token_id",
+)
+TASK_CONFIG_KEYS = (
+    "task", "task_alias", "tag", "dataset_path", "dataset_name", "dataset_kwargs",
+    "training_split", "validation_split", "test_split", "fewshot_split", "process_docs",
+    "doc_to_text", "doc_to_target", "doc_to_choice", "gen_prefix", "description",
+    "target_delimiter", "fewshot_delimiter", "fewshot_config", "num_fewshot", "metric_list",
+    "output_type", "generation_kwargs", "repeats", "filter_list", "should_decontaminate",
+)
+
+
+# ---------------------------------------------------------------------------------------
+# Results files
+# ---------------------------------------------------------------------------------------
+@dataclass
+class ResultsFile:
+    """A parsed results JSON and what pairing needs from it."""
+
+    src: Source
+    obj: dict[str, Any]
+    ts: str | None
+    task_names: set[str]           # tasks with per-item data possible (non-group)
+
+    @property
+    def embedded(self) -> dict[str, Any]:
+        s = self.obj.get("samples")
+        return s if isinstance(s, dict) else {}
+
+
+def read_results(src: Source) -> ResultsFile:
+    obj = load_json(src)
+    if not isinstance(obj, dict) or not isinstance(obj.get("results"), dict):
+        raise IngestError(src.name, "top level", "an lm_eval results object with a 'results' mapping")
+    for task, entry in obj["results"].items():
+        if not isinstance(entry, dict):
+            raise IngestError(src.name, f"results.{task}", "an object of metric values",
+                              f"found {type(entry).__name__}")
+    m = RESULTS_NAME.match(src.basename)
+    groups = _group_names(obj)
+    names = set(obj.get("configs") or {}) | set(obj["results"])
+    return ResultsFile(src=src, obj=obj, ts=m.group("ts") if m else None,
+                       task_names={t for t in names if t not in groups})
+
+
+def _group_names(obj: dict[str, Any]) -> set[str]:
+    groups = set(obj.get("groups") or {})
+    for g, subs in (obj.get("group_subtasks") or {}).items():
+        if subs:
+            groups.add(g)
+    return groups
+
+
+def _number(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return float(v)
+    if is_number(v):
+        return float(v)
+    return None
+
+
+def results_summaries(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """Summary rows (SUMMARY_COLUMNS as dicts) from a results object (0.3 and 0.4)."""
+    results: dict[str, Any] = obj["results"]
+    groups_obj = obj.get("groups") or {}
+    group_subtasks = obj.get("group_subtasks") or {}
+    groups = _group_names(obj)
+    nsamples = obj.get("n-samples") or {}
+    entries = dict(results)
+    for g, entry in groups_obj.items():
+        if g not in entries and isinstance(entry, dict):
+            entries[g] = entry
+
+    def task_n(task: str, depth: int = 0) -> int | None:
+        ns = nsamples.get(task)
+        if isinstance(ns, dict) and is_number(ns.get("effective")):
+            return int(ns["effective"])
+        entry = entries.get(task) or {}
+        if is_number(entry.get("sample_len")):
+            return int(entry["sample_len"])
+        subs = group_subtasks.get(task) or []
+        if subs and depth < 20:
+            parts = [task_n(s, depth + 1) for s in subs]
+            if all(p is not None for p in parts):
+                return int(sum(parts))  # type: ignore[arg-type]
+        return None
+
+    rows: list[dict[str, Any]] = []
+    for task, entry in entries.items():
+        counts = entry.get("sample_count") if isinstance(entry.get("sample_count"), dict) else {}
+        for key, val in entry.items():
+            if key in ENTRY_META or not isinstance(key, str):
+                continue
+            base, _, filt = key.partition(",")
+            if base.endswith("_stderr"):
+                continue
+            value = _number(val)
+            if value is None:
+                continue
+            metric = base if filt in ("", "none") else f"{base},{filt}"
+            se_key = f"{base}_stderr,{filt}" if "," in key else f"{base}_stderr"
+            se = entry.get(se_key)
+            se_num = _number(se)
+            n = counts.get(key) if is_number(counts.get(key)) else task_n(task)
+            rows.append({
+                "task": task, "metric": metric, "value": value,
+                "stderr": se_num if se_num is not None else math.nan,
+                "stderr_raw": None if se is None or se_num is not None else str(se),
+                "n": None if n is None else int(n), "is_group": task in groups,
+            })
+    return rows
+
+
+def _model_from_args(model_args: Any) -> str | None:
+    if isinstance(model_args, dict):
+        for k in ("pretrained", "model", "model_name", "path"):
+            if isinstance(model_args.get(k), str):
+                return model_args[k]
+        return None
+    if isinstance(model_args, str):
+        for part in model_args.split(","):
+            k, _, v = part.partition("=")
+            if k.strip() in ("pretrained", "model", "model_name", "path") and v:
+                return v.strip()
+    return None
+
+
+def run_identity(obj: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(model name, harness version) of a results object."""
+    cfg = obj.get("config") if isinstance(obj.get("config"), dict) else {}
+    model = obj.get("model_name") or _model_from_args(cfg.get("model_args")) or cfg.get("model")
+    version = obj.get("lm_eval_version")
+    if not version and obj.get("git_hash"):
+        version = f"git {obj['git_hash']}"
+    return (str(model) if model else None), (str(version) if version else None)
+
+
+def _is_v03(obj: dict[str, Any]) -> bool:
+    return not any("," in k for e in obj["results"].values() if isinstance(e, dict) for k in e) \
+        and "configs" not in obj
+
+
+def run_protocol(obj: dict[str, Any]) -> dict[str, Any]:
+    """Run-level settings compared in protocol diffs (None values dropped)."""
+    cfg = obj.get("config") if isinstance(obj.get("config"), dict) else {}
+    proto: dict[str, Any] = {"harness": HARNESS, "results_format": "0.3" if _is_v03(obj) else "0.4"}
+    for k in RUN_TOP_KEYS:
+        if obj.get(k) is not None:
+            proto[k] = obj[k]
+    for k in RUN_CONFIG_KEYS:
+        if cfg.get(k) is not None:
+            proto[k] = cfg[k]
+    proto["apply_chat_template"] = obj.get("chat_template") is not None
+    return proto
+
+
+def task_rows(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per-task protocol and n_choices from configs, versions, n-shot and task_hashes."""
+    configs = obj.get("configs") or {}
+    versions = obj.get("versions") or {}
+    nshot = obj.get("n-shot") or {}
+    hashes = obj.get("task_hashes") or {}
+    group_subtasks = obj.get("group_subtasks") or {}
+    groups = _group_names(obj)
+    cfg = obj.get("config") if isinstance(obj.get("config"), dict) else {}
+    out: dict[str, dict[str, Any]] = {}
+    names = list(obj["results"]) + [t for t in configs if t not in obj["results"]] + \
+        [g for g in groups if g not in obj["results"]]
+    for task in names:
+        tc = configs.get(task) if isinstance(configs.get(task), dict) else {}
+        proto: dict[str, Any] = {k: tc[k] for k in TASK_CONFIG_KEYS if tc.get(k) is not None}
+        if task in versions:
+            proto["version"] = versions[task]
+        elif isinstance(tc.get("metadata"), dict) and "version" in tc["metadata"]:
+            proto["version"] = tc["metadata"]["version"]
+        if task in nshot:
+            proto["num_fewshot"] = nshot[task]
+        elif "num_fewshot" not in proto and cfg.get("num_fewshot") is not None:
+            proto["num_fewshot"] = cfg["num_fewshot"]
+        if hashes.get(task):
+            proto["task_hash"] = hashes[task]
+        if task in groups:
+            proto["is_group"] = True
+            proto["subtasks"] = list(group_subtasks.get(task) or [])
+        choice = tc.get("doc_to_choice")
+        n_choices = len(choice) if isinstance(choice, list) and choice else None
+        out[task] = {"task": task, "n_choices": n_choices, "protocol": proto}
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Sample records -> columns (shared by the fast and the line-by-line path)
+# ---------------------------------------------------------------------------------------
+@dataclass
+class SampleColumns:
+    """Columns of one task's sample records (one row per (doc, filter))."""
+
+    task: str
+    item_id: list[pa.Array] = field(default_factory=list)
+    filter: list[pa.Array] = field(default_factory=list)
+    item_hash: list[pa.Array] = field(default_factory=list)
+    prompt_hash: list[pa.Array] = field(default_factory=list)
+    prompt: list[pa.Array] = field(default_factory=list)
+    target: list[pa.Array] = field(default_factory=list)
+    response: list[pa.Array] = field(default_factory=list)
+    n_opts: list[np.ndarray] = field(default_factory=list)
+    metrics: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    rows: int = 0
+    nonscalar: dict[str, int] = field(default_factory=dict)   # metric -> rows left out
+    mc_like: bool = False                                     # loglikelihood responses
+
+    def add_chunk(self, n: int, item_id: pa.Array, filt: pa.Array, item_hash: pa.Array,
+                  prompt_hash: pa.Array, prompt: pa.Array, target: pa.Array,
+                  response: pa.Array, n_opts: np.ndarray, metrics: dict[str, np.ndarray]) -> None:
+        for m in metrics:
+            if m not in self.metrics:
+                self.metrics[m] = [np.full(r, np.nan) for r in self._chunk_sizes()]
+        for m in self.metrics:
+            self.metrics[m].append(metrics.get(m, np.full(n, np.nan)))
+        self.item_id.append(item_id)
+        self.filter.append(filt)
+        self.item_hash.append(item_hash)
+        self.prompt_hash.append(prompt_hash)
+        self.prompt.append(prompt)
+        self.target.append(target)
+        self.response.append(response)
+        self.n_opts.append(np.asarray(n_opts, dtype="int64"))
+        self.rows += n
+
+    def _chunk_sizes(self) -> list[int]:
+        return [len(a) for a in self.item_id]
+
+
+def _cap(arr: pa.Array) -> pa.Array:
+    """Texts as Arrow strings, each cut to ``TEXT_LIMIT`` characters."""
+    if arr.type != pa.string():
+        arr = arr.cast(pa.string())
+    if len(arr) == 0:
+        return arr
+    longest = pc.max(pc.utf8_length(arr)).as_py()
+    if longest is not None and longest > TEXT_LIMIT:
+        return pc.utf8_slice_codeunits(arr, 0, TEXT_LIMIT)
+    return arr
+
+
+def _str_or_none(v: Any) -> str | None:
+    if v is None:
+        return None
+    return v if isinstance(v, str) else str(v)
+
+
+def _options(arguments: Any) -> tuple[str | None, list[Any]]:
+    """(context of the first request, continuation of each request)."""
+    if isinstance(arguments, dict):
+        keys = sorted(arguments, key=lambda k: int(re.sub(r"\D", "", k) or 0))
+        vals = [arguments[k] for k in keys]
+        ctx = None
+        opts: list[Any] = []
+        for v in vals:
+            if isinstance(v, dict):
+                if ctx is None:
+                    ctx = v.get("arg_0")
+                opts.append(v.get("arg_1"))
+            else:
+                opts.append(v)
+        return _str_or_none(ctx), opts
+    if isinstance(arguments, list) and arguments:
+        first = arguments[0]
+        if isinstance(first, (list, tuple)) and first:
+            return _str_or_none(first[0]), [a[1] if isinstance(a, (list, tuple)) and len(a) > 1 else None
+                                            for a in arguments]
+        if isinstance(first, dict):
+            return _options({f"gen_args_{i}": a for i, a in enumerate(arguments)})
+        return _str_or_none(first), [None] * len(arguments)
+    return None, []
+
+
+def _as_float(x: Any) -> float | None:
+    if isinstance(x, bool):
+        return None
+    if is_number(x):
+        return float(x)
+    if isinstance(x, str):
+        try:
+            return float(x)
+        except ValueError:
+            return None
+    return None
+
+
+def _loglik_pairs(resps: Any) -> list[float] | None:
+    """Loglikelihood per option from filtered_resps ([[ll, greedy], ...]); None if generative."""
+    if not isinstance(resps, list) or not resps:
+        return None
+    out: list[float] = []
+    for r in resps:
+        if isinstance(r, (list, tuple)) and len(r) == 2:
+            v = _as_float(r[0])
+        else:
+            return None
+        if v is None:
+            return None
+        out.append(v)
+    return out
+
+
+def _generation(rec: dict[str, Any]) -> str | None:
+    resps = rec.get("resps")
+    if isinstance(resps, list) and resps:
+        first = resps[0]
+        while isinstance(first, list) and first:
+            first = first[0]
+        if isinstance(first, str):
+            return first
+    fr = rec.get("filtered_resps")
+    if isinstance(fr, list) and fr and isinstance(fr[0], str):
+        return fr[0]
+    return None
+
+
+def _target_text(target: Any, options: list[Any]) -> str | None:
+    if target is None:
+        return None
+    idx: int | None = None
+    if isinstance(target, int) and not isinstance(target, bool):
+        idx = target
+    elif isinstance(target, str) and target.strip().isdigit() and options and len(options) > 1:
+        idx = int(target.strip())
+    if idx is not None and len(options) > 1 and 0 <= idx < len(options) and isinstance(options[idx], str):
+        return options[idx].strip()
+    return _str_or_none(target) if not isinstance(target, (list, dict)) else str(target)
+
+
+class RecordReader:
+    """Turns sample records (dicts) into ``SampleColumns`` chunks, line by line."""
+
+    def __init__(self, src: Source, task: str):
+        self.src = src
+        self.cols = SampleColumns(task=task)
+        self._reset()
+
+    def _reset(self) -> None:
+        self._ids: list[str] = []
+        self._filters: list[str] = []
+        self._ih: list[str | None] = []
+        self._ph: list[str | None] = []
+        self._prompt: list[str | None] = []
+        self._target: list[str | None] = []
+        self._resp: list[str | None] = []
+        self._nopts: list[int] = []
+        self._metrics: dict[str, list[float]] = {}
+
+    def add(self, rec: Any, where: str) -> None:
+        src = self.src
+        if not isinstance(rec, dict):
+            raise IngestError(src.name, where, "a JSON object (one sample record)",
+                              f"found {type(rec).__name__}")
+        if "doc_id" not in rec:
+            raise IngestError(src.name, where, "a sample record with a 'doc_id' field",
+                              f"keys: {', '.join(list(rec)[:8])}")
+        doc_id = rec["doc_id"]
+        if isinstance(doc_id, (dict, list)) or doc_id is None:
+            raise IngestError(src.name, f"{where}, field doc_id", "a number or string doc_id")
+        names = rec.get("metrics")
+        if not isinstance(names, list):
+            names = [k for k, v in rec.items() if k not in KNOWN_FIELDS and
+                     (is_number(v) or isinstance(v, bool) or (isinstance(v, list) and k in self.cols.nonscalar))]
+        n = len(self._ids)
+        for m in names:
+            if not isinstance(m, str) or m not in rec:
+                continue
+            v = rec[m]
+            if isinstance(v, bool):
+                v = float(v)
+            elif is_number(v):
+                v = float(v)
+                if not math.isfinite(v):
+                    raise IngestError(src.name, f"{where}, field {m}", "a finite score",
+                                      f"found {v!r}")
+            else:
+                self.cols.nonscalar[m] = self.cols.nonscalar.get(m, 0) + 1
+                continue
+            col = self._metrics.get(m)
+            if col is None:
+                col = self._metrics[m] = [math.nan] * n
+            elif len(col) < n:
+                col.extend([math.nan] * (n - len(col)))
+            col.append(v)
+        ctx, opts = _options(rec.get("arguments"))
+        lls = _loglik_pairs(rec.get("filtered_resps"))
+        if lls is None:
+            resp = _generation(rec)
+            nopt = len(opts) if opts else 0
+        else:
+            self.cols.mc_like = True
+            nopt = len(lls)
+            best = int(np.argmax(lls)) if len(lls) > 1 else None
+            resp = (opts[best].strip() if best is not None and best < len(opts)
+                    and isinstance(opts[best], str) else None)
+        self._ids.append(str(doc_id))
+        filt = rec.get("filter")
+        self._filters.append(filt if isinstance(filt, str) and filt else "none")
+        self._ih.append(_str_or_none(rec.get("doc_hash")))
+        self._ph.append(_str_or_none(rec.get("prompt_hash")))
+        self._prompt.append(ctx)
+        self._target.append(_target_text(rec.get("target"), opts))
+        self._resp.append(resp)
+        self._nopts.append(nopt)
+        if len(self._ids) >= CHUNK_LINES:
+            self.flush()
+
+    def flush(self) -> None:
+        n = len(self._ids)
+        if not n:
+            return
+        metrics = {}
+        for m, vals in self._metrics.items():
+            if len(vals) < n:
+                vals.extend([math.nan] * (n - len(vals)))
+            metrics[m] = np.asarray(vals, dtype="float64")
+        self.cols.add_chunk(
+            n, pa.array(self._ids, pa.string()), pa.array(self._filters, pa.string()),
+            pa.array(self._ih, pa.string()), pa.array(self._ph, pa.string()),
+            _cap(pa.array(self._prompt, pa.string())), _cap(pa.array(self._target, pa.string())),
+            _cap(pa.array(self._resp, pa.string())), np.asarray(self._nopts), metrics)
+        self._reset()
+
+    def finish(self) -> SampleColumns:
+        self.flush()
+        return self.cols
+
+
+def read_records(src: Source, task: str, records: Iterable[Any], where_prefix: str) -> SampleColumns:
+    reader = RecordReader(src, task)
+    for i, rec in enumerate(records):
+        reader.add(rec, f"{where_prefix}[{i}]")
+    return reader.finish()
+
+
+def read_jsonl_slow(src: Source, task: str, progress: Progress | None = None,
+                    done_before: int = 0, total: int = 0) -> SampleColumns:
+    """Line by line with orjson (exact line numbers in errors)."""
+    reader = RecordReader(src, task)
+    done = 0
+    with src.open() as fh:
+        for lineno, line in enumerate(fh, start=1):
+            done += len(line)
+            if not line.strip():
+                continue
+            try:
+                rec = loads_line(line)
+            except ValueError as exc:
+                truncated = not line.endswith(b"\n")
+                raise IngestError(src.name, f"line {lineno}", "one complete JSON object per line",
+                                  "the line is cut off (truncated file?)" if truncated else str(exc)
+                                  ) from None
+            reader.add(rec, f"line {lineno}")
+            if lineno % CHUNK_LINES == 0:
+                call_progress(progress, done_before + done, total, src.name)
+    cols = reader.finish()
+    if cols.rows == 0:
+        raise IngestError(src.name, "line 1", "at least one sample record", "no records found")
+    return cols
+
+
+# ---------------------------------------------------------------------------------------
+# Fast path: pyarrow.json with an explicit schema
+# ---------------------------------------------------------------------------------------
+class _Fallback(Exception):
+    """The fast path cannot read this file; use the line-by-line reader."""
+
+
+def _first_record(src: Source) -> tuple[dict[str, Any], int]:
+    with src.open() as fh:
+        for line in fh:
+            if line.strip():
+                try:
+                    rec = loads_line(line)
+                except ValueError:
+                    raise _Fallback() from None
+                if not isinstance(rec, dict):
+                    raise _Fallback()
+                return rec, len(line)
+    raise _Fallback()
+
+
+def _fast_schema(first: dict[str, Any]) -> tuple[pa.Schema, list[str], bool, int]:
+    """Schema of the needed fields, inferred from the first record; raises _Fallback for
+    layouts the fast path does not cover."""
+    fields: list[tuple[str, pa.DataType]] = []
+    doc_id = first.get("doc_id")
+    if isinstance(doc_id, bool) or not isinstance(doc_id, (int, str)):
+        raise _Fallback()
+    fields.append(("doc_id", pa.int64() if isinstance(doc_id, int) else pa.string()))
+    for k in ("filter", "doc_hash", "prompt_hash"):
+        fields.append((k, pa.string()))
+    target = first.get("target")
+    if isinstance(target, bool) or not isinstance(target, (int, str)):
+        raise _Fallback()
+    fields.append(("target", pa.int64() if isinstance(target, int) else pa.string()))
+    names = first.get("metrics")
+    if not isinstance(names, list) or not all(isinstance(m, str) for m in names):
+        raise _Fallback()
+    metrics = []
+    for m in names:
+        v = first.get(m)
+        if is_number(v):
+            metrics.append(m)
+        elif v is None or isinstance(v, bool):
+            raise _Fallback()
+        # non-scalar (list) metrics: left out of the schema, hence ignored by the reader
+    for m in metrics:
+        fields.append((m, pa.float64()))
+    args = first.get("arguments")
+    if not isinstance(args, dict) or not args:
+        raise _Fallback()
+    keys = list(args)
+    if keys != [f"gen_args_{i}" for i in range(len(keys))] or not isinstance(args["gen_args_0"], dict):
+        raise _Fallback()
+    max_args = max(32, len(keys))
+    arg_fields = [("gen_args_0", pa.struct([("arg_0", pa.string()), ("arg_1", pa.string())]))]
+    arg_fields += [(f"gen_args_{i}", pa.struct([("arg_1", pa.string())])) for i in range(1, max_args)]
+    if not all(isinstance(a.get("arg_0"), str) and isinstance(a.get("arg_1", ""), str)
+               for a in args.values() if isinstance(a, dict)):
+        raise _Fallback()
+    fields.append(("arguments", pa.struct(arg_fields)))
+    fr = first.get("filtered_resps")
+    mc = _loglik_pairs(fr) is not None
+    if mc:
+        if not all(isinstance(x, str) for r in fr for x in r):
+            raise _Fallback()  # native floats/bools: mixed-type lists
+        fields.append(("filtered_resps", pa.list_(pa.list_(pa.string()))))
+    else:
+        resps = first.get("resps")
+        if not (isinstance(resps, list) and resps and isinstance(resps[0], list)
+                and resps[0] and isinstance(resps[0][0], str)):
+            raise _Fallback()
+        fields.append(("resps", pa.list_(pa.list_(pa.string()))))
+    return pa.schema(fields), metrics, mc, max_args
+
+
+def _argmax_segments(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Index of the maximum within each segment [offsets[i], offsets[i+1]); -1 if empty.
+
+    Ties go to the first maximum, like ``np.argmax``. Vectorised: equal-length segments are
+    reshaped to a matrix; otherwise segment maxima come from ``np.maximum.reduceat`` and the
+    first position reaching the maximum from ``np.minimum.reduceat``.
+    """
+    n = len(offsets) - 1
+    lengths = np.diff(offsets)
+    out = np.full(n, -1, dtype="int64")
+    if n == 0 or len(values) == 0:
+        return out
+    k = int(lengths[0])
+    if k > 0 and (lengths == k).all():
+        return np.argmax(values.reshape(n, k), axis=1).astype("int64")
+    nonempty = lengths > 0
+    starts = offsets[:-1][nonempty]
+    maxes = np.maximum.reduceat(values, starts)
+    seg_max = np.repeat(maxes, lengths[nonempty])
+    pos = np.arange(len(values))
+    first = np.minimum.reduceat(np.where(values == seg_max, pos, len(values)), starts)
+    out[nonempty] = first - starts
+    return out
+
+
+def _pick_option(args: pa.StructArray, idx: np.ndarray, max_args: int) -> pa.Array:
+    """The ``arg_1`` text of argument ``idx[i]`` for each row (null when out of range)."""
+    out = pa.nulls(len(idx), pa.string())
+    for k in range(max_args):
+        mask = idx == k
+        if not mask.any():
+            continue
+        opt = pc.struct_field(args, [f"gen_args_{k}", "arg_1"] if k else ["gen_args_0", "arg_1"])
+        out = pc.if_else(pa.array(mask), opt, out)
+    return pc.utf8_trim_whitespace(out)
+
+
+def _fast_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str], mc: bool,
+                max_args: int) -> None:
+    n = batch.num_rows
+    if n == 0:
+        return
+    names = batch.schema.names
+    get = batch.column
+    doc = get(names.index("doc_id"))
+    if doc.null_count:
+        raise _Fallback()
+    item_id = doc.cast(pa.string())
+    filt = pc.fill_null(get(names.index("filter")), "none")
+    args = get(names.index("arguments"))
+    prompt = pc.struct_field(args, ["gen_args_0", "arg_0"])
+    target_raw = get(names.index("target"))
+    if mc:
+        fr = get(names.index("filtered_resps"))
+        if fr.null_count:
+            raise _Fallback()
+        n_opts = pc.list_value_length(fr).to_numpy(zero_copy_only=False).astype("int64")
+        inner = fr.flatten()
+        lls_str = pc.list_element(inner, 0)
+        try:
+            lls = pc.cast(lls_str, pa.float64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise _Fallback() from None
+        offsets = np.asarray(fr.offsets)
+        offsets = offsets - offsets[0]
+        best = _argmax_segments(lls, offsets)
+        best[n_opts < 2] = -1
+        response = _pick_option(args, best, max_args)
+        # target: an option index -> that option's text
+        if pa.types.is_integer(target_raw.type):
+            t_idx = pc.fill_null(target_raw, -1).to_numpy(zero_copy_only=False).astype("int64")
+            t_str = target_raw.cast(pa.string())
+        else:
+            t_str = target_raw
+            digits = pc.fill_null(pc.match_substring_regex(t_str, r"^\s*\d{1,9}\s*$"), False)
+            t_int = pc.cast(pc.if_else(digits, pc.utf8_trim_whitespace(t_str),
+                                       pa.scalar(None, pa.string())), pa.int64())
+            t_idx = pc.fill_null(t_int, -1).to_numpy(zero_copy_only=False).astype("int64")
+        t_idx[(t_idx >= n_opts) | (n_opts < 2)] = -1
+        t_text = _pick_option(args, t_idx, max_args)
+        target = pc.if_else(pa.array(t_idx >= 0), t_text, t_str)
+        cols.mc_like = True
+    else:
+        resps = get(names.index("resps"))
+        response = pc.list_element(pc.list_element(resps, 0), 0) if len(resps) else resps
+        target = target_raw.cast(pa.string())
+        present = [pc.is_valid(pc.struct_field(args, [f"gen_args_{k}", "arg_1"] if k
+                                               else ["gen_args_0", "arg_1"])) for k in range(max_args)]
+        n_opts = np.sum([p.to_numpy(zero_copy_only=False) for p in present], axis=0).astype("int64")
+    metric_arrays = {}
+    for m in metrics:
+        arr = get(names.index(m)).to_numpy(zero_copy_only=False)
+        metric_arrays[m] = np.asarray(arr, dtype="float64")
+    cols.add_chunk(n, item_id, filt, get(names.index("doc_hash")), get(names.index("prompt_hash")),
+                   _cap(prompt), _cap(target), _cap(response), n_opts, metric_arrays)
+
+
+def read_jsonl_fast(src: Source, task: str, progress: Progress | None = None,
+                    done_before: int = 0, total: int = 0) -> SampleColumns:
+    import pyarrow.json as pj
+
+    first, line_bytes = _first_record(src)
+    schema, metrics, mc, max_args = _fast_schema(first)
+    cols = SampleColumns(task=task)
+    for m, v in first.items():
+        if m in (first.get("metrics") or []) and isinstance(v, (list, dict)):
+            cols.nonscalar[m] = -1   # count unknown on the fast path
+    source: Any = str(src.path) if src.path is not None else pa.BufferReader(src.data)
+    try:
+        reader = pj.open_json(
+            source, read_options=pj.ReadOptions(block_size=BLOCK_BYTES, use_threads=True),
+            parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore",
+                                          newlines_in_values=False))
+        done_rows = 0
+        for batch in reader:
+            _fast_batch(batch, cols, metrics, mc, max_args)
+            done_rows += batch.num_rows
+            call_progress(progress, done_before + min(src.size, done_rows * line_bytes), total,
+                          src.name)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, StopIteration):
+        raise _Fallback() from None
+    if cols.rows == 0:
+        raise _Fallback()
+    for m in metrics:  # NaN would mean a missing value for a named metric: re-read precisely
+        for a in cols.metrics.get(m, []):
+            if np.isnan(a).any():
+                raise _Fallback()
+    return cols
+
+
+def read_samples_jsonl(src: Source, task: str, progress: Progress | None = None,
+                       done_before: int = 0, total: int = 0) -> SampleColumns:
+    try:
+        return read_jsonl_fast(src, task, progress, done_before, total)
+    except _Fallback:
+        return read_jsonl_slow(src, task, progress, done_before, total)
+
+
+def read_samples_json_array(src: Source, task: str) -> SampleColumns:
+    obj = load_json(src, what="a JSON array of sample records")
+    if isinstance(obj, dict) and isinstance(obj.get("samples"), list):
+        obj = obj["samples"]
+    if not isinstance(obj, list) or not obj:
+        raise IngestError(src.name, "top level", "a non-empty JSON array of sample records")
+    return read_records(src, task, obj, "record")
+
+
+# ---------------------------------------------------------------------------------------
+# Columns -> canonical frames
+# ---------------------------------------------------------------------------------------
+def _concat(chunks: list[pa.Array], typ: pa.DataType = pa.string()) -> pa.Array:
+    if not chunks:
+        return pa.array([], typ)
+    chunks = [c.cast(typ) if c.type != typ else c for c in chunks]
+    return pa.concat_arrays(chunks) if len(chunks) > 1 else chunks[0]
+
+
+def _pd_str(arr: pa.Array) -> pd.Series:
+    return pd.Series(arr, dtype=STR)
+
+
+@dataclass
+class TaskData:
+    scores: pd.DataFrame
+    texts: pd.DataFrame
+    n_choices: int | None
+    warnings: list[str]
+
+
+def assemble(src_name: str, cols: SampleColumns) -> TaskData:
+    """Score rows (one per record and metric), texts (one per doc), n_choices, warnings."""
+    task = cols.task
+    warnings: list[str] = []
+    for m, cnt in sorted(cols.nonscalar.items()):
+        how = f"{cnt} records" if cnt >= 0 else "its records"
+        warnings.append(
+            f"{src_name}: task {task}: per-item metric {m!r} is not a number in {how} (a list "
+            f"kept for corpus-level aggregation, e.g. F1/BLEU); left out of item scores, its "
+            f"corpus value stays in the summaries")
+    if cols.rows == 0:
+        return TaskData(empty_frame(SCORE_COLUMNS), empty_frame(TEXT_COLUMNS), None, warnings)
+    item_id = _concat(cols.item_id)
+    filt = _concat(cols.filter)
+    ih = _concat(cols.item_hash)
+    ph = _concat(cols.prompt_hash)
+    n_opts = np.concatenate(cols.n_opts)
+    # integer codes for ids and filters (duplicate checks, first-record-per-doc texts)
+    id_codes, id_uniques = pd.factorize(pd.Series(item_id, dtype=STR), sort=False)
+    f_codes, f_uniques = pd.factorize(pd.Series(filt, dtype=STR), sort=False)
+    f_names = [str(x) for x in f_uniques]
+    score_parts: list[dict[str, Any]] = []
+    for m, chunks in cols.metrics.items():
+        vals = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+        present = ~np.isnan(vals)
+        if not present.any():
+            continue
+        idx = np.flatnonzero(present)
+        key = id_codes[idx].astype("int64") * max(len(f_names), 1) + f_codes[idx]
+        uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
+        if (counts > 1).any():
+            bad = idx[first[np.argmax(counts > 1)]]
+            fname = f_names[f_codes[bad]]
+            metric = m if fname == "none" else f"{m},{fname}"
+            raise IngestError(src_name, f"task {task!r}, metric {metric!r}",
+                              "each doc_id once per (filter, metric)",
+                              f"doc_id {str(id_uniques[id_codes[bad]])!r} appears more than once")
+        names = [m if f == "none" else f"{m},{f}" for f in f_names]
+        score_parts.append({"idx": idx, "vals": vals[idx],
+                            "metric": np.asarray(names, dtype=object)[f_codes[idx]]})
+    if score_parts:
+        idx_all = np.concatenate([p["idx"] for p in score_parts])
+        take = pa.array(idx_all)
+        metric_arr = pa.array(np.concatenate([p["metric"] for p in score_parts]), pa.string())
+        scores = pd.DataFrame({
+            "task": pd.Series(pa.repeat(pa.scalar(task, pa.string()), len(idx_all)), dtype=STR),
+            "metric": pd.Series(metric_arr, dtype=STR),
+            "item_id": _pd_str(item_id.take(take)),
+            "answer_idx": np.zeros(len(idx_all), dtype="int64"),
+            "score": np.concatenate([p["vals"] for p in score_parts]),
+            "cluster": pd.Series(pa.nulls(len(idx_all), pa.string()), dtype=STR),
+            "item_hash": _pd_str(ih.take(take)),
+            "prompt_hash": _pd_str(ph.take(take)),
+        })[list(SCORE_COLUMNS)]
+    else:
+        scores = empty_frame(SCORE_COLUMNS)
+    # texts: the first record of each doc
+    _, first_rows = np.unique(id_codes, return_index=True)
+    first_rows.sort()
+    take = pa.array(first_rows)
+    prompt = _concat(cols.prompt).take(take)
+    target = _concat(cols.target).take(take)
+    response = _concat(cols.response).take(take)
+    texts = pd.DataFrame({
+        "task": pd.Series(pa.repeat(pa.scalar(task, pa.string()), len(first_rows)), dtype=STR),
+        "item_id": _pd_str(item_id.take(take)),
+        "answer_idx": np.zeros(len(first_rows), dtype="int64"),
+        "prompt": _pd_str(prompt), "target": _pd_str(target), "response": _pd_str(response),
+    })[list(TEXT_COLUMNS)]
+    n_choices = None
+    if cols.mc_like:
+        multi = n_opts[first_rows]
+        multi = multi[multi > 1]
+        if len(multi):
+            n_choices = int(np.argmax(np.bincount(multi)))
+    return TaskData(scores, texts, n_choices, warnings)
+
+
+# ---------------------------------------------------------------------------------------
+# Runs
+# ---------------------------------------------------------------------------------------
+def samples_task_name(src: Source, candidates: Iterable[str] = ()) -> str:
+    """Task of a samples file: ``samples_<task>_<ts>``, else the longest known task name
+    inside the file name, else the file stem."""
+    m = SAMPLES_NAME.match(src.basename)
+    if m:
+        return m.group("task")
+    stem = re.sub(r"\.(jsonl|json)$", "", src.basename)
+    best = max((t for t in candidates if t and t in stem), key=len, default=None)
+    if best:
+        return best
+    return re.sub(r"^samples_", "", stem)
+
+
+def samples_ts(src: Source) -> str | None:
+    m = SAMPLES_NAME.match(src.basename)
+    return m.group("ts") if m else None
+
+
+def build_run(results: ResultsFile | None, samples: list[tuple[Source, str, SampleColumns]],
+              sample_formats: dict[str, str]) -> ParsedRun:
+    """One ParsedRun from an optional results file and sample columns per task."""
+    warnings: list[str] = []
+    score_frames: list[pd.DataFrame] = []
+    text_frames: list[pd.DataFrame] = []
+    task_info: dict[str, dict[str, Any]] = {}
+    files = []
+    summaries = summaries_frame([])
+    if results is not None:
+        obj = results.obj
+        model, version = run_identity(obj)
+        protocol = run_protocol(obj)
+        summaries = summaries_frame(results_summaries(obj))
+        task_info = task_rows(obj)
+        files.append(results.src.source_file(RESULTS))
+        name = model or re.sub(r"\.json$", "", results.src.basename)
+        ts = results.ts
+        covered = {task for _src, task, _cols in samples}
+        for task, recs in results.embedded.items():
+            if task in covered:
+                warnings.append(f"{results.src.name}: embedded samples of {task} ignored: "
+                                f"a separate samples file was given")
+                continue
+            if not isinstance(recs, list):
+                raise IngestError(results.src.name, f"samples.{task}", "a list of sample records")
+            samples = samples + [(results.src, task, read_records(results.src, task, recs,
+                                                                  f"samples.{task}"))]
+    else:
+        model, version, protocol, ts = None, None, {"harness": HARNESS}, None
+        first = samples[0][0]
+        folder = first.folder.replace("\\", "/").rstrip("/").split("/")[-1].split("!")[-1]
+        if folder and folder not in (".", ""):
+            name = folder.replace("__", "/")
+            model = name
+        else:
+            name = re.sub(r"\.(jsonl|json)$", "", first.basename)
+        warnings.append(f"{first.name}: sample log(s) without their results file: no summaries, "
+                        f"run named {name!r}")
+    for src, task, cols in samples:
+        data = assemble(src.name, cols)
+        warnings.extend(data.warnings)
+        score_frames.append(data.scores)
+        text_frames.append(data.texts)
+        info = task_info.setdefault(task, {"task": task, "n_choices": None, "protocol": {}})
+        if data.n_choices is not None:
+            info["n_choices"] = data.n_choices
+        ts = ts or samples_ts(src)
+        if src is not (results.src if results else None):
+            files.append(src.source_file(sample_formats.get(src.name, SAMPLES_JSONL)))
+    scores = concat_frames(score_frames, SCORE_COLUMNS)
+    if score_frames and len(score_frames) > 1:
+        dup = scores.duplicated(subset=["task", "metric", "item_id", "answer_idx"])
+        if dup.any():
+            row = scores[dup].iloc[0]
+            raise IngestError(", ".join(s.name for s, _t, _c in samples), f"task {row['task']!r}",
+                              "each task's samples in one file",
+                              f"item id {row['item_id']!r} of metric {row['metric']!r} appears in two files")
+    return ParsedRun(
+        name=name, model=model, source_format="lm_eval", harness=HARNESS,
+        harness_version=version, protocol=protocol, files=files, scores=scores,
+        summaries=summaries, texts=concat_frames(text_frames, TEXT_COLUMNS),
+        tasks=tasks_frame(list(task_info.values())),
+        source_key=f"lm_eval:{ts}" if ts else None, warnings=warnings)
+
+
+def pair_samples(results: list[ResultsFile], samples: list[Source]) -> tuple[
+        dict[int, list[tuple[Source, str]]], list[tuple[Source, str]]]:
+    """Assign each samples file to a results file (by index) or leave it standalone.
+
+    Rules (first match wins): same folder and timestamp; else the results files in the
+    same folder (for uploads: all) whose task list contains the longest task name found in
+    the samples file name, if exactly one does.
+    """
+    attached: dict[int, list[tuple[Source, str]]] = {i: [] for i in range(len(results))}
+    alone: list[tuple[Source, str]] = []
+    for s in samples:
+        ts = samples_ts(s)
+        hit = None
+        if ts:
+            same = [i for i, r in enumerate(results) if r.ts == ts and r.src.folder == s.folder]
+            if len(same) == 1:
+                hit = same[0]
+        if hit is None:
+            local = [i for i, r in enumerate(results) if r.src.folder == s.folder]
+            all_tasks = {t for i in local for t in results[i].task_names}
+            task = samples_task_name(s, all_tasks)
+            owners = [i for i in local if task in results[i].task_names]
+            if len(owners) == 1 and not (ts and results[owners[0]].ts and results[owners[0]].ts != ts):
+                hit = owners[0]
+        if hit is None:
+            alone.append((s, samples_task_name(s)))
+        else:
+            attached[hit].append((s, samples_task_name(s, results[hit].task_names)))
+    return attached, alone

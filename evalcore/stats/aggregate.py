@@ -1,0 +1,227 @@
+"""Many tasks, many models: task averages, harness group SEs, p-value adjustment, selection bias.
+
+References: Miller (2024), "Adding Error Bars to Evals", arXiv:2411.00640; Holm (1979),
+Scand. J. Statist. 6:65; Benjamini & Hochberg (1995), JRSS-B 57:289; lm-evaluation-harness
+``lm_eval/api/metrics.py`` (``pooled_sample_stderr``, ``aggregate_subtask_metrics``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import integrate
+from scipy.stats import norm
+
+from evalcore.stats._checks import (StatsInputError, as_matrix, as_scores, check_confidence,
+                                    clip_unit, is_binary, z_value)
+from evalcore.stats.paired import paired_difference
+
+
+@dataclass(frozen=True)
+class TaskAggregate:
+    """An average over tasks with its SE and interval.
+
+    kind : "macro" (mean of task scores) or "micro" (item-weighted, like the harness groups).
+    k : number of tasks; n : total items (None when sizes were not given).
+    """
+
+    estimate: float
+    se: float
+    low: float
+    high: float
+    kind: str
+    k: int
+    n: int | None
+    confidence: float
+    method: str
+
+    def contains(self, value: float) -> bool:
+        return bool(self.low <= value <= self.high)
+
+
+def pooled_sample_stderr(stderrs: Any, sizes: Any) -> float:
+    """lm-evaluation-harness group stderr (``pooled_sample_stderr``), item-weighted groups.
+
+    pooled_var = sum_t (n_t - 1) * n_t * se_t^2 / (N - k),  SE = sqrt(pooled_var / N),
+    N = sum n_t. (n_t se_t^2 is task t's sample variance, so this is the pooled within-task
+    variance over N items; it ignores between-task differences in mean, as the harness does.)
+    """
+    se = as_scores(stderrs, "stderrs")
+    ns = as_scores(sizes, "sizes")
+    if se.size != ns.size:
+        raise StatsInputError(f"stderrs and sizes differ in length: {se.size} vs {ns.size}")
+    if np.any(ns < 1) or np.any(ns != np.round(ns)):
+        raise StatsInputError("sizes must be positive integers")
+    big_n = float(ns.sum())
+    if big_n <= se.size:
+        raise StatsInputError("pooled_sample_stderr needs more items than tasks")
+    pooled = float(np.sum((ns - 1) * se ** 2 * ns) / (big_n - se.size))
+    return math.sqrt(pooled / big_n)
+
+
+def aggregate_tasks(scores: Any, ses: Any, ns: Any = None, kind: str = "macro",
+                    confidence: float = 0.95) -> TaskAggregate:
+    """Average of k task scores with its standard error.
+
+    - macro: mean of the task scores, SE = sqrt(sum_t SE_t^2) / k (tasks are independent item
+      sets). Averaging shrinks the error bar by about sqrt(k), so an average can be significant
+      when no single task is.
+    - micro: item-weighted mean sum_t n_t s_t / N (the harness's ``weight_by_size`` group score)
+      with the harness's group SE :func:`pooled_sample_stderr`, so group numbers agree with
+      lm-evaluation-harness to the printed digit. Needs ``ns``.
+
+    Interval: estimate -+ z SE, clipped to [0, 1] when every task score lies in [0, 1].
+    A NaN SE (a task without one) gives NaN SE and bounds.
+    """
+    conf = check_confidence(confidence)
+    s = as_scores(scores, "scores")
+    e = as_scores(ses, "ses", allow_nan=True)
+    if s.size != e.size:
+        raise StatsInputError(f"scores and ses differ in length: {s.size} vs {e.size}")
+    if np.any(e < 0):
+        raise StatsInputError("standard errors must be >= 0")
+    k = s.size
+    n_total = None
+    w = None
+    if ns is not None:
+        nn = as_scores(ns, "ns")
+        if nn.size != k:
+            raise StatsInputError(f"scores and ns differ in length: {k} vs {nn.size}")
+        if np.any(nn < 1) or np.any(nn != np.round(nn)):
+            raise StatsInputError("ns must be positive integers")
+        n_total = int(nn.sum())
+        w = nn
+    if kind == "macro":
+        est = float(s.mean())
+        se = float(math.sqrt(np.sum(e ** 2)) / k)
+        method = "macro average, SE = sqrt(sum SE_t^2)/k"
+    elif kind == "micro":
+        if w is None:
+            raise StatsInputError("kind='micro' needs the task sizes ns")
+        est = float(np.sum(w * s) / w.sum())
+        se = pooled_sample_stderr(e, w) if not np.isnan(e).any() else float("nan")
+        method = "micro (item-weighted) average, harness pooled_sample_stderr"
+    else:
+        raise StatsInputError(f"kind must be 'macro' or 'micro', got {kind!r}")
+    z = z_value(conf)
+    low, high = est - z * se, est + z * se
+    if not math.isnan(se) and np.all((s >= 0) & (s <= 1)):
+        low, high = clip_unit(low, high)
+    return TaskAggregate(est, se, low, high, kind, k, n_total, conf, method)
+
+
+def adjust_pvalues(pvalues: Any, method: str = "holm") -> np.ndarray:
+    """Multiplicity-adjusted p-values, in the input order.
+
+    - "holm" (Holm 1979, step-down, controls the family-wise error rate):
+      sorted p_(1) <= ... <= p_(m): adj_(i) = max_{j <= i} min(1, (m - j + 1) p_(j)).
+    - "bh" (Benjamini & Hochberg 1995, controls the false discovery rate):
+      adj_(i) = min_{j >= i} min(1, m p_(j) / j).
+    NaN p-values stay NaN and do not count in m (say which tests were run). Matches
+    ``statsmodels.stats.multitest.multipletests(method="holm" | "fdr_bh")``.
+    """
+    p = np.asarray(pvalues, dtype=float).reshape(-1)
+    if np.any((p < 0) | (p > 1)):
+        raise StatsInputError("p-values must lie in [0, 1]")
+    out = np.full(p.shape, np.nan)
+    ok = ~np.isnan(p)
+    q = p[ok]
+    m = q.size
+    if m == 0:
+        return out
+    order = np.argsort(q, kind="mergesort")
+    sq = q[order]
+    ranks = np.arange(1, m + 1)
+    if method == "holm":
+        adj = np.maximum.accumulate(np.minimum(1.0, (m - ranks + 1) * sq))
+    elif method in ("bh", "fdr_bh"):
+        adj = np.minimum.accumulate(np.minimum(1.0, m * sq / ranks)[::-1])[::-1]
+    else:
+        raise StatsInputError(f"method must be 'holm' or 'bh', got {method!r}")
+    res = np.empty(m)
+    res[order] = adj
+    out[ok] = res
+    return out
+
+
+def best_of_k_inflation(k: int, sigma: float = 1.0) -> float:
+    """Expected inflation from reporting the best of k equally good variants: sigma * E[max of k N(0,1)].
+
+    E[max] = integral x * k * phi(x) * Phi(x)^(k-1) dx, by numerical integration (exact to
+    ~1e-10; 0 for k = 1, 1/sqrt(pi) for k = 2, about 2.0 for k = 27, roughly sqrt(2 ln k) for
+    large k). Reference: order statistics of the normal, e.g. Harter (1961), Biometrika 48:151.
+    """
+    if isinstance(k, bool) or int(k) != k or int(k) < 1:
+        raise StatsInputError(f"k must be a positive integer, got {k!r}")
+    kk = int(k)
+    s = float(sigma)
+    if not (s >= 0) or math.isinf(s):
+        raise StatsInputError(f"sigma must be a non-negative number, got {sigma!r}")
+    if kk == 1:
+        return 0.0
+
+    def integrand(x: float) -> float:
+        return x * kk * norm.pdf(x) * math.exp((kk - 1) * norm.logcdf(x))
+
+    val, _ = integrate.quad(integrand, -12.0, 12.0, limit=200, epsabs=1e-12, epsrel=1e-12,
+                            points=[math.sqrt(2 * math.log(kk))])
+    return s * float(val)
+
+
+@dataclass(frozen=True)
+class BestTier:
+    """Which runs are statistically indistinguishable from the best (same items, paired tests).
+
+    best : column index of the best run (highest mean). Per run (tuples, input order):
+    diff_vs_best (run - best, <= 0), p_raw, p_adjusted, indistinguishable (p_adjusted >= alpha;
+    True for the best run itself). test : "mcnemar-exact" (0/1) or "paired-z".
+    """
+
+    best: int
+    means: tuple[float, ...]
+    diff_vs_best: tuple[float, ...]
+    p_raw: tuple[float, ...]
+    p_adjusted: tuple[float, ...]
+    indistinguishable: tuple[bool, ...]
+    alpha: float
+    adjustment: str
+    test: str
+    n: int
+
+
+def indistinguishable_from_best(matrix: Any, alpha: float = 0.05, adjust: str = "holm",
+                                higher_is_better: bool = True) -> BestTier:
+    """Tier of runs not significantly worse than the best on shared items.
+
+    For each run j != best: paired test of run j against the best run on the same items
+    (McNemar exact p for 0/1 scores, else the paired z-test of :func:`paired_difference`),
+    p-values adjusted over the k - 1 comparisons (``adjust``: "holm" or "bh"); a run is in the
+    top tier when its adjusted p >= alpha (or the p-value is undefined, e.g. n = 1).
+    ``matrix`` is items x runs, no NaN. ``diff_vs_best`` is run minus best.
+    """
+    x = as_matrix(matrix, "matrix")
+    a = float(alpha)
+    if not (0 < a < 1):
+        raise StatsInputError(f"alpha must lie in (0, 1), got {alpha!r}")
+    n, r = x.shape
+    means = x.mean(axis=0)
+    sign = 1.0 if higher_is_better else -1.0
+    best = int(np.argmax(sign * means))
+    binary = is_binary(x)
+    p_raw = np.full(r, np.nan)
+    for j in range(r):
+        if j == best:
+            continue
+        pdiff = paired_difference(x[:, best], x[:, j])
+        p_raw[j] = pdiff.mcnemar.p_exact if (binary and pdiff.mcnemar) else pdiff.p_value
+    p_adj = adjust_pvalues(p_raw, adjust)
+    p_adj[best] = np.nan
+    indist = tuple(bool(j == best or not p_adj[j] < a) for j in range(r))  # NaN p: cannot tell
+    return BestTier(best=best, means=tuple(float(m) for m in means),
+                    diff_vs_best=tuple(float(m - means[best]) for m in means),
+                    p_raw=tuple(float(v) for v in p_raw), p_adjusted=tuple(float(v) for v in p_adj),
+                    indistinguishable=indist, alpha=a, adjustment=adjust,
+                    test="mcnemar-exact" if binary else "paired-z", n=n)

@@ -1,0 +1,336 @@
+"""Confidence intervals for one score: a proportion (k of n correct) or a mean of per-item scores.
+
+Methods (the ``method`` key travels with every result):
+
+- ``"wilson"``: Wilson (1927) score interval; the default for 0/1 scores.
+- ``"clopper-pearson"``: exact interval from Beta quantiles (Clopper & Pearson 1934).
+- ``"bayes"``: equal-tailed interval of the Beta(a + k, b + n - k) posterior (uniform prior by
+  default).
+- ``"clt"``: p +- z * SE with SE = sd(x, ddof=1)/sqrt(n) (= sqrt(p(1-p)/(n-1)) for 0/1
+  scores, the lm-evaluation-harness ``*_stderr``). Offered for comparison; it is zero-width at
+  p = 0 or 1 and labelled so in ``detail``.
+- ``"bootstrap"``: percentile bootstrap over items (whole clusters when given).
+- ``"clustered"``: p +- z * cluster-robust SE (see :mod:`evalcore.stats.clustered`).
+
+Wilson, Clopper-Pearson and Bayes never leave [0, 1] and are never zero-width. CLT, bootstrap
+and clustered intervals are clipped to [0, 1] whenever every score lies in [0, 1] (the mean
+then lies in [0, 1] too; ``detail`` says when clipping happened); other scores are not clipped.
+
+References: Agresti & Coull (1998), "Approximate is better than 'exact' for interval estimation
+of binomial proportions", Am. Stat. 52:119; Brown, Cai & DasGupta (2001), "Interval estimation
+for a binomial proportion", Stat. Sci. 16:101; Miller (2024), "Adding Error Bars to Evals",
+arXiv:2411.00640.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.stats import beta as beta_dist
+
+from evalcore.stats._checks import (StatsInputError, as_scores, check_confidence, check_count,
+                                    check_successes, clip_unit, in_unit_interval, is_binary,
+                                    z_value)
+
+PROPORTION_METHODS = ("wilson", "clopper-pearson", "bayes", "clt")
+SCORE_METHODS = ("wilson", "clopper-pearson", "bayes", "clt", "bootstrap", "clustered")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A score with its interval and the method that produced it.
+
+    Attributes
+    ----------
+    estimate : the score (k/n for a proportion, the mean for scores).
+    low, high : interval bounds (NaN when the method cannot produce one; see ``detail``).
+    method : one of SCORE_METHODS.
+    n : number of items.
+    confidence : e.g. 0.95.
+    se : standard error where the method has one (CLT, clustered, bootstrap), else NaN.
+    detail : empty, or a caveat in words (zero-width CLT, clipping, resampling settings).
+    """
+
+    estimate: float
+    low: float
+    high: float
+    method: str
+    n: int
+    confidence: float
+    se: float = float("nan")
+    detail: str = ""
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2.0
+
+    def contains(self, value: float) -> bool:
+        """True when ``low <= value <= high``."""
+        return bool(self.low <= value <= self.high)
+
+
+def mean_se(scores: Any) -> float:
+    """Standard error of a mean: sd(x, ddof=1) / sqrt(n).
+
+    For 0/1 scores this equals sqrt(p(1-p)/(n-1)), the lm-evaluation-harness convention
+    (``mean_stderr``: ``sample_stddev(arr) / sqrt(len(arr))``), so numbers agree with the
+    harness's ``*_stderr`` to the printed digit.
+
+    Edge cases: n = 1 returns NaN (one item has no spread); n = 0 or NaN raise StatsInputError.
+    """
+    x = as_scores(scores)
+    if x.size < 2:
+        return float("nan")
+    return float(np.std(x, ddof=1) / math.sqrt(x.size))
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
+    """Wilson score interval for k successes in n trials.
+
+    centre = (p + z^2/(2n)) / (1 + z^2/n),
+    half-width = z * sqrt(p(1-p)/n + z^2/(4n^2)) / (1 + z^2/n),   p = k/n, z = z_{1-alpha/2}.
+
+    Reference: Wilson (1927), JASA 22:209; recommended by Agresti & Coull (1998) and
+    Brown, Cai & DasGupta (2001). Never zero-width: 0 of 30 gives [0, 0.114]. Bounds are exactly
+    0 at k = 0 and 1 at k = n, and lie in [0, 1] always.
+    """
+    k, m = check_successes(successes, n)
+    z = z_value(confidence)
+    p = k / m
+    denom = 1.0 + z * z / m
+    centre = (p + z * z / (2 * m)) / denom
+    half = z * math.sqrt(p * (1 - p) / m + z * z / (4 * m * m)) / denom
+    low, high = clip_unit(centre - half, centre + half)
+    if k == 0:
+        low = 0.0
+    if k == m:
+        high = 1.0
+    return Interval(p, low, high, "wilson", m, float(confidence))
+
+
+def clopper_pearson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
+    """Clopper-Pearson ("exact") interval: Beta quantiles.
+
+    low = B^-1(alpha/2; k, n-k+1) (0 when k = 0), high = B^-1(1-alpha/2; k+1, n-k) (1 when k = n).
+    Reference: Clopper & Pearson (1934), Biometrika 26:404. Conservative: coverage >= nominal.
+    Equals R's ``binom.test(k, n)$conf.int`` and scipy's ``binomtest(k, n).proportion_ci('exact')``.
+    """
+    k, m = check_successes(successes, n)
+    alpha = 1.0 - check_confidence(confidence)
+    low = 0.0 if k == 0 else float(beta_dist.ppf(alpha / 2, k, m - k + 1))
+    high = 1.0 if k == m else float(beta_dist.ppf(1 - alpha / 2, k + 1, m - k))
+    return Interval(k / m, low, high, "clopper-pearson", m, float(confidence))
+
+
+def beta_interval(successes: int, n: int, confidence: float = 0.95,
+                  prior: tuple[float, float] = (1.0, 1.0)) -> Interval:
+    """Equal-tailed Bayesian interval of the Beta(a + k, b + n - k) posterior.
+
+    low = B^-1(alpha/2; a + k, b + n - k), high = B^-1(1 - alpha/2; a + k, b + n - k);
+    prior (a, b) = (1, 1) is uniform, (0.5, 0.5) gives the Jeffreys interval (Brown, Cai &
+    DasGupta 2001, sec. 4.1.2, without their boundary modification).
+
+    ``estimate`` is the observed k/n (the reported score), not the posterior mean. Because the
+    interval is equal-tailed it excludes k/n when k = 0 or k = n (0 of 30 gives
+    [0.0008, 0.112]); for 0 < k < n it contains k/n (the posterior mode under a uniform prior).
+    """
+    k, m = check_successes(successes, n)
+    alpha = 1.0 - check_confidence(confidence)
+    try:
+        a0, b0 = (float(v) for v in prior)
+    except (TypeError, ValueError):
+        raise StatsInputError(f"prior must be a pair (a, b) of positive numbers, got {prior!r}") from None
+    if not (a0 > 0 and b0 > 0) or math.isinf(a0) or math.isinf(b0):
+        raise StatsInputError(f"prior parameters must be positive and finite, got {prior!r}")
+    a, b = a0 + k, b0 + m - k
+    low = float(beta_dist.ppf(alpha / 2, a, b))
+    high = float(beta_dist.ppf(1 - alpha / 2, a, b))
+    detail = "" if prior == (1.0, 1.0) else f"prior Beta({a0:g}, {b0:g})"
+    return Interval(k / m, low, high, "bayes", m, float(confidence), detail=detail)
+
+
+def clt_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
+    """Normal-approximation (CLT) interval for a proportion, harness convention.
+
+    p +- z * sqrt(p(1-p)/(n-1)), clipped to [0, 1] (``detail`` says when clipping happened).
+    At p = 0 or 1 the interval is zero-width, which the ``detail`` states: the normal
+    approximation fails exactly there (use Wilson). n = 1: the SE is undefined, bounds are NaN.
+    """
+    k, m = check_successes(successes, n)
+    p = k / m
+    z = z_value(confidence)
+    if m < 2:
+        return Interval(p, float("nan"), float("nan"), "clt", m, float(confidence),
+                        detail="n = 1: the CLT standard error is undefined")
+    se = math.sqrt(p * (1 - p) / (m - 1))
+    return _clt_from(p, se, m, z, float(confidence), bounded=True)
+
+
+def _clt_from(p: float, se: float, n: int, z: float, confidence: float, *, bounded: bool,
+              method: str = "clt", note: str = "") -> Interval:
+    low, high = p - z * se, p + z * se
+    notes = [note] if note else []
+    if math.isnan(se):
+        notes.append("standard error undefined (n < 2 or fewer than 2 clusters)")
+    elif se == 0.0:
+        notes.append("zero-width: the normal approximation gives no uncertainty at a constant "
+                     "score (p = 0 or 1); use Wilson for 0/1 scores")
+    if bounded and not math.isnan(se):
+        clow, chigh = clip_unit(low, high)
+        if (clow, chigh) != (low, high):
+            notes.append("clipped to [0, 1]")
+        low, high = clow, chigh
+    return Interval(p, low, high, method, n, confidence, se=se, detail="; ".join(notes))
+
+
+def proportion_interval(successes: int, n: int, method: str = "wilson",
+                        confidence: float = 0.95) -> Interval:
+    """Interval for k of n by name: "wilson", "clopper-pearson", "bayes" (uniform prior) or "clt"."""
+    if method == "wilson":
+        return wilson_interval(successes, n, confidence)
+    if method == "clopper-pearson":
+        return clopper_pearson_interval(successes, n, confidence)
+    if method == "bayes":
+        return beta_interval(successes, n, confidence)
+    if method == "clt":
+        return clt_interval(successes, n, confidence)
+    raise StatsInputError(f"unknown proportion method {method!r}; choose one of {PROPORTION_METHODS}")
+
+
+def score_interval(scores: Any, method: str = "wilson", confidence: float = 0.95,
+                   clusters: Any = None, seed: int = 0, n_resamples: int = 2000) -> Interval:
+    """Interval for the mean of per-item scores, 0/1 or continuous, by method name.
+
+    - "wilson", "clopper-pearson", "bayes": 0/1 scores only (k = sum, n = len); a
+      StatsInputError names the non-binary values otherwise.
+    - "clt": mean +- z * sd(ddof=1)/sqrt(n) (:func:`mean_se`).
+    - "bootstrap": percentile bootstrap of the mean over items, or over whole clusters when
+      ``clusters`` is given (``n_resamples``, ``seed``; both stated in ``detail``).
+    - "clustered": mean +- z * cluster-robust SE (needs ``clusters``; see
+      :func:`evalcore.stats.clustered_se`). With fewer than 2 clusters the bounds are NaN and
+      ``detail`` says why.
+
+    ``clusters`` is accepted only by "bootstrap" and "clustered" (a StatsInputError otherwise,
+    so a clustered design is never silently analysed as iid). CLT/bootstrap/clustered intervals
+    are clipped to [0, 1] when every score lies in [0, 1].
+    """
+    check_confidence(confidence)
+    x = as_scores(scores)
+    n = x.size
+    if method not in SCORE_METHODS:
+        raise StatsInputError(f"unknown method {method!r}; choose one of {SCORE_METHODS}")
+    if clusters is not None and method not in ("bootstrap", "clustered"):
+        raise StatsInputError(f"method {method!r} ignores clusters; use 'clustered' or 'bootstrap' "
+                              "for clustered items")
+    bounded = in_unit_interval(x)
+    if method in ("wilson", "clopper-pearson", "bayes"):
+        if not is_binary(x):
+            bad = np.unique(x[(x != 0.0) & (x != 1.0)])[:3]
+            raise StatsInputError(
+                f"method {method!r} needs 0/1 scores, found {', '.join(f'{v:g}' for v in bad)}; "
+                "use 'clt', 'bootstrap' or 'clustered' for continuous scores")
+        return proportion_interval(int(x.sum()), n, method, confidence)
+    z = z_value(confidence)
+    if method == "clt":
+        return _clt_from(float(x.mean()), mean_se(x), n, z, float(confidence), bounded=bounded)
+    if method == "clustered":
+        if clusters is None:
+            raise StatsInputError("method 'clustered' needs a cluster label per item")
+        from evalcore.stats.clustered import clustered_se  # local: avoid an import cycle
+        cs = clustered_se(x, clusters)
+        note = f"{cs.n_clusters} clusters" + (f"; {cs.reason}" if cs.reason else "")
+        if math.isnan(cs.se):
+            return Interval(cs.mean, float("nan"), float("nan"), "clustered", n, float(confidence),
+                            se=cs.se, detail=note)
+        return _clt_from(cs.mean, cs.se, n, z, float(confidence), bounded=bounded,
+                         method="clustered", note=note)
+    from evalcore.stats.bootstrap import bootstrap_interval
+    br = bootstrap_interval(x, np.mean, confidence=confidence, n_resamples=n_resamples, seed=seed,
+                            method="percentile", clusters=clusters)
+    low, high = (clip_unit(br.low, br.high) if bounded else (br.low, br.high))
+    detail = br.label + (f"; {br.detail}" if br.detail else "")
+    return Interval(br.estimate, low, high, "bootstrap", n, float(confidence), se=br.se,
+                    detail=detail)
+
+
+def chance_level(n_choices: int) -> float:
+    """Chance accuracy of a multiple-choice task: 1 / n_choices (needs n_choices >= 2)."""
+    k = check_count(n_choices, "n_choices")
+    if k < 2:
+        raise StatsInputError(f"a multiple-choice task needs at least 2 choices, got {k}")
+    return 1.0 / k
+
+
+def contains_chance(interval: Interval, n_choices: int | None = None, *,
+                    chance: float | None = None) -> bool:
+    """True when the interval contains the chance level (1/n_choices, or ``chance`` directly).
+
+    A score whose interval contains chance cannot rank anything: it is not distinguishable
+    from guessing. NaN bounds give False (no interval, no claim).
+    """
+    if (n_choices is None) == (chance is None):
+        raise StatsInputError("give exactly one of n_choices or chance")
+    level = chance_level(n_choices) if n_choices is not None else float(chance)  # type: ignore[arg-type]
+    return interval.contains(level)
+
+
+def _check_p(p: float) -> float:
+    pf = float(p)
+    if not (0.0 <= pf <= 1.0):
+        raise StatsInputError(f"p must lie in [0, 1], got {p!r}")
+    return pf
+
+
+def half_width(n: int, p: float, method: str = "wilson", confidence: float = 0.95) -> float:
+    """Expected CI half-width for one score with n items and true proportion p.
+
+    - "wilson": z * sqrt(p(1-p)/n + z^2/(4n^2)) / (1 + z^2/n) (the Wilson half-width at p-hat = p);
+    - "clt": z * sqrt(p(1-p)/n), the textbook planning formula with the true variance of p-hat
+      (the reported CLT interval uses n - 1, the harness convention; the two differ by the
+      factor sqrt(n/(n-1))).
+    Miller (2024) sec. 2: n = 100, p = 0.6 gives about +-9.6 points with "clt".
+    """
+    m = check_count(n, "n")
+    if m < 1:
+        raise StatsInputError(f"n must be at least 1, got {m}")
+    pf = _check_p(p)
+    z = z_value(confidence)
+    if method == "clt":
+        return z * math.sqrt(pf * (1 - pf) / m)
+    if method == "wilson":
+        return z * math.sqrt(pf * (1 - pf) / m + z * z / (4.0 * m * m)) / (1.0 + z * z / m)
+    raise StatsInputError(f"half_width supports 'wilson' and 'clt', got {method!r}")
+
+
+def required_n_for_half_width(target: float, p: float, method: str = "wilson",
+                              confidence: float = 0.95) -> int:
+    """Smallest n whose expected half-width (see :func:`half_width`) is <= ``target``.
+
+    "clt": n = ceil(z^2 p(1-p) / h^2); "wilson": the smallest integer n found by bisection
+    (the Wilson half-width decreases in n). p = 0 or 1 with "clt" gives n = 1 (zero variance;
+    another reason not to plan with the CLT at the edges).
+    """
+    h = float(target)
+    if not (0.0 < h < 1.0):
+        raise StatsInputError(f"target half-width must lie in (0, 1), got {target!r}")
+    pf = _check_p(p)
+    z = z_value(confidence)
+    if method == "clt":
+        return max(1, math.ceil(z * z * pf * (1 - pf) / (h * h) - 1e-9))
+    if method != "wilson":
+        raise StatsInputError(f"required_n_for_half_width supports 'wilson' and 'clt', got {method!r}")
+    lo, hi = 1, 1
+    while half_width(hi, pf, "wilson", confidence) > h:
+        lo, hi = hi, hi * 2
+    if half_width(lo, pf, "wilson", confidence) <= h:
+        return lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if half_width(mid, pf, "wilson", confidence) <= h:
+            hi = mid
+        else:
+            lo = mid
+    return hi

@@ -1,0 +1,190 @@
+"""Two runs on the same items: paired difference with its SE, and McNemar's test for 0/1 scores.
+
+Pairing removes item difficulty from the comparison: hard items are hard for both runs, so the
+per-item differences d_i = x_Bi - x_Ai vary much less than either run's scores.
+References: Miller (2024), "Adding Error Bars to Evals", arXiv:2411.00640, sec. 4 (paired
+differences); McNemar (1947), Psychometrika 12:153; Fagerland, Lydersen & Laake (2013), "The
+McNemar test for binary matched-pairs data: mid-p and asymptotic are better than exact
+conditional", BMC Med. Res. Methodol. 13:91.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import ndtr
+from scipy.stats import binom, chi2
+
+from evalcore.stats._checks import (StatsInputError, as_clusters, as_scores, check_confidence,
+                                    check_count, is_binary, same_length, z_value)
+from evalcore.stats.clustered import clustered_variance_of_mean
+
+
+@dataclass(frozen=True)
+class McNemarResult:
+    """McNemar's test on the discordant counts b and c.
+
+    p_exact : two-sided exact (binomial) p = min(1, 2 * BinomCDF(min(b, c); b + c, 1/2)).
+    p_midp : mid-p = min(1, 2 * BinomCDF(min(b, c)) - BinomPMF(min(b, c))).
+    chi2_cc : (|b - c| - 1)^2 / (b + c) with continuity correction (0 when b = c, as R's
+        mcnemar.test applies the correction only when b != c); p_chi2_cc its chi^2_1 tail.
+    b + c = 0: no discordant items, no evidence: every p is 1 and chi2_cc = 0.
+    """
+
+    b: int
+    c: int
+    p_exact: float
+    p_midp: float
+    chi2_cc: float
+    p_chi2_cc: float
+
+    @property
+    def n_discordant(self) -> int:
+        return self.b + self.c
+
+
+def mcnemar(b: int, c: int) -> McNemarResult:
+    """McNemar's test for paired 0/1 scores from the discordant counts.
+
+    b = items only B got right, c = items only A got right (the test is symmetric in b and c).
+    Exact p: min(1, 2 * P(X <= min(b, c))), X ~ Binomial(b + c, 1/2); mid-p: the same with half
+    the probability of the observed value (Fagerland et al. 2013, recommended); chi-square with
+    continuity correction (Edwards 1948): (|b - c| - 1)^2 / (b + c) on 1 df, the R default
+    ``mcnemar.test(correct = TRUE)`` (which skips the correction when b = c).
+    Only the b + c discordant items carry evidence. b + c = 0 gives p = 1 everywhere.
+    """
+    bi, ci = check_count(b, "b"), check_count(c, "c")
+    if bi < 0 or ci < 0:
+        raise StatsInputError(f"discordant counts must be >= 0, got b={bi}, c={ci}")
+    m = bi + ci
+    if m == 0:
+        return McNemarResult(bi, ci, 1.0, 1.0, 0.0, 1.0)
+    lo = min(bi, ci)
+    p_exact = min(1.0, 2.0 * float(binom.cdf(lo, m, 0.5)))
+    p_midp = min(1.0, 2.0 * float(binom.cdf(lo, m, 0.5)) - float(binom.pmf(lo, m, 0.5)))
+    corr = 1.0 if bi != ci else 0.0
+    stat = (abs(bi - ci) - corr) ** 2 / m
+    return McNemarResult(bi, ci, p_exact, p_midp, float(stat), float(chi2.sf(stat, 1)))
+
+
+def correlation(a: np.ndarray, b: np.ndarray) -> float:
+    """Pearson correlation, NaN (not a warning) when either vector is constant or n < 2."""
+    if a.size < 2:
+        return float("nan")
+    da, db = a - a.mean(), b - b.mean()
+    saa, sbb = float(np.dot(da, da)), float(np.dot(db, db))
+    if saa == 0.0 or sbb == 0.0:
+        return float("nan")
+    return float(np.clip(np.dot(da, db) / math.sqrt(saa * sbb), -1.0, 1.0))
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """Paired difference B - A over shared items.
+
+    Attributes
+    ----------
+    diff : mean(d), d_i = b_i - a_i.
+    se : paired SE: sd(d, ddof=1)/sqrt(n), or the clustered SE of d with clusters.
+    low, high : diff -+ z * se (not clipped; a difference of proportions lies in [-1, 1]).
+    se_unpaired : sqrt(SE_A^2 + SE_B^2) (each sd(ddof=1)/sqrt(n)).
+    correlation : Pearson correlation of a and b (NaN when either is constant).
+    n : number of paired items. confidence.
+    mean_a, mean_b : the two scores.
+    z, p_value : diff / se and its two-sided normal p (se = 0: p = 1 if diff = 0 else 0).
+    b, c : items only B right / only A right (None unless both runs are 0/1).
+    mcnemar : McNemarResult for 0/1 scores, else None.
+    n_clusters : G when clustered, else None.
+    method : "paired" or "paired-clustered". detail : caveats.
+    """
+
+    diff: float
+    se: float
+    low: float
+    high: float
+    se_unpaired: float
+    correlation: float
+    n: int
+    confidence: float
+    mean_a: float
+    mean_b: float
+    z: float
+    p_value: float
+    b: int | None = None
+    c: int | None = None
+    mcnemar: McNemarResult | None = None
+    n_clusters: int | None = None
+    method: str = "paired"
+    detail: str = ""
+
+    @property
+    def pairing_gain(self) -> float:
+        """se_unpaired / se: how many times smaller the paired error bar is."""
+        if not self.se > 0:
+            return float("nan")
+        return self.se_unpaired / self.se
+
+
+def paired_difference(a: Any, b: Any, confidence: float = 0.95,
+                      clusters: Any = None) -> PairedDifference:
+    """Paired difference of run B minus run A on the same items, in the same order.
+
+    Delta = mean(b_i - a_i); SE = sd(d, ddof=1)/sqrt(n) (Miller 2024, eq. 8); with clusters the
+    cluster-robust SE of the mean of d (same formula as :func:`evalcore.stats.clustered_se`);
+    CI = Delta -+ z * SE. Also reports the unpaired SE sqrt(SE_A^2 + SE_B^2), the correlation of
+    a and b, and for 0/1 scores the discordant counts b, c with McNemar's test.
+
+    Edge cases: a run compared with itself gives diff = 0 and se = 0 exactly. n = 1: se NaN.
+    Fewer than 2 clusters: se NaN with a reason in ``detail``. Raises StatsInputError for
+    mismatched lengths, NaN (pair items first; drop items missing in either run) or empty input.
+    """
+    conf = check_confidence(confidence)
+    xa = as_scores(a, "a")
+    xb = as_scores(b, "b")
+    same_length(xa, xb, "a", "b")
+    n = xa.size
+    z = z_value(conf)
+    d = xb - xa
+    diff = float(d.mean())
+    notes = []
+    g = None
+    if clusters is not None:
+        codes, g = as_clusters(clusters, n)
+        if g < 2:
+            se = float("nan")
+            notes.append("fewer than 2 clusters: clustered SE undefined")
+        else:
+            se = math.sqrt(clustered_variance_of_mean(d, codes, g))
+        method = "paired-clustered"
+    else:
+        se = float(np.std(d, ddof=1) / math.sqrt(n)) if n >= 2 else float("nan")
+        method = "paired"
+    if n < 2:
+        notes.append("n = 1: standard errors undefined")
+        se_unp = float("nan")
+    else:
+        se_unp = math.sqrt((np.var(xa, ddof=1) + np.var(xb, ddof=1)) / n)
+    if math.isnan(se):
+        zstat, p = float("nan"), float("nan")
+    elif se == 0.0:
+        zstat = 0.0 if diff == 0.0 else math.copysign(math.inf, diff)
+        p = 1.0 if diff == 0.0 else 0.0
+    else:
+        zstat = diff / se
+        p = float(2.0 * ndtr(-abs(zstat)))
+    bc = None
+    mc = None
+    if is_binary(xa) and is_binary(xb):
+        nb = int(np.sum((xb == 1.0) & (xa == 0.0)))
+        nc = int(np.sum((xa == 1.0) & (xb == 0.0)))
+        bc = (nb, nc)
+        mc = mcnemar(nb, nc)
+    return PairedDifference(
+        diff=diff, se=se, low=diff - z * se, high=diff + z * se, se_unpaired=se_unp,
+        correlation=correlation(xa, xb), n=n, confidence=conf, mean_a=float(xa.mean()),
+        mean_b=float(xb.mean()), z=zstat, p_value=p, b=bc[0] if bc else None,
+        c=bc[1] if bc else None, mcnemar=mc, n_clusters=g, method=method,
+        detail="; ".join(notes))

@@ -1,0 +1,222 @@
+"""Compare two runs: pairing integrity and protocol diff first, then the paired difference
+with its interval, paired vs unpaired SE, correlation, exact McNemar, per-task rows with
+adjusted p-values, a verdict in words, and the 2x2 table whose cells list their items.
+
+Numbers: ``evalcore.analysis.compare`` and ``discordant_items``. URL state: run_a, run_b,
+task, metric, conf, cell.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from ui import charts, common
+
+ALL = "*"
+DEFAULT_METRIC = "(default)"
+CELLS = {"b": "Only B right (b)", "c": "Only A right (c)", "both": "Both right",
+         "neither": "Neither right"}
+
+
+
+def _text(value: object) -> str:
+    """A stored text for display ("" when missing)."""
+    return "" if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
+
+
+st.title("Compare two runs")
+store = common.get_store()
+runs = common.require_runs(store, 2, "a comparison")
+common.demo_banner(runs)
+
+names = [str(n) for n in runs["name"]]
+ids = dict(zip(names, runs["run_id"].astype(int)))
+label = common.run_label(runs)
+c_a, c_b = st.columns(2)
+run_a = common.url_choice("Run A (baseline)", names, "run_a", key="cmp_a", format_func=label,
+                          container=c_a)
+run_b = common.url_choice("Run B (compared with A)", [n for n in names if n != run_a], "run_b",
+                          key="cmp_b", format_func=label, container=c_b)
+
+tasks = store.tasks([ids[run_a], ids[run_b]])
+per_run = tasks.groupby("task")["run_id"].nunique()
+shared_tasks = sorted(per_run[per_run == 2].index.astype(str))
+if not shared_tasks:
+    st.info("These two runs have no task in common, so there is nothing to pair. Choose two "
+            "runs evaluated on the same task (run A tasks: "
+            + common.md_escape(", ".join(sorted(tasks[tasks.run_id == ids[run_a]].task.astype(str).unique())))
+            + "; run B tasks: "
+            + common.md_escape(", ".join(sorted(tasks[tasks.run_id == ids[run_b]].task.astype(str).unique())))
+            + ").")
+    st.stop()
+
+c_task, c_metric, c_conf = st.columns([3, 2, 1])
+task = common.url_choice("Task", [ALL, *shared_tasks] if len(shared_tasks) > 1 else shared_tasks,
+                         "task", key="cmp_task", container=c_task,
+                         format_func=lambda t: "All shared tasks" if t == ALL else t)
+scope = tasks if task == ALL else tasks[tasks["task"].astype(str) == task]
+metric_counts = scope.groupby("metric")["run_id"].nunique()
+metrics = sorted(metric_counts[metric_counts == 2].index.astype(str))
+metric = common.url_choice("Metric", [DEFAULT_METRIC, *metrics], "metric", key="cmp_metric",
+                           container=c_metric,
+                           format_func=lambda m: "primary metric" if m == DEFAULT_METRIC else m)
+confidence = common.confidence_choice("cmp_conf", container=c_conf)
+
+cmp = common.compute("compare", run_a, run_b, task=None if task == ALL else task,
+                     metric=None if metric == DEFAULT_METRIC else metric, confidence=confidence)
+per_task = cmp.per_task
+percent = common.is_proportion(pd.concat([per_task["score_a"], per_task["score_b"]]))
+unit = "pp" if percent else ""
+
+st.caption("A = " + common.md_escape(run_a) + " · B = " + common.md_escape(run_b)
+           + ". Difference = B − A over items both runs answered"
+           + (", in percentage points (pp)." if percent else "."))
+
+# ---- integrity first ---------------------------------------------------------------------
+st.subheader("1 · Pairing and protocol")
+pairing = pd.DataFrame([{
+    "Task": p.task, "Metric": p.metric, "Shared items": p.n_shared, "Only in A": len(p.only_a),
+    "Only in B": len(p.only_b), "Prompt/item hash mismatches": len(p.hash_mismatch)}
+    for p in cmp.pairing])
+problems = [p for p in cmp.pairing if p.only_a or p.only_b or p.hash_mismatch]
+if problems:
+    st.warning("The pairing is not clean: some items are in one run only or were shown with a "
+               "different prompt (hash mismatch). Only shared items are compared; a prompt "
+               "mismatch means the two runs did not use the same instrument on those items.")
+if not pairing.empty:
+    common.show_table(pairing, "pairing", "cmp_pairing")
+if problems:
+    with st.expander("Item ids behind the pairing problems"):
+        for p in problems:
+            for what, ids_ in (("only in A", p.only_a), ("only in B", p.only_b),
+                               ("hash mismatch", p.hash_mismatch)):
+                if ids_:
+                    st.text(f"{p.task} / {p.metric}: {what} ({len(ids_)}): "
+                            + ", ".join(map(str, ids_[:200])) + (" ..." if len(ids_) > 200 else ""))
+diff = cmp.protocol_diff
+if diff is not None and len(diff):
+    st.warning(f"The runs were measured with different protocols ({len(diff)} setting(s) "
+               "differ). A difference in scores may come from the protocol, not the model.")
+    common.show_table(diff.astype(str), "protocol_diff", "cmp_protocol")
+else:
+    st.caption("Protocol: no recorded setting differs between the two runs.")
+for w in cmp.warnings:
+    st.warning(common.md_escape(w))
+
+# ---- verdict and headline numbers --------------------------------------------------------
+st.subheader("2 · Verdict")
+st.info(common.md_escape(cmp.verdict))
+head = cmp.overall if (cmp.overall and len(per_task) > 1) else (
+    per_task.iloc[0].to_dict() if len(per_task) else None)
+if head:
+    scope_name = "macro average over tasks" if (cmp.overall and len(per_task) > 1) else \
+        f"{head.get('task')} / {head.get('metric')}"
+    cols = st.columns(5)
+    cols[0].metric(f"Difference B − A ({confidence:.0%} CI)",
+                   f"{common.fmt_value(head['diff'], percent, 1, True)} {unit}".strip(),
+                   help="Paired difference over shared items, interval = diff ± z·paired SE.")
+    cols[0].caption(f"[{common.fmt_value(head['low'], percent, 1, True)}, "
+                    f"{common.fmt_value(head['high'], percent, 1, True)}] {unit}")
+    cols[1].metric("Paired SE", f"{common.fmt_value(head['se'], percent, 2)} {unit}".strip(),
+                   help="sd(d, ddof=1)/sqrt(n), d = per-item difference B − A.")
+    cols[2].metric("Unpaired SE",
+                   f"{common.fmt_value(head.get('se_unpaired'), percent, 2)} {unit}".strip(),
+                   help="sqrt(SE_A² + SE_B²): what ignoring the pairing would give.")
+    corr = head.get("correlation")
+    cols[3].metric("Correlation of A and B", "–" if corr is None or pd.isna(corr) else f"{corr:.3f}",
+                   help="Pearson correlation of the item scores of A and B.")
+    b, c = head.get("b"), head.get("c")
+    if b is not None and not pd.isna(b):
+        cols[4].metric("Exact McNemar p", common.fmt_p(head.get("p_exact")),
+                       help="Two-sided binomial test on the discordant items b, c.")
+        cols[4].caption(f"b = {int(b)}, c = {int(c)}, mid-p {common.fmt_p(head.get('p_midp'))}")
+    st.caption(f"Scope: {common.md_escape(scope_name)}; n = {head.get('n')} shared items. "
+               "Method: paired difference (CLT on per-item differences); exact McNemar "
+               "(binomial) for 0/1 scores.")
+
+# ---- per task ----------------------------------------------------------------------------
+st.subheader("3 · Per task")
+k = 100 if percent else 1
+adjustment = str(per_task["adjustment"].dropna().iloc[0]) if per_task["adjustment"].notna().any() else None
+view = pd.DataFrame({
+    "Task": per_task["task"].astype(str), "Metric": per_task["metric"].astype(str),
+    "n": per_task["n"],
+    f"A ({unit or 'raw'})": per_task["score_a"].astype(float) * k,
+    f"B ({unit or 'raw'})": per_task["score_b"].astype(float) * k,
+    f"B − A ({unit or 'raw'})": per_task["diff"].astype(float) * k,
+    f"CI low": per_task["low"].astype(float) * k,
+    f"CI high": per_task["high"].astype(float) * k,
+    "Paired SE": per_task["se"].astype(float) * k,
+    "Unpaired SE": per_task["se_unpaired"].astype(float) * k,
+    "Correlation": per_task["correlation"].astype(float),
+    "b (only B)": per_task["b"], "c (only A)": per_task["c"],
+    "p": per_task["p_exact"].astype(float),
+    "p adjusted": per_task["p_adjusted"].astype(float),
+    f"MDE ({unit or 'raw'})": per_task["mde"].astype(float) * k,
+    "Verdict": per_task["verdict"].astype(str),
+    "Method": per_task["kind"].astype(str) if "kind" in per_task else "paired",
+})
+fmt = st.column_config.NumberColumn
+common.show_table(view, f"compare_{run_a}_vs_{run_b}", "cmp_table", column_config={
+    **{c: fmt(format="%.2f") for c in view.columns if c.startswith(("A (", "B (", "CI", "Paired",
+                                                                  "Unpaired", "MDE"))},
+    f"B − A ({unit or 'raw'})": fmt(format="%+.2f"),
+    "Correlation": fmt(format="%.3f"), "p": fmt(format="%.4f"),
+    "p adjusted": fmt(format="%.4f")})
+st.caption(f"Interval: {confidence:.0%} paired CI (clustered SE where the task has a cluster "
+           "key). p: exact McNemar for 0/1 scores, else the normal test of the paired "
+           "difference. p adjusted: "
+           + (f"{adjustment} over {len(per_task)} tasks." if adjustment and len(per_task) > 1
+              else "no adjustment (one task).")
+           + " MDE: minimum detectable effect at alpha 0.05, power 0.8 for this n and sd of d.")
+fig = charts.difference_plot(per_task, cmp.overall, label_a="A", label_b="B",
+                             confidence=confidence, percent=percent)
+common.show_chart(fig, f"difference_{run_a}_vs_{run_b}", "cmp_diff_chart")
+
+# ---- 2x2 and the items behind it ---------------------------------------------------------
+st.subheader("4 · Disagreements")
+binary = per_task[per_task["b"].notna()]
+if binary.empty:
+    st.info("The 2x2 table needs 0/1 scores; these metrics are not binary, so there is no "
+            "McNemar table. The paired difference above is the comparison.")
+    st.stop()
+task_rows = {f"{r.task} / {r.metric}": r for r in binary.itertuples()}
+choice = st.selectbox("Task for the 2x2 table", list(task_rows), key="cmp_2x2_task") \
+    if len(task_rows) > 1 else next(iter(task_rows))
+row = task_rows[choice]
+b, c, n = int(row.b), int(row.c), int(row.n)
+if hasattr(row, "both") and not pd.isna(getattr(row, "both")):
+    both, neither = int(row.both), int(row.neither)
+else:
+    # bookkeeping from the table's margins: A right = both + c, all = both + b + c + neither
+    both = int(round(float(row.score_a) * n)) - c
+    neither = n - b - c - both
+fig = charts.mcnemar_table(both, b, c, neither, label_a="A", label_b="B", p_exact=row.p_exact)
+left, right = st.columns([2, 3])
+with left:
+    common.show_chart(fig, f"mcnemar_{row.task}", "cmp_2x2")
+with right:
+    cell = common.url_choice("Cell to list", list(CELLS), "cell", key="cmp_cell",
+                             format_func=lambda k_: CELLS[k_], widget="segmented")
+    items = common.compute("discordant_items", run_a, run_b, str(row.task), str(row.metric),
+                           cell=cell, stop=False)
+    if items is not None:
+        st.caption(f"{len(items)} item(s) in '{CELLS[cell]}' for {common.md_escape(row.task)}. "
+                   "Texts are shown exactly as stored.")
+        if items.empty:
+            st.info("No items in this cell.")
+        else:
+            common.show_table(items, f"items_{cell}_{row.task}", "cmp_items", height=300)
+            item = st.selectbox("Read one item", items["item_id"].astype(str).tolist(),
+                                key="cmp_item")
+            one = items[items["item_id"].astype(str) == item].iloc[0]
+            st.markdown("**Prompt**")
+            st.text(_text(one.get("prompt")))
+            st.markdown("**Target**")
+            st.code(_text(one.get("target")), language=None, wrap_lines=True)
+            ca, cb = st.columns(2)
+            ca.markdown(f"**Response A** (score {one.get('score_a')})")
+            ca.code(_text(one.get("response_a")), language=None, wrap_lines=True)
+            cb.markdown(f"**Response B** (score {one.get('score_b')})")
+            cb.code(_text(one.get("response_b")), language=None, wrap_lines=True)

@@ -1,0 +1,194 @@
+"""Leaderboard: every run x task with its score, interval and the interval method named;
+forest plot per task and for the macro average; runs indistinguishable from the best
+(paired, Holm-adjusted); rank intervals; harness-reported stderr next to ours with audit flags.
+
+Numbers: ``evalcore.analysis.leaderboard``. URL state: task, metric, method, conf, runs.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from evalcore.analysis import METHOD_LABELS, METHODS
+from ui import charts, common
+
+ALL = "*"
+DEFAULT_METRIC = "(default)"
+MAX_PANELS = 6
+
+st.title("Leaderboard")
+store = common.get_store()
+runs = common.require_runs(store, 1, "the leaderboard")
+common.demo_banner(runs)
+
+tasks = store.tasks()
+task_names = sorted(tasks["task"].astype(str).unique())
+
+c_task, c_metric, c_method, c_conf = st.columns([3, 2, 3, 1])
+task = common.url_choice("Task", [ALL, *task_names], "task", key="lb_task",
+                         format_func=lambda t: "All tasks (+ macro average)" if t == ALL else t,
+                         container=c_task)
+scope = tasks if task == ALL else tasks[tasks["task"].astype(str) == task]
+metric_names = sorted(scope["metric"].astype(str).unique())
+metric = common.url_choice(
+    "Metric", [DEFAULT_METRIC, *metric_names], "metric", key="lb_metric", container=c_metric,
+    format_func=lambda m: "primary metric of each task" if m == DEFAULT_METRIC else m,
+    help="The primary metric is acc for lm_eval multiple choice, the first scorer for inspect.")
+has_cluster = bool(scope.get("has_cluster", pd.Series(dtype=bool)).fillna(False).astype(bool).any())
+methods = [m for m in METHODS if m != "clustered" or has_cluster]
+method = common.url_choice(
+    "Interval method", methods, "method", key="lb_method", default="wilson", container=c_method,
+    format_func=lambda m: METHOD_LABELS.get(m, m),
+    help="Wilson is the default for 0/1 scores. Clustered appears when a task has a cluster key.")
+confidence = common.confidence_choice("lb_conf", container=c_conf)
+
+run_names = [str(n) for n in runs["name"]]
+with st.expander(f"Runs shown ({len(run_names)} in the store)"):
+    chosen = common.url_multi("Runs", run_names, "runs", key="lb_runs",
+                              format_func=common.run_label(runs))
+if not chosen:
+    st.info("No run selected: choose at least one run above.")
+    st.stop()
+
+lb = common.compute("leaderboard", task=None if task == ALL else task,
+                    metric=None if metric == DEFAULT_METRIC else metric, method=method,
+                    confidence=confidence,
+                    runs=None if len(chosen) == len(run_names) else chosen)
+cells = lb.cells
+if cells.empty:
+    st.info("No scores for this selection. Pick another task or metric.")
+    st.stop()
+
+method_label = METHOD_LABELS.get(lb.method, lb.method)
+percent = common.is_proportion(cells["score"])
+unit = "%" if percent else ""
+st.caption(common.method_caption(lb.method, lb.confidence)
+           + (" Scores in percent; differences in percentage points (pp)." if percent else ""))
+for note in lb.notes:
+    st.caption(":material/info: " + common.md_escape(note))
+
+# ---- the table ---------------------------------------------------------------------------
+def _cell_text(row: pd.Series) -> str:
+    text = common.fmt_interval(row["score"], row["low"], row["high"], percent)
+    if bool(row.get("contains_chance", False)):
+        text += " ~chance"
+    if not bool(row.get("has_items", True)):
+        text += " (reported)"
+    return text
+
+
+table = cells.assign(cell=cells.apply(_cell_text, axis=1))
+pivot = table.pivot_table(index="run", columns="task", values="cell", aggfunc="first")
+averages = lb.averages
+if len(averages) and cells["task"].nunique() > 1:
+    avg = averages.set_index("run").apply(
+        lambda r: common.fmt_interval(r["score"], r["low"], r["high"], percent), axis=1)
+    pivot.insert(0, "Macro average", avg)
+    order = averages.sort_values("score", ascending=False)["run"].astype(str).tolist()
+else:
+    first = cells[cells["task"] == cells["task"].iloc[0]]
+    order = first.sort_values("score", ascending=False)["run"].astype(str).tolist()
+pivot = pivot.reindex([r for r in order if r in pivot.index]
+                      + [r for r in pivot.index if r not in order])
+pivot = pivot.reset_index().rename(columns={"run": "Run"})
+
+st.subheader("Scores")
+st.caption(f"Each cell: score [{lb.confidence:.0%} interval] in {unit or 'raw units'} "
+           f"({method_label}). ~chance: the interval contains the chance level, so this score "
+           "cannot rank anything. (reported): summary-only run, interval from the harness's stderr.")
+common.show_table(pivot, f"leaderboard_{task}_{lb.method}", "lb_pivot")
+
+with st.expander("All numbers (long format)"):
+    numbers = cells[[c for c in ("run", "task", "metric", "n", "score", "se", "low", "high",
+                                 "method", "chance", "contains_chance", "has_items")
+                     if c in cells.columns]]
+    common.show_table(numbers, f"leaderboard_cells_{lb.method}", "lb_cells")
+    if len(averages):
+        st.caption("Macro average over tasks: mean of task scores, SE = sqrt(sum SE_t^2)/k.")
+        common.show_table(averages, "leaderboard_macro_average", "lb_avg")
+
+# ---- forest plot -------------------------------------------------------------------------
+st.subheader("Forest plot")
+plot_tasks = list(dict.fromkeys(cells["task"].astype(str)))
+if len(plot_tasks) > MAX_PANELS:
+    shown = st.multiselect("Task panels", plot_tasks, default=plot_tasks[:MAX_PANELS - 1],
+                           key="lb_panels",
+                           help="Many tasks: choose which task panels to draw (the macro "
+                                "average is always drawn).")
+else:
+    shown = plot_tasks
+fig = charts.forest_plot(cells[cells["task"].astype(str).isin(shown)],
+                         averages if cells["task"].nunique() > 1 else None,
+                         method_label=method_label, confidence=lb.confidence, percent=percent,
+                         run_order=[r for r in order if r in set(cells["run"].astype(str))])
+common.show_chart(fig, f"forest_{task}_{lb.method}", "lb_forest")
+st.caption("Filled circle: interval excludes chance. Open circle: interval contains chance. "
+           "Diamond: summary-only run. Dotted line: chance level of a multiple-choice task.")
+
+# ---- tiers and ranks ---------------------------------------------------------------------
+st.subheader("Which runs are indistinguishable from the best?")
+tiers, ranks = lb.tiers, lb.ranks
+tier_scopes = list(dict.fromkeys(tiers["task"].astype(str))) if len(tiers) else []
+if not tier_scopes:
+    st.info("Tiers need item-level scores of at least two runs on shared items.")
+else:
+    default_scope = "__average__" if "__average__" in tier_scopes else tier_scopes[0]
+    scope_choice = st.selectbox(
+        "Tiers for", tier_scopes, index=tier_scopes.index(default_scope), key="lb_tier_scope",
+        format_func=lambda t: "Macro average" if t == "__average__" else t)
+    t = tiers[tiers["task"].astype(str) == scope_choice].copy()
+    best = t["best_run"].dropna().astype(str)
+    if len(best):
+        st.caption("Best run: " + common.md_escape(best.iloc[0]) + ". Paired tests on shared "
+                   "items against it, p-values Holm-adjusted across runs.")
+    view = pd.DataFrame({
+        "Run": t["run"].astype(str),
+        f"Difference vs best ({'pp' if percent else 'raw'})":
+            t["diff_vs_best"].astype(float) * (100 if percent else 1),
+        "p (raw)": t["p_raw"].astype(float),
+        "p (Holm)": t["p_holm"].astype(float),
+        "Indistinguishable from best": t["indistinguishable_from_best"].astype(bool),
+        "Shared items": t["n_shared"],
+    })
+    r = ranks[ranks["task"].astype(str) == scope_choice] if len(ranks) else ranks
+    if len(r):
+        r = r.assign(rank_interval=r.apply(
+            lambda x: "–" if pd.isna(x["rank"]) else
+            f"{x['rank']:.0f} [{x['rank_low']:.0f}, {x['rank_high']:.0f}]", axis=1))
+        view = view.merge(r[["run", "rank_interval"]].rename(
+            columns={"run": "Run", "rank_interval": f"Rank [{lb.confidence:.0%} interval]"}),
+            on="Run", how="left")
+    common.show_table(view, f"tiers_{scope_choice}", "lb_tiers", column_config={
+        view.columns[1]: st.column_config.NumberColumn(format="%+.2f"),
+        "p (raw)": st.column_config.NumberColumn(format="%.4f"),
+        "p (Holm)": st.column_config.NumberColumn(format="%.4f")})
+    st.caption("Rank intervals: paired bootstrap over shared items (the same resampled items "
+               "for every run).")
+
+# ---- reported vs ours --------------------------------------------------------------------
+st.subheader("Harness-reported stderr vs ours")
+has_reported = cells.get("reported_stderr", pd.Series(dtype=float)).notna() | \
+    cells.get("audit_flag", pd.Series(dtype=object)).notna()
+audit = cells[has_reported]
+if audit.empty:
+    st.caption("No harness-reported stderr for these runs (inspect and tidy inputs do not "
+               "report one).")
+else:
+    flagged = audit["audit_flag"].notna().sum() if "audit_flag" in audit else 0
+    if flagged:
+        st.warning(f"{int(flagged)} reported value(s) carry an audit flag (stderr mismatch, zero "
+                   "stderr with 0<p<1, N/A stderr or n mismatch); see the table.")
+    view = pd.DataFrame({
+        "Run": audit["run"].astype(str), "Task": audit["task"].astype(str),
+        "Metric": audit["metric"].astype(str),
+        "Reported score": audit["reported"].astype(float),
+        "Reported stderr": audit["reported_stderr"].astype(float),
+        "Our score": audit["score"].astype(float), "Our SE": audit["se"].astype(float),
+        "Our n": audit["n"], "Audit flag": audit["audit_flag"],
+    })
+    common.show_table(view, "stderr_audit", "lb_audit", column_config={
+        c: st.column_config.NumberColumn(format="%.4f")
+        for c in ("Reported score", "Reported stderr", "Our score", "Our SE")})
+    st.caption("Our SE: sd(ddof=1)/sqrt(n) over item scores, the lm-evaluation-harness "
+               "convention, so it matches the harness to the printed digit when nothing is off.")

@@ -1,0 +1,207 @@
+"""Repeats & clusters: several answers per item (between/within variance, SE against K,
+smallest sufficient K, pass@k), rerun noise of two passes, clustered vs iid SE with design
+effect and ICC, and metric variants of one run compared as a paired difference.
+
+Numbers: ``evalcore.analysis.repeats``, ``rerun_noise``, ``clusters``, ``metric_variants``.
+URL state per section (rep_run/rep_task/rep_metric, rr_a/rr_b/rr_task, cl_run/cl_task,
+mv_run/mv_task/mv_a/mv_b) and conf.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from ui import charts, common
+
+st.title("Repeats & clusters")
+store = common.get_store()
+runs = common.require_runs(store, 1, "this page")
+common.demo_banner(runs)
+
+tasks = store.tasks()
+names = dict(zip(runs["run_id"].astype(int), runs["name"].astype(str)))
+label = common.run_label(runs)
+tasks = tasks.assign(run=tasks["run_id"].astype(int).map(names))
+if "has_items" in tasks:
+    item_tasks = tasks[tasks["has_items"].fillna(False).astype(bool)]
+else:
+    item_tasks = tasks
+confidence = common.confidence_choice("rep_conf", container=st.columns([1, 5])[0])
+
+
+def _is_binary(run: str, task: str, metric: str | None) -> bool:
+    rows = tasks[(tasks["run"] == run) & (tasks["task"].astype(str) == task)]
+    if metric is not None:
+        rows = rows[rows["metric"].astype(str) == metric]
+    return bool(len(rows)) and bool(rows["binary"].fillna(False).astype(bool).all())
+
+
+def _pick_run_task(rows: pd.DataFrame, prefix: str, container=None) -> tuple[str, str]:
+    """Run and task selectors limited to the (run, task) pairs in ``rows``."""
+    cols = (container or st).columns(2)
+    run = common.url_choice("Run", sorted(rows["run"].unique()), f"{prefix}_run",
+                            key=f"{prefix}_run_w", format_func=label, container=cols[0])
+    task = common.url_choice("Task", sorted(rows[rows["run"] == run]["task"].astype(str).unique()),
+                             f"{prefix}_task", key=f"{prefix}_task_w", container=cols[1])
+    return run, task
+
+
+tab_rep, tab_rerun, tab_cl, tab_mv = st.tabs(
+    ["Answers per item", "Reruns", "Clusters", "Metric variants"])
+
+# ---- several answers per item ------------------------------------------------------------
+with tab_rep:
+    multi = item_tasks[item_tasks["k_max"].fillna(1).astype(int) > 1]
+    if multi.empty:
+        st.info("No run has several answers per item. Runs with inspect epochs, lm_eval "
+                "repeats or a tidy `answer` column appear here.")
+    else:
+        run, task = _pick_run_task(multi, "rep")
+        metrics = sorted(multi[(multi["run"] == run) & (multi["task"].astype(str) == task)]
+                         ["metric"].astype(str).unique())
+        metric = common.url_choice("Metric", metrics, "rep_metric", key="rep_metric_w")
+        rep = common.compute("repeats", run, task, metric=metric, stop=False)
+        if rep is not None:
+            pct = _is_binary(run, task, metric)
+            u = "pp" if pct else ""
+            cols = st.columns(5)
+            cols[0].metric("Items × answers", f"{rep.n_items} × {rep.k_observed}")
+            cols[1].metric("Between-item variance", f"{rep.between:.4g}",
+                           help="s_b² = var(item means, ddof=1) − s_w²/K")
+            cols[2].metric("Within-item variance", f"{rep.within:.4g}",
+                           help="s_w² = mean of per-item variances (ddof=1)")
+            cols[3].metric(f"SE with K = {rep.k_observed}",
+                           f"{common.fmt_value(rep.se_observed, pct, 2)} {u}".strip(),
+                           help="sqrt((s_b² + s_w²/K)/n)")
+            cols[4].metric("Smallest sufficient K", str(rep.k_sufficient),
+                           help="The smallest K at which one more answer per item cuts the SE "
+                                "by less than 1%.")
+            st.caption("Variance components of item scores (METHODS: several answers per item). "
+                       "More answers only shrink the within-item term; the dashed floor is the "
+                       "SE with infinitely many answers, which only more items lower.")
+            fig = charts.se_vs_k_plot(rep.curve, k_observed=rep.k_observed,
+                                      se_observed=rep.se_observed,
+                                      k_sufficient=rep.k_sufficient, percent=pct)
+            common.show_chart(fig, f"se_vs_k_{run}_{task}", "rep_curve")
+            with st.expander("SE against K (table)"):
+                common.show_table(rep.curve, f"se_vs_k_{run}_{task}", "rep_curve_t")
+            st.markdown("**pass@k** (unbiased estimator 1 − C(N−c, k)/C(N, k), averaged over "
+                        "items; SE over items)")
+            if rep.pass_at_k is None or rep.pass_at_k.empty:
+                st.info("pass@k needs 0/1 scores; this metric is not binary.")
+            else:
+                common.show_chart(charts.pass_at_k_plot(rep.pass_at_k, confidence=confidence),
+                                  f"pass_at_k_{run}_{task}", "rep_pass")
+                common.show_table(rep.pass_at_k, f"pass_at_k_{run}_{task}", "rep_pass_t",
+                                  column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                                 for c in ("estimate", "se", "low", "high")})
+
+# ---- reruns ------------------------------------------------------------------------------
+with tab_rerun:
+    run_names = sorted(item_tasks["run"].dropna().unique())
+    if len(run_names) < 2:
+        st.info("Rerun noise needs two passes (two runs) of the same model and protocol on the "
+                "same items; the store has fewer than two runs with item-level scores.")
+    else:
+        models = runs.set_index(runs["name"].astype(str))["model"]
+        same_model = [(a, b) for i, a in enumerate(run_names) for b in run_names[i + 1:]
+                      if models.get(a) is not None and models.get(a) == models.get(b)]
+        default_a, default_b = same_model[0] if same_model else (run_names[0], run_names[1])
+        cols = st.columns(3)
+        ra = common.url_choice("Pass 1", run_names, "rr_a", key="rr_a_w", default=default_a,
+                               format_func=label, container=cols[0])
+        rb = common.url_choice("Pass 2", [r for r in run_names if r != ra], "rr_b", key="rr_b_w",
+                               default=default_b, format_func=label, container=cols[1])
+        shared = sorted(set(item_tasks[item_tasks["run"] == ra]["task"].astype(str))
+                        & set(item_tasks[item_tasks["run"] == rb]["task"].astype(str)))
+        if not shared:
+            st.info("These two runs share no task with item-level scores.")
+        else:
+            task = common.url_choice("Task", shared, "rr_task", key="rr_task_w",
+                                     container=cols[2])
+            if models.get(ra) != models.get(rb):
+                st.warning("These runs are of different models: rerun noise is meant for two "
+                           "passes of the same model and protocol.")
+            rr = common.compute("rerun_noise", ra, rb, task, stop=False)
+            if rr is not None:
+                cols = st.columns(3)
+                cols[0].metric("Flip rate f", f"{100 * rr.flip_rate:.1f}%",
+                               help="Share of items whose correctness changed between passes.")
+                cols[0].caption(f"{round(rr.flip_rate * rr.n)} of {rr.n} items flipped")
+                cols[1].metric("Variance term in a mean", f"{rr.variance_term:.3g}",
+                               help="f / (2n)")
+                cols[1].caption(f"as an SE: {100 * rr.variance_term ** 0.5:.2f} pp")
+                share = rr.share_of_paired_se2
+                cols[2].metric("Share of a paired comparison's SE²",
+                               "–" if share is None or pd.isna(share) else f"{100 * share:.0f}%",
+                               help="How much of the squared paired SE rerun noise explains.")
+                st.caption("Method: rerun noise from two passes (METHODS: reruns); metric "
+                           + common.md_escape(rr.metric) + ".")
+
+# ---- clusters ----------------------------------------------------------------------------
+with tab_cl:
+    clustered = item_tasks[item_tasks["has_cluster"].fillna(False).astype(bool)] \
+        if "has_cluster" in item_tasks else item_tasks.iloc[0:0]
+    if clustered.empty:
+        st.info("No task has a cluster key (reading passage, subject, problem id). Tidy tables "
+                "with a `cluster` column and inspect sample metadata provide one.")
+    else:
+        run, task = _pick_run_task(clustered, "cl")
+        cr = common.compute("clusters", run, task, confidence=confidence, stop=False)
+        if cr is not None:
+            pct = _is_binary(run, task, cr.metric) or common.is_proportion([cr.score])
+            u = "pp" if pct else ""
+            cols = st.columns(5)
+            cols[0].metric(f"Score ({confidence:.0%} clustered CI)",
+                           f"{common.fmt_value(cr.score, pct)}{'%' if pct else ''}")
+            cols[0].caption(f"[{common.fmt_value(cr.low, pct)}, {common.fmt_value(cr.high, pct)}]")
+            cols[1].metric("SE, iid", f"{common.fmt_value(cr.se_iid, pct, 2)} {u}".strip())
+            cols[2].metric("SE, clustered", f"{common.fmt_value(cr.se_clustered, pct, 2)} {u}".strip())
+            cols[3].metric("Design effect", f"{cr.design_effect:.2f}",
+                           help="SE_clustered² / SE_iid²")
+            cols[3].caption(f"intervals {cr.design_effect ** 0.5:.2f}× as wide"
+                            if cr.design_effect >= 0 else "")
+            cols[4].metric("ICC(1)", f"{cr.icc:.3f}",
+                           help="One-way ANOVA of scores on cluster; may be negative.")
+            st.caption(f"{cr.n} items in {cr.n_clusters} clusters; metric "
+                       + common.md_escape(cr.metric)
+                       + ". Method: CLT with cluster-robust SE, G/(G−1) small-sample factor.")
+
+# ---- metric variants ---------------------------------------------------------------------
+with tab_mv:
+    counts = item_tasks.groupby(["run", "task"])["metric"].nunique()
+    pairs = counts[counts >= 2].reset_index()
+    if pairs.empty:
+        st.info("No run/task has two metric variants (acc vs acc_norm, strict vs flexible "
+                "extraction, strict vs loose).")
+    else:
+        run, task = _pick_run_task(pairs, "mv")
+        variants = sorted(item_tasks[(item_tasks["run"] == run)
+                                     & (item_tasks["task"].astype(str) == task)]
+                          ["metric"].astype(str).unique())
+        cols = st.columns(2)
+        ma = common.url_choice("Variant A", variants, "mv_a", key="mv_a_w", container=cols[0])
+        mb = common.url_choice("Variant B", [v for v in variants if v != ma], "mv_b",
+                               key="mv_b_w", container=cols[1])
+        mv = common.compute("metric_variants", run, task, ma, mb, confidence=confidence,
+                            stop=False)
+        if mv is not None and len(mv.per_task):
+            row = mv.per_task.iloc[0]
+            pct = common.is_proportion([row["score_a"], row["score_b"]])
+            u = "pp" if pct else ""
+            st.info(common.md_escape(mv.verdict))
+            cols = st.columns(4)
+            cols[0].metric(f"B − A ({confidence:.0%} CI)",
+                           f"{common.fmt_value(row['diff'], pct, 1, True)} {u}".strip())
+            cols[0].caption(f"[{common.fmt_value(row['low'], pct, 1, True)}, "
+                            f"{common.fmt_value(row['high'], pct, 1, True)}] {u}")
+            cols[1].metric("Scores A / B",
+                           f"{common.fmt_value(row['score_a'], pct)} / "
+                           f"{common.fmt_value(row['score_b'], pct)}")
+            if not pd.isna(row.get("b")):
+                cols[2].metric("Items only B credits / only A", f"{int(row['b'])} / {int(row['c'])}")
+                cols[3].metric("Exact McNemar p", common.fmt_p(row.get("p_exact")))
+            st.caption("Two grading variants of one run pair item by item; paired difference "
+                       "with its CLT interval, exact McNemar for 0/1 scores.")
+            common.show_table(mv.per_task, f"variants_{run}_{task}", "mv_table")

@@ -1,0 +1,169 @@
+"""Upload & runs: drop result files, see what was recognised (or a clear error with nothing
+written), and manage the runs in the store (rename, tag, delete with confirmation).
+
+Work: ``evalcore.ingest.parse_uploads`` then ``Store.ingest`` (one transaction);
+``evalcore.analysis.overview`` for the tables. Nothing here parses or writes SQL itself.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from evalcore.errors import EvalbarsError, IngestError
+from ui import common
+
+FORMATS_HELP = ("lm-evaluation-harness results JSON and sample logs (samples_*.jsonl), "
+                "inspect_ai logs (.eval, .json), HELM run folders as .zip, tidy tables "
+                "(CSV/JSONL/Parquet with model, task, item_id, score). Upload a results file "
+                "together with its sample logs so they become one run.")
+
+st.title("Upload & runs")
+store = common.get_store()
+
+
+# ---- upload --------------------------------------------------------------------------
+uploads = st.file_uploader("Drop result files here (one or many)", accept_multiple_files=True,
+                           key="up_files", help=FORMATS_HELP)
+st.caption(FORMATS_HELP)
+if uploads:
+    signature = tuple((f.name, f.size, getattr(f, "file_id", "")) for f in uploads)
+    if st.session_state.get("up_sig") != signature:
+        bar = st.progress(0.0, text="Reading the files ...")
+
+        def _progress(done: int, total: int, current: str) -> None:
+            share = min(1.0, done / total) if total else 0.0
+            bar.progress(share, text=f"Reading {common.md_escape(current)} ({share:.0%})")
+
+        result = common.ingest_uploads([(f.name, f.getvalue()) for f in uploads], store, _progress)
+        bar.progress(1.0, text="Done.")
+        st.session_state["up_sig"] = signature
+        st.session_state["up_result"] = result
+
+result = st.session_state.get("up_result") if uploads else None
+if result is not None:
+    if not result["ok"]:
+        exc = result["error"]
+        st.error("Nothing was written to the store. The upload could not be read:")
+        if isinstance(exc, IngestError):
+            st.dataframe(pd.DataFrame([{"File": exc.file, "Where": exc.where or "",
+                                        "Expected": exc.expected, "Detail": exc.detail or ""}]),
+                         hide_index=True, key="up_err_df")
+        else:
+            st.text(str(exc))
+    else:
+        report = result["report"]
+        if report.already_present:
+            st.info("Every file was already in the store; nothing changed.")
+        else:
+            added = int((report.runs["status"] != "already present").sum()) \
+                if "status" in report.runs else len(report.runs)
+            st.success(f"Recognised {len(report.runs)} run(s); {added} added or merged.")
+        st.markdown("**What was recognised**")
+        cols = [c for c in ("name", "model", "source_format", "tasks", "metrics", "n_items",
+                            "n_scores", "k_max", "status", "warnings") if c in report.runs]
+        recognised = report.runs[cols].rename(columns={"k_max": "answers per item"})
+        common.show_table(recognised, "ingest_report", "up_report")
+        if report.warnings:
+            st.markdown(f"**Warnings ({len(report.warnings)})**")
+            st.text("\n".join(f"- {w}" for w in report.warnings[:50]))
+        try:
+            audit = store.audit(result["run_ids"])
+            flagged = audit[audit["flag"].notna()] if len(audit) else audit
+        except EvalbarsError:
+            flagged = pd.DataFrame()
+        if len(flagged):
+            st.markdown(f"**Audit flags ({len(flagged)})**: reported stderr checked against the "
+                        "item scores")
+            common.show_table(flagged, "ingest_audit", "up_audit")
+
+# ---- runs in the store ---------------------------------------------------------------
+st.divider()
+st.subheader("Runs in the store")
+flash = st.session_state.pop("up_flash", None)
+if flash:
+    st.success(common.md_escape(flash))
+runs = common.runs_table(store)
+if runs.empty:
+    st.info("The store is empty. Drop files above to add runs.")
+    st.stop()
+common.demo_banner(runs)
+
+view = runs.copy()
+if "tags" in view:
+    view["tags"] = view["tags"].map(lambda t: ", ".join(t) if isinstance(t, (list, tuple))
+                                    else ("" if t is None else ", ".join(list(t))))
+show_cols = [c for c in ("run_id", "name", "model", "source_format", "harness",
+                         "harness_version", "tags", "created_at", "n_tasks", "n_scores",
+                         "has_items") if c in view]
+common.show_table(view[show_cols], "runs", "up_runs")
+without_items = view[~view["has_items"].fillna(False).astype(bool)] if "has_items" in view else []
+if len(without_items):
+    st.caption(f"{len(without_items)} run(s) have no item-level data (results JSON only): the "
+               "leaderboard shows them with the harness's reported stderr; paired comparisons "
+               "need the sample logs.")
+
+ov = common.compute("overview", stop=False)
+if ov is not None:
+    with st.expander("Tasks and metrics per run"):
+        common.show_table(ov.tasks, "tasks", "up_tasks")
+    if ov.audit is not None and len(ov.audit):
+        flagged = ov.audit[ov.audit["flag"].notna()] if "flag" in ov.audit else ov.audit
+        with st.expander(f"Stderr audit ({len(flagged)} flag(s))"):
+            common.show_table(ov.audit, "audit", "up_audit_all")
+    for note in ov.notes:
+        st.caption(common.md_escape(note))
+
+st.markdown("**Manage a run**")
+names = [str(n) for n in runs["name"]]
+ids = dict(zip(names, runs["run_id"].astype(int)))
+target = st.selectbox("Run", names, key="up_target", format_func=common.run_label(runs))
+tags_now = runs.set_index(runs["name"].astype(str)).loc[target, "tags"] if "tags" in runs else []
+c_ren, c_tag, c_del = st.columns(3)
+with c_ren:
+    new_name = st.text_input("New name", value=target, key=f"up_newname_{ids[target]}")
+    if st.button("Rename", key="up_rename", disabled=(not new_name.strip() or new_name == target)):
+        try:
+            store.rename_run(ids[target], new_name.strip())
+            st.session_state["up_flash"] = f"Renamed {target} to {new_name.strip()}."
+            st.rerun()
+        except EvalbarsError as exc:
+            common.show_error(exc)
+with c_tag:
+    tag_text = st.text_input("Tags (comma-separated)", key=f"up_tags_{ids[target]}",
+                             value=", ".join(list(tags_now) if tags_now is not None else []))
+    if st.button("Save tags", key="up_save_tags"):
+        tags = [t.strip() for t in tag_text.split(",") if t.strip()]
+        try:
+            store.set_tags(ids[target], tags)
+            st.session_state["up_flash"] = f"Tags of {target}: {', '.join(tags) or 'none'}."
+            st.rerun()
+        except EvalbarsError as exc:
+            common.show_error(exc)
+with c_del:
+    st.write("")
+    if st.button("Delete this run ...", key="up_delete", type="secondary"):
+        st.session_state["up_confirm"] = [ids[target]]
+    demo_ids = common.demo_run_ids(runs)
+    if demo_ids and st.button("Delete the demo runs ...", key="up_delete_demo"):
+        st.session_state["up_confirm"] = demo_ids
+
+pending = [i for i in st.session_state.get("up_confirm", []) if i in ids.values()]
+if pending:
+    doomed = [n for n, i in ids.items() if i in pending]
+    st.warning(f"Delete {len(doomed)} run(s) and all their scores and texts? This cannot be "
+               "undone.")
+    st.text("\n".join(doomed))
+    yes, no = st.columns([1, 6])
+    if yes.button("Yes, delete", key="up_confirm_yes", type="primary"):
+        try:
+            for rid in pending:
+                store.delete_run(rid)
+            st.session_state["up_flash"] = f"Deleted {len(pending)} run(s)."
+        except EvalbarsError as exc:
+            common.show_error(exc)
+        st.session_state.pop("up_confirm", None)
+        st.rerun()
+    if no.button("Cancel", key="up_confirm_no"):
+        st.session_state.pop("up_confirm", None)
+        st.rerun()

@@ -1,0 +1,478 @@
+"""Shared page plumbing: the store, cached analysis calls, URL state, exports, messages.
+
+Nothing here computes a statistic. Numbers come from ``evalcore.analysis`` (and
+``evalcore.stats`` for the planner); this module only fetches, caches, formats and renders.
+
+Rules every page follows through these helpers:
+
+- The store is opened once per server process (``st.cache_resource`` keyed on the store
+  path, i.e. ``$EVALBARS_STORE`` or the default path).
+- Analysis results are cached (``st.cache_data``) on (function, store path, store version,
+  arguments); ``Store.version()`` changes whenever the content does.
+- ``EvalbarsError`` from evalcore becomes a message on the page, never a traceback.
+- User strings (run names, prompts, responses, file names) are shown as text: through
+  ``st.text``/``st.code``/``st.dataframe``, or through :func:`md_escape` when they must sit
+  inside Markdown (captions, alerts, labels), or :func:`plot_text` inside Plotly labels.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import pandas as pd
+import streamlit as st
+
+from evalcore import analysis
+from evalcore.errors import EvalbarsError, IngestError
+from evalcore.store import Store, default_store_path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO_DIR = ROOT / "data" / "demo"
+DEMO_TAG = "demo"
+DEMO_ENV = "EVALBARS_DEMO"   # "0" disables loading the bundled demo into an empty store
+
+CONFIDENCES = (0.90, 0.95, 0.99)
+
+EMPTY_STORE = (
+    "The store is empty. Add results on the **Upload & runs** page: lm-evaluation-harness "
+    "results JSON and sample logs, inspect_ai `.eval`/`.json` logs, HELM run folders (zipped), "
+    "or a tidy CSV/JSONL/Parquet table with columns model, task, item_id, score."
+)
+
+
+# ---- store -------------------------------------------------------------------------------
+def store_path() -> Path:
+    """The store file this server uses: ``$EVALBARS_STORE`` or the default path."""
+    return default_store_path()
+
+
+@st.cache_resource(show_spinner=False)
+def _open_store(path: str) -> Store:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return Store(path)
+
+
+def get_store() -> Store:
+    """The shared ``Store``; renders an error and stops the page when it cannot be opened."""
+    path = str(store_path())
+    try:
+        return _open_store(path)
+    except EvalbarsError as exc:
+        st.error(f"The store at {md_escape(path)} could not be opened: {md_escape(exc)}")
+        st.stop()
+    except NotImplementedError:
+        st.warning("The store is not available in this build yet.")
+        st.stop()
+    raise AssertionError("unreachable")
+
+
+def runs_table(store: Store) -> pd.DataFrame:
+    """``Store.runs()`` (run_id, name, model, ..., has_items), or an empty frame on error."""
+    try:
+        return store.runs()
+    except EvalbarsError as exc:
+        show_error(exc)
+        return pd.DataFrame(columns=["run_id", "name"])
+
+
+def require_runs(store: Store, minimum: int = 1, purpose: str = "") -> pd.DataFrame:
+    """The runs table, or an info message and ``st.stop()`` when fewer than ``minimum`` runs."""
+    runs = runs_table(store)
+    if runs.empty:
+        st.info(EMPTY_STORE)
+        st.stop()
+    if len(runs) < minimum:
+        st.info(
+            f"The store holds {len(runs)} run; {purpose or 'this page'} needs at least "
+            f"{minimum}. Upload another run of the same tasks on the **Upload & runs** page."
+        )
+        st.stop()
+    return runs
+
+
+@st.cache_resource(show_spinner="Loading the bundled demo data ...")
+def _seed_demo(path: str) -> tuple[str, ...]:
+    """Ingest ``data/demo`` into the store at ``path`` if it is empty (once per process).
+
+    The demo runs are tagged ``demo``. Returns the names of the runs added.
+    """
+    from evalcore.ingest import parse_paths
+
+    store = _open_store(path)
+    if not store.runs().empty or not DEMO_DIR.is_dir():
+        return ()
+    report = store.ingest(parse_paths([DEMO_DIR]))
+    names = []
+    for row in report.runs.itertuples():
+        store.set_tags(int(row.run_id), [DEMO_TAG])
+        names.append(str(row.name))
+    return tuple(names)
+
+
+def ensure_demo() -> None:
+    """Load the bundled demo into an empty store (unless ``EVALBARS_DEMO=0``)."""
+    if os.environ.get(DEMO_ENV, "1").strip() in ("0", "false", "no", "off"):
+        return
+    try:
+        _seed_demo(str(store_path()))
+    except (EvalbarsError, NotImplementedError) as exc:
+        st.warning(f"The bundled demo could not be loaded: {md_escape(exc)}")
+
+
+def demo_run_ids(runs: pd.DataFrame) -> list[int]:
+    """Ids of the runs tagged ``demo``."""
+    if runs.empty or "tags" not in runs:
+        return []
+    return [int(r.run_id) for r in runs.itertuples()
+            if DEMO_TAG in (list(r.tags) if r.tags is not None else [])]
+
+
+def demo_banner(runs: pd.DataFrame) -> None:
+    """A small note when the demo runs are in the store, with how to remove them."""
+    if demo_run_ids(runs):
+        st.caption(
+            ":material/science: **Demo data**: the runs tagged `demo` are simulated (generated by "
+            "`scripts/make_demo.py`). Remove them on **Upload & runs** (*Delete the demo runs*); "
+            "start with `EVALBARS_DEMO=0` to keep an empty store empty."
+        )
+
+
+# ---- ingest ----------------------------------------------------------------------------
+def ingest_uploads(files: list[tuple[str, bytes]], store: Store,
+                   progress: Callable[[int, int, str], None] | None = None) -> dict:
+    """Parse in-memory uploads and ingest them in one transaction.
+
+    Returns ``{"ok": True, "report": IngestReport}`` or ``{"ok": False, "error": exc}``; on
+    an error nothing was written (``Store.ingest`` is atomic and parsing happens first).
+    """
+    from evalcore.ingest import parse_uploads
+
+    try:
+        parsed = parse_uploads(files, progress=progress)
+        if not parsed:
+            raise IngestError(", ".join(n for n, _ in files) or "upload", None,
+                              "at least one run in a supported format")
+        report = store.ingest(parsed)
+    except EvalbarsError as exc:
+        return {"ok": False, "error": exc}
+    return {"ok": True, "report": report, "run_ids": [int(x) for x in report.runs["run_id"]]}
+
+
+# ---- analysis calls ----------------------------------------------------------------------
+@st.cache_data(show_spinner=False, max_entries=256)
+def _cached_call(fn_name: str, path: str, version: str, args: tuple, kwargs: tuple) -> Any:
+    fn = getattr(analysis, fn_name)
+    return fn(_open_store(path), *args, **dict(kwargs))
+
+
+def compute(fn_name: str, *args: Any, stop: bool = True, **kwargs: Any) -> Any:
+    """Call ``evalcore.analysis.<fn_name>(store, *args, **kwargs)`` through the cache.
+
+    An ``EvalbarsError`` is rendered as a message; then the page stops (``stop=True``) or
+    ``None`` is returned so the rest of the page still draws.
+    """
+    store = get_store()
+    try:
+        version = str(store.version())
+        return _cached_call(fn_name, str(store_path()), version, tuple(args),
+                            tuple(sorted(kwargs.items())))
+    except EvalbarsError as exc:
+        show_error(exc)
+    except NotImplementedError:
+        st.warning(f"`analysis.{fn_name}` is not available in this build yet.")
+    if stop:
+        st.stop()
+    return None
+
+
+def show_error(exc: BaseException) -> None:
+    """Render an evalcore error as a message (info for impossible analyses, error for input)."""
+    text = md_escape(exc)
+    if isinstance(exc, IngestError):
+        st.error(f"Nothing was written. {text}")
+    else:
+        st.info(text)
+
+
+# ---- text safety and formatting ----------------------------------------------------------
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:=&^\"'])")
+
+
+def md_escape(value: Any) -> str:
+    """``value`` as literal text inside Markdown: every ASCII punctuation mark that Markdown or
+    Streamlit's directives (``:red[...]``, ``$...$``, ``:material/...:``) could read is
+    backslash-escaped, newlines become spaces. Raw HTML is never enabled anywhere."""
+    text = str(value).replace("\r", " ").replace("\n", " ")
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def plot_text(value: Any) -> str:
+    """``value`` for a Plotly label/hover: Plotly reads a subset of HTML tags in text, so
+    ``<``, ``>`` and ``&`` become entities (Plotly shows them as the characters)."""
+    return html.escape(str(value), quote=False)
+
+
+def is_proportion(values: Sequence[float] | pd.Series) -> bool:
+    """True when every value lies in [0, 1] (shown in percent / percentage points)."""
+    s = pd.to_numeric(pd.Series(values), errors="coerce").dropna()
+    return bool(len(s)) and bool(((s >= 0) & (s <= 1)).all())
+
+
+def fmt_value(x: float | None, percent: bool, digits: int = 1, signed: bool = False) -> str:
+    """A number for display: ``100*x`` with ``digits`` decimals when ``percent``, else 4 sig.
+    digits; "–" for missing values."""
+    if x is None or pd.isna(x):
+        return "–"
+    sign = "+" if signed else ""
+    if percent:
+        return f"{100 * float(x):{sign}.{digits}f}"
+    return f"{float(x):{sign}.4g}"
+
+
+def fmt_interval(est: float, low: float, high: float, percent: bool, digits: int = 1,
+                 signed: bool = False) -> str:
+    """``"est [low, high]"`` for display."""
+    return (f"{fmt_value(est, percent, digits, signed)} "
+            f"[{fmt_value(low, percent, digits, signed)}, {fmt_value(high, percent, digits, signed)}]")
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value for display (``<0.0001`` below that)."""
+    if p is None or pd.isna(p):
+        return "–"
+    return "<0.0001" if p < 1e-4 else f"{float(p):.4f}"
+
+
+def method_caption(method: str, confidence: float) -> str:
+    """The interval method's full name and the confidence level, for captions."""
+    label = analysis.METHOD_LABELS.get(method, method)
+    return f"Intervals: **{label}**, {confidence:.0%} confidence."
+
+
+# ---- URL state ---------------------------------------------------------------------------
+def url_get(param: str) -> str | None:
+    """The value of ``?param=`` in the page URL, or None."""
+    value = st.query_params.get(param)
+    return None if value in (None, "") else str(value)
+
+
+def url_set(param: str, value: Any) -> None:
+    """Write (or remove, for None) ``?param=`` so the current view can be shared."""
+    if value is None or value == "" or (isinstance(value, (list, tuple)) and not value):
+        if param in st.query_params:
+            del st.query_params[param]
+        return
+    if isinstance(value, (list, tuple)):
+        new = [str(v) for v in value]
+        if st.query_params.get_all(param) != new:
+            st.query_params[param] = new
+        return
+    if st.query_params.get(param) != str(value):
+        st.query_params[param] = str(value)
+
+
+def url_choice(label: str, options: Sequence[str], param: str, *, key: str,
+               default: str | None = None, format_func: Callable[[Any], str] = str,
+               widget: str = "selectbox", help: str | None = None, container: Any = None) -> str | None:
+    """A single-choice widget whose value lives in ``?param=`` (URL first, then ``default``).
+
+    ``options`` are strings (they round-trip through the URL). ``widget``: "selectbox",
+    "radio", "select_slider" or "segmented". Returns the chosen option (None when there are no options).
+    """
+    box = container if container is not None else st
+    options = [str(o) for o in options]
+    if not options:
+        url_set(param, None)
+        return None
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
+    if key not in st.session_state:
+        wanted = url_get(param)
+        st.session_state[key] = (wanted if wanted in options
+                                 else default if default in options else options[0])
+    if widget == "radio":
+        value = box.radio(label, options, key=key, format_func=format_func, help=help,
+                          horizontal=True)
+    elif widget == "select_slider":
+        value = box.select_slider(label, options, key=key, format_func=format_func, help=help)
+    elif widget == "segmented":
+        value = box.segmented_control(label, options, key=key, format_func=format_func,
+                                      help=help, selection_mode="single")
+        if value is None:                      # a segmented control can be deselected
+            value = options[0]
+    else:
+        value = box.selectbox(label, options, key=key, format_func=format_func, help=help)
+    url_set(param, value)
+    return value
+
+
+def url_multi(label: str, options: Sequence[str], param: str, *, key: str,
+              format_func: Callable[[Any], str] = str, help: str | None = None,
+              container: Any = None) -> list[str]:
+    """A multiselect whose value lives in ``?param=a&param=b`` (absent = all options)."""
+    box = container if container is not None else st
+    options = [str(o) for o in options]
+    if key in st.session_state:
+        st.session_state[key] = [v for v in st.session_state[key] if v in options]
+    else:
+        wanted = [v for v in st.query_params.get_all(param) if v in options]
+        st.session_state[key] = wanted or list(options)
+    value = box.multiselect(label, options, key=key, format_func=format_func, help=help)
+    url_set(param, None if set(value) == set(options) else value)
+    return list(value)
+
+
+def url_number(param: str, default: float, *, cast: Callable[[str], Any] = float) -> Any:
+    """A number from ``?param=`` (``default`` when absent or unreadable)."""
+    raw = url_get(param)
+    if raw is None:
+        return default
+    try:
+        return cast(raw)
+    except ValueError:
+        return default
+
+
+def url_numeric(kind: str, label: str, param: str, *, key: str, default: float,
+                min_value: float, max_value: float, step: float, fmt: str | None = None,
+                help: str | None = None, container: Any = None, cast: type = float) -> Any:
+    """A number input ("number") or slider ("slider") whose value lives in ``?param=``."""
+    box = container if container is not None else st
+    if key not in st.session_state:
+        value = url_number(param, default, cast=cast)
+        st.session_state[key] = cast(min(max(value, min_value), max_value))
+    kwargs = dict(min_value=cast(min_value), max_value=cast(max_value), step=cast(step),
+                  key=key, help=help)
+    if fmt:
+        kwargs["format"] = fmt
+    if kind == "slider":
+        value = box.slider(label, **kwargs)
+    else:
+        value = box.number_input(label, **kwargs)
+    url_set(param, value)
+    return value
+
+
+def confidence_choice(key: str, container: Any = None) -> float:
+    """The confidence level selector (URL ``conf``)."""
+    value = url_choice("Confidence", [f"{c:.2f}" for c in CONFIDENCES], "conf", key=key,
+                       default="0.95", format_func=lambda s: f"{float(s):.0%}",
+                       container=container)
+    return float(value)
+
+
+def run_label(runs: pd.DataFrame) -> Callable[[str], str]:
+    """format_func showing a run name with its model (plain text in widgets)."""
+    models = {str(r.name): r.model for r in runs.itertuples()}
+
+    def label(name: str) -> str:
+        model = models.get(name)
+        return f"{name}  ({model})" if model and str(model) != name else name
+    return label
+
+
+# ---- exports -----------------------------------------------------------------------------
+def slug(text: str) -> str:
+    """A file-name-safe version of ``text``."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(text)).strip("_")[:80] or "table"
+
+
+def to_markdown(df: pd.DataFrame, float_digits: int = 6) -> str:
+    """A GitHub-flavoured Markdown table (``|`` in cells escaped, newlines removed)."""
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            text = "" if pd.isna(v) else f"{v:.{float_digits}g}"
+        elif v is None or (not isinstance(v, (list, tuple, dict)) and pd.isna(v)):
+            text = ""
+        else:
+            text = str(v)
+        return text.replace("\r", " ").replace("\n", " ").replace("|", r"\|")
+
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(c.replace("|", r"\|") for c in cols) + " |",
+             "| " + " | ".join("---" for _ in cols) + " |"]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def to_latex(df: pd.DataFrame, float_digits: int = 4) -> str:
+    """A booktabs LaTeX tabular (special characters escaped)."""
+    clean = df.copy()
+    for col in clean.columns:
+        if clean[col].dtype == object:
+            clean[col] = clean[col].map(lambda v: "" if v is None else str(v).replace("\n", " "))
+    return clean.to_latex(index=False, escape=True, float_format=f"%.{float_digits}f",
+                          na_rep="")
+
+
+def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:
+    """Download buttons for ``df`` as CSV, Markdown and LaTeX (generated on click)."""
+    frame = df.copy()
+    base = slug(name)
+    row = st.container(horizontal=True, gap="small")
+    row.download_button("CSV", data=lambda: frame.to_csv(index=False), file_name=f"{base}.csv",
+                            mime="text/csv", key=f"{key}_csv", on_click="ignore",
+                            icon=":material/download:")
+    row.download_button("Markdown", data=lambda: to_markdown(frame), file_name=f"{base}.md",
+                            mime="text/markdown", key=f"{key}_md", on_click="ignore")
+    row.download_button("LaTeX", data=lambda: to_latex(frame), file_name=f"{base}.tex",
+                            mime="application/x-tex", key=f"{key}_tex", on_click="ignore")
+
+
+def show_table(df: pd.DataFrame, name: str, key: str, *, column_config: dict | None = None,
+               height: int | str = "auto") -> None:
+    """``st.dataframe`` (text-only rendering) plus its CSV/Markdown/LaTeX downloads."""
+    st.dataframe(df, hide_index=True, column_config=column_config, key=f"{key}_df",
+                 height=height)
+    table_downloads(df, name, key)
+
+
+@st.cache_resource(show_spinner=False)
+def png_export_available() -> bool:
+    """True when kaleido can drive a working Chromium (``$BROWSER_PATH`` or ``chromium``)."""
+    try:
+        import kaleido  # noqa: F401
+    except ImportError:
+        return False
+    browser = os.environ.get("BROWSER_PATH") or shutil.which("chromium") or (
+        "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+    if not browser:
+        return False
+    try:
+        done = subprocess.run([browser, "--version"], capture_output=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+PLOTLY_CONFIG = {"displaylogo": False,
+                 "toImageButtonOptions": {"format": "png", "scale": 2}}
+
+
+def show_chart(fig: Any, name: str, key: str) -> None:
+    """Draw a Plotly figure (exact values on hover) with a PNG download.
+
+    PNG comes from kaleido + Chromium on the server when that works (rendered on click);
+    otherwise a note points to the camera button of the chart's own toolbar.
+    """
+    config = {**PLOTLY_CONFIG,
+              "toImageButtonOptions": {**PLOTLY_CONFIG["toImageButtonOptions"],
+                                       "filename": slug(name)}}
+    st.plotly_chart(fig, key=key, config=config)
+    if png_export_available():
+        width = int(fig.layout.width or 1100)
+        height = int(fig.layout.height or 500)
+        st.download_button("PNG", data=lambda: fig.to_image(format="png", width=width,
+                                                            height=height, scale=2),
+                           file_name=f"{slug(name)}.png", mime="image/png", key=f"{key}_png",
+                           on_click="ignore", icon=":material/image:")
+    else:
+        st.caption("PNG: use the camera button in the chart's toolbar (no Chromium on the "
+                   "server for a server-side export).")
