@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -65,8 +64,12 @@ TIER_COLUMNS = ("run_id", "run", "task", "best_run", "diff_vs_best", "p_raw", "p
 RANK_COLUMNS = ("run_id", "run", "task", "rank", "rank_low", "rank_high")
 PER_TASK_COLUMNS = ("task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high",
                     "se_unpaired", "correlation", "b", "c", "p_exact", "p_midp", "p_adjusted",
-                    "adjustment", "mde", "verdict", "kind", "points_scale")
+                    "adjustment", "mde", "verdict", "kind", "points_scale", "sd_diff")
 PROTOCOL_COLUMNS = ("scope", "setting", "value_a", "value_b")
+# protocol_diff categories (store) that differ between any two models and are listed in
+# ``Comparison.protocol_diff`` but not raised as warnings: the model itself, batch size,
+# tokenizer details and the like.
+BENIGN_PROTOCOL_CATEGORIES = ("model", "other")
 
 
 # ---------------------------------------------------------------------------------------
@@ -98,26 +101,28 @@ def _check_confidence(confidence: float) -> None:
         raise AnalysisError(f"confidence must be strictly between 0 and 1, got {confidence}")
 
 
-def _resolve(store, ref) -> int:
-    """Run id from a name or id; an unknown run becomes an AnalysisError (store busy stays
-    a StoreError so callers can tell the two apart)."""
+def resolve_run(store, ref) -> int:
+    """Run id from a name or id (``store.resolve_run``); an unknown run becomes an
+    AnalysisError naming the known runs, while "store busy" stays a StoreError so callers
+    (the CLI's exit code 4) can tell the two apart."""
     try:
         return int(store.resolve_run(ref))
     except StoreError as exc:
-        if _is_busy(exc):
+        if is_store_busy(exc):
             raise
         raise AnalysisError(str(exc)) from exc
 
 
-def _is_busy(exc: BaseException) -> bool:
-    """True when a StoreError means "another process holds the lock"."""
+_resolve = resolve_run
+
+
+def is_store_busy(exc: BaseException) -> bool:
+    """True when a StoreError means "another process holds the store" (the store sets
+    ``exc.busy``; the message is checked as a fallback)."""
     if getattr(exc, "busy", False):
         return True
-    name = type(exc).__name__.lower()
-    if "busy" in name or "lock" in name:
-        return True
     text = str(exc).lower()
-    return any(w in text for w in ("lock", "busy", "held by another", "in use"))
+    return "busy" in text or "locked" in text
 
 
 def _run_names(store) -> dict[int, str]:
@@ -154,6 +159,13 @@ def _empty(columns) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
 
 
+def _short(names, limit: int = 8) -> str:
+    """A readable list: the first ``limit`` names and how many more."""
+    names = list(names)
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(map(str, names[:limit])) + more
+
+
 def _natural_key(item_id: str):
     s = str(item_id)
     return (0, int(s), s) if s.lstrip("-").isdigit() else (1, 0, s)
@@ -163,6 +175,7 @@ def _sorted_items(ids) -> list[str]:
     return sorted((str(i) for i in ids), key=_natural_key)
 
 
+# TODO(stats): move
 def _two_sided_p(diff: float, se: float) -> float:
     """Normal-approximation two-sided p-value of diff/se (1 when diff = se = 0).
 
@@ -198,6 +211,7 @@ def _proportion(method: str, successes: int, n: int, confidence: float):
     return float(r.low), float(r.high)
 
 
+# TODO(stats): move
 def _moments_se(n: np.ndarray, s: np.ndarray, ss: np.ndarray) -> np.ndarray:
     """CLT standard error sd(ddof=1)/sqrt(n) from the sufficient statistics n, sum, sum of
     squares that ``store.cell_stats`` computes in SQL.
@@ -299,7 +313,7 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
                 method: str = "wilson", confidence: float = 0.95,
                 runs: list[str | int] | None = None, n_resamples: int = 2000,
                 seed: int = 0, include_tiers: bool = True,
-                include_ranks: bool = True) -> Leaderboard:
+                include_ranks: bool = True, include_audit: bool = True) -> Leaderboard:
     """Scores with intervals for every run x task.
 
     Parameters
@@ -312,6 +326,7 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
         fall back to CLT; "clustered" without a cluster key falls back to CLT (both noted).
     include_tiers, include_ranks : compute the paired tiers / rank intervals (these need
         item-level data; pages may ask for them lazily).
+    include_audit : fill ``audit_flag`` from ``store.audit`` (False leaves it None).
 
     Summary-only runs (results JSON without items) are shown from the reported value with
     interval value +- z * reported stderr (NaN when no stderr) and ``has_items=False``.
@@ -392,15 +407,12 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     high = np.full(len(cs), np.nan)
     used = np.array([method] * len(cs), dtype=object)
 
-    # cluster availability per (run, task)
-    has_cluster: dict[tuple[int, str], bool] = {}
+    # number of choices per task (the largest any run recorded) for the chance level
     n_choices: dict[str, float] = {}
-    for r in tasks_df.itertuples(index=False):
-        key = (int(r.run_id), str(r.task))
-        has_cluster[key] = has_cluster.get(key, False) or bool(_fnum(r.has_cluster) == 1)
-        k = _fnum(r.n_choices)
+    for t, k in zip(tasks_df["task"].tolist(), tasks_df["n_choices"].tolist()):
+        k = _fnum(k)
         if np.isfinite(k):
-            n_choices[str(r.task)] = max(n_choices.get(str(r.task), 0.0), k)
+            n_choices[str(t)] = max(n_choices.get(str(t), 0.0), k)
 
     if method in BINARY_ONLY_METHODS or method == "clt":
         cont = ~binary
@@ -495,10 +507,7 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
 
     # audit flags -----------------------------------------------------------------------
     cells["audit_flag"] = None
-    try:
-        aud = store.audit(ids)
-    except NotImplementedError:  # pragma: no cover - store still a stub
-        aud = None
+    aud = store.audit(ids) if include_audit else None
     if aud is not None and len(aud):
         a = aud[["run_id", "task", "metric", "flag"]].copy()
         a["run_id"] = a["run_id"].astype(int)
@@ -588,15 +597,21 @@ def _pivot_tasks(store, cells: pd.DataFrame, metrics_by_task: dict[str, str]) ->
         im = store.item_means(rids, task=t, metric=m)
         if im.empty:
             continue
-        wide = im.pivot_table(index="item_id", columns="run_id", values="score",
-                              aggfunc="first")
-        cols = [r for r in rids if r in wide.columns]
-        x = wide[cols].to_numpy(dtype=float)
+        # pivot items x runs without pandas reshaping (hash-factorize the ids once)
+        item_codes, items = pd.factorize(im["item_id"].to_numpy(dtype=object))
+        col_of = {r: j for j, r in enumerate(rids)}
+        cols_idx = np.array([col_of[int(r)] for r in im["run_id"].to_numpy()])
+        x = np.full((len(items), len(rids)), np.nan)
+        x[item_codes, cols_idx] = im["score"].to_numpy(dtype=float)
+        present = ~np.all(np.isnan(x), axis=0)
+        cols = [r for r, keep in zip(rids, present) if keep]
+        x = x[:, present]
         fin = x[np.isfinite(x)]
         out.append(_TaskMatrix(t, m, cols, x, _is_binary(fin)))
     return out
 
 
+# TODO(stats): move
 def _paired_columns(x: np.ndarray, ref: int, binary: bool):
     """Every column of an items x runs matrix against column ``ref`` (difference col - ref),
     each pair on the items both have (NaN = missing), all columns at once.
@@ -645,7 +660,8 @@ def _tiers(cells, averages, mats: list[_TaskMatrix], names, confidence) -> pd.Da
     the runs compared (``stats.adjust_pvalues``); indistinguishable when the adjusted p is
     not below alpha = 1 - confidence (an undefined p cannot separate runs, as in
     ``stats.indistinguishable_from_best``). Macro average: the run with the best average
-    is the reference; per run, the mean over tasks of the per-task paired differences with
+    is the reference among the runs averaged over the same task set (the most common set of
+    2+ tasks); per run, the mean over tasks of the per-task paired differences with
     SE = sqrt(sum_t SE_t^2)/k (``stats.aggregate_tasks``) and a z-test, Holm-adjusted.
     """
     alpha = 1.0 - confidence
@@ -655,10 +671,18 @@ def _tiers(cells, averages, mats: list[_TaskMatrix], names, confidence) -> pd.Da
                 zip(item_cells["run_id"].tolist(), item_cells["task"].tolist(),
                     item_cells["score"].tolist())}
     best_avg = None
+    group: set[int] = set()
     if len(averages):
-        ok = averages[averages["run_id"].isin(item_cells["run_id"])]
+        # the average tier compares runs averaged over the same task set: the most common
+        # set (of 2+ tasks) among runs with item-level data; its best-scoring run is the
+        # reference
+        ok = averages[averages["run_id"].isin(item_cells["run_id"]) & (averages["n_tasks"] >= 2)]
         if len(ok):
-            best_avg = int(ok.iloc[0]["run_id"])
+            common = ok["tasks"].value_counts().index[0]
+            same = ok[ok["tasks"] == common]
+            if len(same) >= 2:
+                group = set(int(r) for r in same["run_id"])
+                best_avg = int(same.iloc[0]["run_id"])
     per_run: dict[int, list[tuple[float, float, int]]] = {}
     for mt in mats:
         sc = np.array([score_of.get((r, mt.task), -np.inf) for r in mt.run_ids])
@@ -680,7 +704,7 @@ def _tiers(cells, averages, mats: list[_TaskMatrix], names, confidence) -> pd.Da
             d2, se2, _p2, n2 = (diff, _se, p, nsh) if ba == bc else \
                 _paired_columns(mt.x, ba, False)
             for j, rid in enumerate(mt.run_ids):
-                if j != ba and np.isfinite(d2[j]) and np.isfinite(se2[j]):
+                if j != ba and rid in group and np.isfinite(d2[j]) and np.isfinite(se2[j]):
                     per_run.setdefault(rid, []).append((float(d2[j]), float(se2[j]),
                                                         int(n2[j])))
     if best_avg is not None and per_run:
@@ -709,12 +733,13 @@ def _tiers(cells, averages, mats: list[_TaskMatrix], names, confidence) -> pd.Da
     return pd.DataFrame(rows, columns=list(TIER_COLUMNS))
 
 
+# TODO(stats): move
 def _bootstrap_ranks(x: np.ndarray, confidence: float, n_resamples: int, seed: int):
     """Paired-bootstrap rank intervals (rank 1 = best) for an items x runs matrix.
 
     Same definition as ``stats.paired_bootstrap_ranks`` (one item resample shared by all
     runs, competition ranks "min", lower/upper quantiles, observed rank kept inside), but
-    each resample is drawn as multinomial item counts W (B x n) and the resampled means
+    each resample's item counts W (B x n) are tallied and the resampled means
     are one matrix product W @ X / n, which is ~50x faster than indexing for 50 runs x
     2,000 items.
 
@@ -728,7 +753,9 @@ def _bootstrap_ranks(x: np.ndarray, confidence: float, n_resamples: int, seed: i
     step = max(1, min(n_resamples, 2_000_000 // max(n, 1)))
     for s0 in range(0, n_resamples, step):
         c = min(step, n_resamples - s0)
-        w = rng.multinomial(n, np.full(n, 1.0 / n), size=c).astype(float)
+        idx = rng.integers(0, n, size=(c, n))
+        w = np.bincount((idx + (np.arange(c) * n)[:, None]).ravel(),
+                        minlength=c * n).reshape(c, n).astype(float)
         m = (w @ x) / n
         ranks[s0:s0 + c] = _sps.rankdata(-m, method="min", axis=1)
     alpha = 1.0 - confidence
@@ -781,7 +808,7 @@ class Comparison:
         ("holm" when several tasks), mde (points at alpha, power 0.8), verdict (str),
         kind ("paired", "paired, clustered SE" or "unpaired from reported stderr"),
         points_scale (100 when scores lie in [0, 1], else 1: multiply diff/mde by it to
-        get "points")
+        get "points"), sd_diff (sd of the per-item differences, ddof=1; NaN when unpaired)
     protocol_diff columns: scope ("run" or task name), setting, value_a, value_b
     pairing: one Pairing per task
     overall: the same fields as a per_task row for the macro average over tasks (or None)
@@ -817,9 +844,11 @@ def verdict_text(diff: float, low: float, high: float, mde: float, *, scale: flo
     if not (np.isfinite(low) and np.isfinite(high)):
         return "not enough data for an interval"
     if low > 0 or high < 0:
+        # state the gap and its CI as positive numbers in favour of the better run
         better, worse = (name_b, name_a) if diff > 0 else (name_a, name_b)
+        lo, hi = (low, high) if diff > 0 else (-high, -low)
         return (f"different: {better} is better than {worse} by {_fmt_points(diff, scale)} "
-                f"(CI {_signed(low, scale)} to {_signed(high, scale)})")
+                f"(CI {_plain(lo, scale)} to {_plain(hi, scale)})")
     if not np.isfinite(mde) or mde > threshold:
         return f"underpowered: the MDE here is {_fmt_points(mde, scale)}" if np.isfinite(mde) \
             else "underpowered: the MDE cannot be estimated"
@@ -827,8 +856,8 @@ def verdict_text(diff: float, low: float, high: float, mde: float, *, scale: flo
             f"{_fmt_points(mde, scale)}")
 
 
-def _signed(v: float, scale: float) -> str:
-    return f"{v * scale:+.1f}" if scale == 100.0 else f"{v:+.3g}"
+def _plain(v: float, scale: float) -> str:
+    return f"{v * scale:.1f}" if scale == 100.0 else f"{v:.3g}"
 
 
 def _threshold(mde_threshold: float | None, unit: bool, score_a: float, score_b: float) -> float:
@@ -928,23 +957,31 @@ def _paired_row(frame: pd.DataFrame, task: str, metric: str, confidence: float,
             "kind": kind, "points_scale": scale, "sd_diff": sd_diff}
 
 
+def _side_numbers(store, rid: int, task: str, metric: str) -> tuple[float, float, float]:
+    """(value, stderr, n) of one run for an unpaired comparison: the harness-reported numbers,
+    else (a run with items but no summary) the mean of its item means with ``stats.mean_se``."""
+    s = store.summaries([rid])
+    r = s[(s["task"] == task) & (s["metric"] == metric)]
+    if len(r) and np.isfinite(_fnum(r["value"].iloc[0])) and np.isfinite(_fnum(r["stderr"].iloc[0])):
+        return _fnum(r["value"].iloc[0]), _fnum(r["stderr"].iloc[0]), _fnum(r["n"].iloc[0])
+    im = store.item_means([rid], task=task, metric=metric)
+    if len(im) >= 2:
+        x = im["score"].to_numpy(dtype=float)
+        return float(x.mean()), float(st.mean_se(x)), float(len(x))
+    return float("nan"), float("nan"), float("nan")
+
+
 def _unpaired_row(store, a: int, b: int, task: str, metric: str, confidence: float,
                   mde_threshold: float | None, name_a: str, name_b: str) -> dict | None:
-    """Fallback for summary-only runs: unpaired difference from the reported stderrs."""
-    sa = store.summaries([a])
-    sb = store.summaries([b])
-    ra = sa[(sa["task"] == task) & (sa["metric"] == metric)]
-    rb = sb[(sb["task"] == task) & (sb["metric"] == metric)]
-    if ra.empty or rb.empty:
-        return None
-    va, vb = _fnum(ra["value"].iloc[0]), _fnum(rb["value"].iloc[0])
-    ea, eb = _fnum(ra["stderr"].iloc[0]), _fnum(rb["stderr"].iloc[0])
+    """Fallback when a run has no item-level data: unpaired difference from the reported
+    stderrs, SE = sqrt(SE_A^2 + SE_B^2) (METHODS.md); None when a side has no stderr."""
+    va, ea, na = _side_numbers(store, a, task, metric)
+    vb, eb, nb = _side_numbers(store, b, task, metric)
     if not all(np.isfinite([va, vb, ea, eb])):
         return None
     z = _z(confidence)
     diff = vb - va
-    se = math.hypot(ea, eb)  # unpaired SE = sqrt(SE_A^2 + SE_B^2) (METHODS.md)
-    na, nb = _fnum(ra["n"].iloc[0]), _fnum(rb["n"].iloc[0])
+    se = math.hypot(ea, eb)
     n = int(min(na, nb)) if np.isfinite(na) and np.isfinite(nb) else 0
     # MDE of a difference whose SE is se: (z_{1-a/2} + z_power) * se (n = 1, sd = se)
     mde = _mde(1, se, 1.0 - confidence)
@@ -1029,6 +1066,8 @@ def compare(store, run_a: str | int, run_b: str | int, *, task: str | None = Non
     pairings: list[Pairing] = []
     warnings: list[str] = []
     skipped: list[str] = []
+    unpaired: list[str] = []
+    no_stderr: list[str] = []
     for t in common:
         both_items = set(ia.get(t, ())) & set(ib.get(t, ()))
         both_any = (set(ia.get(t, ())) | set(sa.get(t, ()))) & \
@@ -1056,14 +1095,19 @@ def compare(store, run_a: str | int, run_b: str | int, *, task: str | None = Non
         else:
             row = _unpaired_row(store, a, b, t, m, confidence, mde_threshold, name_a, name_b)
             if row is None:
-                warnings.append(f"{t}: no item-level data in both runs and no reported stderr "
-                                f"for both; not compared")
+                no_stderr.append(t)
                 continue
-            warnings.append(f"{t}: no item-level data for both runs; UNPAIRED comparison "
-                            f"from the harness-reported stderrs (wider, less reliable)")
+            unpaired.append(t)
             rows.append(row)
+    if unpaired:
+        warnings.append(f"no item-level data in one or both runs for {len(unpaired)} task(s) "
+                        f"({_short(unpaired)}): UNPAIRED comparison from the harness-reported "
+                        f"stderrs (wider; ignores that both runs saw the same items)")
+    if no_stderr:
+        warnings.append(f"not compared (no item-level data and no reported stderr on both "
+                        f"sides): {_short(no_stderr)}")
     if skipped:
-        warnings.append(f"not compared (metric not in both runs): {', '.join(skipped)}")
+        warnings.append(f"not compared (metric not in both runs): {_short(skipped)}")
     if not rows:
         if pairings and all(p.n_shared == 0 for p in pairings):
             raise AnalysisError(f"runs {name_a!r} and {name_b!r} share no items on "
@@ -1083,12 +1127,17 @@ def compare(store, run_a: str | int, run_b: str | int, *, task: str | None = Non
                             f"{p.n_shared} shared items")
     pdiff = _protocol_diff(store, a, b, [r["task"] for r in rows])
     if len(pdiff):
-        settings = ", ".join(dict.fromkeys(
-            f"{s}" if sc == "run" else f"{sc}:{s}" for sc, s in
-            zip(pdiff["scope"], pdiff["setting"])))
-        warnings.insert(0, f"protocols differ ({settings}); a difference may come from the "
-                           f"protocol rather than the model")
-
+        if "category" in pdiff.columns:
+            instrument = pdiff[~pdiff["category"].isin(BENIGN_PROTOCOL_CATEGORIES)]
+        else:
+            instrument = pdiff
+        if len(instrument):
+            settings = ", ".join(dict.fromkeys(
+                s if sc == "run" else f"{sc}:{s}" for sc, s in
+                zip(instrument["scope"], instrument["setting"])))
+            warnings.insert(0, f"protocols differ ({settings}): the runs were not measured "
+                               f"the same way, so a difference may come from the protocol "
+                               f"rather than the model")
     per_task = pd.DataFrame(rows)
     if len(per_task) > 1:
         per_task["p_adjusted"] = _adjust(per_task["p_exact"].to_numpy(dtype=float), adjust)
@@ -1132,20 +1181,22 @@ def _overall(per_task: pd.DataFrame, confidence: float, mde_threshold, name_a, n
             "verdict": verdict_text(diff, low, high, mde, scale=scale,
                                     threshold=_threshold(mde_threshold, unit, sa, sb),
                                     name_a=name_a, name_b=name_b),
-            "kind": "macro average of per-task differences", "points_scale": scale}
+            "kind": "macro average of per-task differences", "points_scale": scale,
+            "sd_diff": float("nan")}
 
 
 def _protocol_diff(store, a: int, b: int, tasks: list[str]) -> pd.DataFrame:
-    frames = [store.protocol_diff(a, b, None)]
-    for t in tasks:
-        frames.append(store.protocol_diff(a, b, t))
-    frames = [f for f in frames if f is not None and len(f)]
-    if not frames:
+    """Settings that differ: run scope plus the compared tasks (``store.protocol_diff``).
+    Extra store columns (e.g. ``category``) are kept after the documented ones."""
+    pdf = store.protocol_diff(a, b, tasks[0] if len(tasks) == 1 else None)
+    if pdf is None or len(pdf) == 0:
         return _empty(PROTOCOL_COLUMNS)
-    out = pd.concat(frames, ignore_index=True)[list(PROTOCOL_COLUMNS)]
+    pdf = pdf[pdf["scope"].isin(["run", *tasks])]
+    cols = list(PROTOCOL_COLUMNS) + [c for c in pdf.columns if c not in PROTOCOL_COLUMNS]
+    out = pdf[cols].copy()
     for c in ("value_a", "value_b"):
         out[c] = out[c].map(lambda v: v if v is None or isinstance(v, str) else str(v))
-    return out.drop_duplicates().reset_index(drop=True)
+    return out.reset_index(drop=True)
 
 
 def discordant_items(store, run_a: str | int, run_b: str | int, task: str, metric: str,

@@ -46,7 +46,7 @@ differences, SEs and MDEs are in the metric's own units (0.05 = 5 points for 0/1
 ``compare``: ``{"run_a", "run_b", "confidence", "verdict", "warnings": [str], "per_task":
 [{"task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high", "se_unpaired",
 "correlation", "b", "c", "p_exact", "p_midp", "p_adjusted", "adjustment", "mde", "verdict",
-"kind", "points_scale"}], "overall": {same keys as a per_task row} | null, "pairing":
+"kind", "points_scale", "sd_diff"}], "overall": {same keys as a per_task row} | null, "pairing":
 [{"task", "metric", "n_shared", "only_a": [item_id], "only_b": [item_id], "hash_mismatch":
 [item_id]}], "protocol_diff": [{"scope", "setting", "value_a", "value_b"}]}``.
 
@@ -77,6 +77,9 @@ from evalcore.errors import AnalysisError, EvalbarsError, IngestError, StoreErro
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_BAD_INPUT, EXIT_BUSY = 0, 1, 2, 3, 4
 FORMATS = ("table", "json", "csv", "markdown", "latex")
+# = evalcore.analysis.METHODS (a test checks they agree); repeated here so that building
+# the parser (--help, usage errors) does not import scipy through the analysis layer.
+LEADERBOARD_METHODS = ("wilson", "clopper-pearson", "bayes", "clt", "bootstrap", "clustered")
 
 
 # ---------------------------------------------------------------------------------------
@@ -230,7 +233,7 @@ def _open_store(args, *, create: bool = False):
                         f"(python -m evalcore ingest PATH) or pass --store FILE")
     if create:
         path.parent.mkdir(parents=True, exist_ok=True)
-    return Store(path)
+    return Store(path, lock_timeout=args.lock_timeout)
 
 
 class _BadInput(EvalbarsError):
@@ -326,6 +329,9 @@ def cmd_runs(args) -> int:
     if len(runs) == 0 and args.format == "table":
         _out("The store is empty: python -m evalcore ingest PATH")
         return EXIT_OK
+    if args.format == "table":
+        runs = runs.drop(columns=[c for c in ("model", "harness") if c in runs.columns])
+        runs["created_at"] = [str(v)[:16] for v in runs["created_at"]]
     _out(render(runs, args.format))
     return EXIT_OK
 
@@ -373,6 +379,17 @@ def _leaderboard_table(lb) -> pd.DataFrame:
     return out
 
 
+def _short_list(text: str, limit: int = 60) -> str:
+    """A comma list cut to about ``limit`` characters ("a,b,c,... (+70 more)")."""
+    items = str(text).split(",")
+    out: list[str] = []
+    for it in items:
+        if len(",".join(out + [it])) > limit:
+            return ",".join(out) + f",... (+{len(items) - len(out)} more)"
+        out.append(it)
+    return ",".join(out)
+
+
 def cmd_leaderboard(args) -> int:
     from evalcore import analysis as an
     store = _open_store(args)
@@ -406,10 +423,13 @@ def cmd_leaderboard(args) -> int:
             ta = lb.tiers[lb.tiers["task"] == "__average__"][
                 ["run_id", "indistinguishable_from_best", "p_holm"]]
             av = av.merge(ta, on="run_id", how="left")
-        parts.append(f"\n== macro average over tasks (SE = sqrt(sum SE_t^2)/k) ==")
-        cols = [c for c in ("run", "n_tasks", "score", "se", "low", "high",
-                            "indistinguishable_from_best", "p_holm", "tasks") if c in av]
-        parts.append(to_table(av[cols]))
+        av = av[av["n_tasks"] >= 2]
+        av["tasks"] = [_short_list(t) for t in av["tasks"]]
+        if len(av):
+            parts.append("\n== macro average over tasks (SE = sqrt(sum SE_t^2)/k) ==")
+            cols = [c for c in ("run", "n_tasks", "score", "se", "low", "high",
+                                "indistinguishable_from_best", "p_holm", "tasks") if c in av]
+            parts.append(to_table(av[cols]))
     if lb.notes:
         parts.append("\nNotes:")
         parts += [f"- {n}" for n in lb.notes]
@@ -452,7 +472,7 @@ def cmd_compare(args) -> int:
         lines.append(to_table(cmp.protocol_diff))
     lines.append("\nPairing:")
     pt = pd.DataFrame([{"task": p["task"], "metric": p["metric"], "shared": p["n_shared"],
-                        f"only in A": len(p["only_a"]), "only in B": len(p["only_b"]),
+                        "only in A": len(p["only_a"]), "only in B": len(p["only_b"]),
                         "prompt hash mismatch": len(p["hash_mismatch"])} for p in pairing])
     lines.append(to_table(pt) if len(pt) else "(no item-level pairing)")
     for r in cmp.per_task.to_dict("records"):
@@ -462,10 +482,14 @@ def cmd_compare(args) -> int:
         lines.append(f"  score A {r['score_a']:.4f}   score B {r['score_b']:.4f}")
         lines.append(f"  difference B - A: {r['diff'] * s:+.2f} {unit}, {pct}% CI "
                      f"{_interval(r['low'], r['high'], s, 2)}")
-        lines.append(f"  SE paired {r['se'] * s:.2f}, SE unpaired {r['se_unpaired'] * s:.2f}"
-                     + (f" ({r['se_unpaired'] / r['se']:.2f}x wider)"
-                        if r['se'] and np.isfinite(r['se_unpaired']) and r['se'] > 0 else "")
-                     + f", correlation {_cell_text(r['correlation'], 3) or 'n/a'}")
+        if str(r["kind"]).startswith("unpaired"):
+            lines.append(f"  SE unpaired {r['se'] * s:.2f} (from the reported stderrs; no "
+                         f"paired SE or correlation without item-level data)")
+        else:
+            lines.append(f"  SE paired {r['se'] * s:.2f}, SE unpaired {r['se_unpaired'] * s:.2f}"
+                         + (f" ({r['se_unpaired'] / r['se']:.2f}x wider)"
+                            if np.isfinite(r['se_unpaired']) and r['se'] > 0 else "")
+                         + f", correlation {_cell_text(r['correlation'], 3) or 'n/a'}")
         if np.isfinite(r["b"]):
             lines.append(f"  McNemar: b = {int(r['b'])} (only B right), c = {int(r['c'])} "
                          f"(only A right), exact p = {r['p_exact']:.4g}, mid-p = "
@@ -565,8 +589,8 @@ def cmd_audit(args) -> int:
     store = _open_store(args)
     ids = None
     if args.runs:
-        from evalcore.analysis import _resolve
-        ids = [_resolve(store, r) for r in args.runs]
+        from evalcore.analysis import resolve_run
+        ids = [resolve_run(store, r) for r in args.runs]
     aud = store.audit(ids)
     names = {int(r): str(n) for r, n in zip(store.runs()["run_id"], store.runs()["name"])}
     aud = aud.assign(run=[names.get(int(r), str(r)) for r in aud["run_id"]])
@@ -581,27 +605,27 @@ def cmd_audit(args) -> int:
 
 
 def cmd_rename(args) -> int:
-    from evalcore.analysis import _resolve
+    from evalcore.analysis import resolve_run
     store = _open_store(args)
-    rid = _resolve(store, args.run)
+    rid = resolve_run(store, args.run)
     store.rename_run(rid, args.new_name)
     _out(f"run {rid} renamed to {args.new_name!r}")
     return EXIT_OK
 
 
 def cmd_tag(args) -> int:
-    from evalcore.analysis import _resolve
+    from evalcore.analysis import resolve_run
     store = _open_store(args)
-    rid = _resolve(store, args.run)
+    rid = resolve_run(store, args.run)
     store.set_tags(rid, list(args.tags))
     _out(f"run {rid} tags: {', '.join(args.tags) or '(none)'}")
     return EXIT_OK
 
 
 def cmd_delete(args) -> int:
-    from evalcore.analysis import _resolve
+    from evalcore.analysis import resolve_run
     store = _open_store(args)
-    rid = _resolve(store, args.run)
+    rid = resolve_run(store, args.run)
     if not args.yes:
         if not sys.stdin.isatty():
             raise _BadInput("refusing to delete without confirmation: add --yes")
@@ -638,6 +662,16 @@ def _positive_float(text: str) -> float:
     return v
 
 
+def _non_negative_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (v >= 0.0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
+    return v
+
+
 def _positive_int(text: str) -> int:
     try:
         v = int(text)
@@ -655,7 +689,6 @@ def _add_format(p: argparse.ArgumentParser, choices=FORMATS) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from evalcore.analysis import METHODS
     parser = argparse.ArgumentParser(
         prog="python -m evalcore",
         description="evalbars: error bars, paired comparisons and planning for LLM eval "
@@ -666,6 +699,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--store", metavar="FILE", default=None,
                         help="DuckDB store file (default: $EVALBARS_STORE if set, else "
                              "./.evalbars/evalbars.duckdb)")
+    parser.add_argument("--lock-timeout", metavar="SECONDS", type=_non_negative_float,
+                        default=15.0, dest="lock_timeout",
+                        help="how long to wait while another process holds the store before "
+                             "giving up with exit code 4 (default 15)")
     parser.add_argument("--version", action="version", version=f"evalbars {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -698,7 +735,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "paired-bootstrap rank intervals.")
     p.add_argument("--task", help="only this task")
     p.add_argument("--metric", help="this metric instead of the default per task")
-    p.add_argument("--method", choices=METHODS, default="wilson",
+    p.add_argument("--method", choices=LEADERBOARD_METHODS, default="wilson",
                    help="interval method (default wilson). wilson/clopper-pearson/bayes need "
                         "0/1 scores (CLT is used for continuous scores, with a note); "
                         "clustered needs a cluster key")
@@ -791,8 +828,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _is_busy(exc: BaseException) -> bool:
-    from evalcore.analysis import _is_busy as busy
-    return busy(exc)
+    """True when a StoreError means another process holds the store (exit code 4)."""
+    from evalcore.analysis import is_store_busy
+    return is_store_busy(exc)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -25,7 +25,7 @@ store file read-write, and never holds a write connection for longer than one op
   mid-ingest can only lose the temporary copy (left-over copies of dead processes are
   removed by the next writer). This matters because DuckDB itself does not guarantee it: a
   rolled-back bulk insert still grows and rewrites the database file (checked on duckdb
-  2.0.1: a 2,000,000-row ``INSERT`` followed by ``ROLLBACK`` changed the file's bytes).
+  2.0.1: a 1,000,000-row ``INSERT`` followed by ``ROLLBACK`` changed the file's bytes).
 * **Waiting**: if the file is locked by a process that opened it read-write outside
   evalbars (e.g. the ``duckdb`` shell), or another evalbars writer holds the lock file,
   operations retry with backoff for ``lock_timeout`` seconds (15 by default) and then fail
@@ -45,10 +45,11 @@ per distinct file content, by sha256), ``scores`` (one row per run x task x metr
 answer), ``cells`` (per run x task x metric sufficient statistics over per-item means,
 maintained in the same transaction as the scores they summarise), ``summaries`` (as the
 harness reported them), ``texts`` (prompt/target/response) and ``tasks`` (n_choices, task
-protocol). Scores are appended one run at a time, sorted by (task, metric, item_id), so
-DuckDB's per-row-group min/max (zone maps) prune per-run and per-(task, metric) scans;
-ART indexes are not used on the large tables (they only help point lookups and cost memory
-and insert time). All values reach SQL as ``?`` parameters; identifiers come from fixed
+protocol). Scores are appended one run at a time, in the order the parser gives them (one
+task and metric after another), so DuckDB's per-row-group min/max (zone maps) prune
+per-run and per-(task, metric) scans (an ORDER BY at ingest was left out: it added about a
+quarter to the insert time). ART indexes are not used on the large tables (they only help point lookups and cost
+memory and insert time). All values reach SQL as ``?`` parameters; identifiers come from fixed
 lists in this module.
 """
 
@@ -57,6 +58,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import math
 import os
 import random
@@ -74,6 +76,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from evalcore.errors import StoreError
 from evalcore.model import (
@@ -85,6 +88,7 @@ from evalcore.model import (
 )
 
 ENV_VAR = "EVALBARS_STORE"
+_log = logging.getLogger(__name__)  # DEBUG: timings of each ingest step
 SCHEMA_VERSION = "1"
 
 # Relative and absolute tolerance used by ``audit`` when comparing a reported number with
@@ -163,8 +167,9 @@ _DDL = (
         answer_idx INTEGER NOT NULL,
         score DOUBLE NOT NULL,
         cluster VARCHAR,
-        item_hash VARCHAR,
-        prompt_hash VARCHAR
+        -- hashes are high-entropy: compressing them cost more ingest time than it saved space
+        item_hash VARCHAR USING COMPRESSION uncompressed,
+        prompt_hash VARCHAR USING COMPRESSION uncompressed
     )""",
     """CREATE TABLE cells (
         run_id INTEGER NOT NULL,
@@ -195,9 +200,11 @@ _DDL = (
         task VARCHAR NOT NULL,
         item_id VARCHAR NOT NULL,
         answer_idx INTEGER NOT NULL,
-        prompt VARCHAR,
-        target VARCHAR,
-        response VARCHAR
+        -- unique long strings: DuckDB's dictionary/FSST analysis tripled the insert time
+        -- for about a third less space
+        prompt VARCHAR USING COMPRESSION uncompressed,
+        target VARCHAR USING COMPRESSION uncompressed,
+        response VARCHAR USING COMPRESSION uncompressed
     )""",
     """CREATE TABLE tasks (
         run_id INTEGER NOT NULL,
@@ -211,17 +218,22 @@ _DDL = (
 _TABLES = ("meta", "runs", "files", "scores", "cells", "summaries", "texts", "tasks")
 
 # Arrow schemas of the canonical frames: (column, type, required)
-_SCORE_SPEC = (("task", pa.string(), True), ("metric", pa.string(), True),
-               ("item_id", pa.string(), True), ("answer_idx", pa.int32(), True),
-               ("score", pa.float64(), True), ("cluster", pa.string(), False),
-               ("item_hash", pa.string(), False), ("prompt_hash", pa.string(), False))
-_SUMMARY_SPEC = (("task", pa.string(), True), ("metric", pa.string(), True),
+_SCORE_SPEC = (("task", pa.large_string(), True), ("metric", pa.large_string(), True),
+               ("item_id", pa.large_string(), True), ("answer_idx", pa.int32(), True),
+               ("score", pa.float64(), True), ("cluster", pa.large_string(), False),
+               ("item_hash", pa.large_string(), False), ("prompt_hash", pa.large_string(), False))
+_SUMMARY_SPEC = (("task", pa.large_string(), True), ("metric", pa.large_string(), True),
                  ("value", pa.float64(), False), ("stderr", pa.float64(), False),
-                 ("stderr_raw", pa.string(), False), ("n", pa.int64(), False),
+                 ("stderr_raw", pa.large_string(), False), ("n", pa.int64(), False),
                  ("is_group", pa.bool_(), False))
-_TEXT_SPEC = (("task", pa.string(), True), ("item_id", pa.string(), True),
-              ("answer_idx", pa.int32(), True), ("prompt", pa.string(), False),
-              ("target", pa.string(), False), ("response", pa.string(), False))
+_TEXT_SPEC = (("task", pa.large_string(), True), ("item_id", pa.large_string(), True),
+              ("answer_idx", pa.int32(), True), ("prompt", pa.large_string(), False),
+              ("target", pa.large_string(), False), ("response", pa.large_string(), False))
+_EMPTY_CELLS = pa.table({"task": pa.array([], pa.string()), "metric": pa.array([], pa.string()),
+                         "n_items": pa.array([], pa.int64()), "n_scores": pa.array([], pa.int64()),
+                         "k_max": pa.array([], pa.int32()), "sum": pa.array([], pa.float64()),
+                         "sumsq": pa.array([], pa.float64()), "is_binary": pa.array([], pa.bool_()),
+                         "has_cluster": pa.array([], pa.bool_())})
 assert tuple(c for c, _, _ in _SCORE_SPEC) == SCORE_COLUMNS
 assert tuple(c for c, _, _ in _SUMMARY_SPEC) == SUMMARY_COLUMNS
 assert tuple(c for c, _, _ in _TEXT_SPEC) == TEXT_COLUMNS
@@ -479,7 +491,7 @@ def _column_to_arrow(series: pd.Series, typ: pa.DataType, where: str) -> pa.Arra
     try:
         return pa.array(series, type=typ, from_pandas=True)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as exc:
-        if pa.types.is_string(typ):
+        if pa.types.is_string(typ) or pa.types.is_large_string(typ):
             as_text = series.map(lambda v: None if _is_missing(v) else str(v))
             return pa.array(as_text, type=typ, from_pandas=True)
         if pa.types.is_integer(typ):
@@ -554,6 +566,7 @@ class _Prepared:
     scores: pa.Table
     summaries: pa.Table
     texts: pa.Table
+    cells: pa.Table          # per (task, metric): n_items, n_scores, k_max, sum, sumsq, ...
     tasks: list[tuple[str, int | None, dict]]
     facts: dict[str, Any]
     warnings: list[str]
@@ -715,12 +728,16 @@ class Store:
                     yield con
                     con.execute("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS VARCHAR) "
                                 "WHERE key = 'write_counter'")
+                    t0 = time.perf_counter()
                     con.execute("COMMIT")
+                    _log.debug("%s: commit %.2f s", action, time.perf_counter() - t0)
                 except BaseException:
                     with contextlib.suppress(duckdb.Error):
                         con.execute("ROLLBACK")
                     raise
+                t0 = time.perf_counter()
                 con.execute("CHECKPOINT")
+                _log.debug("%s: checkpoint %.2f s", action, time.perf_counter() - t0)
             except duckdb.Error as exc:
                 raise _store_error(exc, action) from exc
             finally:
@@ -779,7 +796,9 @@ class Store:
         rows); duplicate text rows keep the first (a warning says so). Any error raises
         StoreError and leaves the store file byte-for-byte unchanged.
         """
+        t0 = time.perf_counter()
         prepared = [self._prepare(r, i) for i, r in enumerate(runs)]
+        _log.debug("ingest: validated %d run(s) in %.2f s", len(prepared), time.perf_counter() - t0)
         if not prepared:
             return IngestReport(pd.DataFrame(columns=list(REPORT_COLUMNS)), False, ())
         with self._writer_lock():
@@ -833,31 +852,40 @@ class Store:
             mem.register("s", scores)
             mem.register("m", summaries)
             mem.register("t", texts)
+            cells = _EMPTY_CELLS
             if scores.num_rows:
-                bad = _one(mem, "SELECT task, metric, item_id, score FROM s "
-                                  "WHERE isnan(score) OR isinf(score) LIMIT 1")
-                if bad:
-                    raise StoreError(f"{what}: score of task {bad[0]!r}, metric {bad[1]!r}, item "
-                                     f"{bad[2]!r} is {bad[3]}; expected a finite number")
-                bad = _one(mem, "SELECT task, item_id, answer_idx FROM s WHERE answer_idx < 0 "
-                                  "LIMIT 1")
-                if bad:
+                low = pc.min(scores.column("answer_idx")).as_py()
+                if low is not None and low < 0:
+                    bad = _one(mem, "SELECT task, item_id, answer_idx FROM s WHERE answer_idx < 0 "
+                                    "LIMIT 1")
                     raise StoreError(f"{what}: task {bad[0]!r}, item {bad[1]!r} has answer_idx "
                                      f"{bad[2]}; expected 0 or more")
-                dup = _one(mem, "SELECT task, metric, item_id, answer_idx, count(*) FROM s "
-                                  "GROUP BY ALL HAVING count(*) > 1 LIMIT 1")
-                if dup:
-                    raise StoreError(f"{what}: task {dup[0]!r}, metric {dup[1]!r}, item {dup[2]!r}, "
-                                     f"answer {dup[3]} appears {dup[4]} times; expected one score "
-                                     "per (task, metric, item, answer)")
-                tasks, metrics, n_items, k_max = _one(
-                    mem, "SELECT string_agg(DISTINCT task, ',' ORDER BY task), "
-                    "string_agg(DISTINCT metric, ',' ORDER BY metric), "
-                    "count(DISTINCT (task, item_id)), "
-                    "(SELECT max(c) FROM (SELECT count(*) c FROM s GROUP BY task, metric, item_id)) "
-                    "FROM s")
-                facts.update(tasks=tasks, metrics=metrics, n_items=int(n_items),
-                             n_scores=scores.num_rows, k_max=int(k_max))
+                # one grouping pass per item: duplicate check, report facts and the cell
+                # statistics the store keeps (computed here, outside the write lock)
+                mem.execute("CREATE OR REPLACE TEMP TABLE per_item AS SELECT task, metric, item_id, "
+                            "avg(score) AS m, count(*) AS k, count(DISTINCT answer_idx) AS kd, "
+                            "bool_and(score = 0 OR score = 1) AS bin, "
+                            "bool_or(cluster IS NOT NULL) AS hc FROM s GROUP BY task, metric, item_id")
+                try:
+                    dup = _one(mem, "SELECT task, metric, item_id, k, kd FROM per_item WHERE k > kd "
+                                    "LIMIT 1")
+                    if dup:
+                        raise StoreError(f"{what}: task {dup[0]!r}, metric {dup[1]!r}, item {dup[2]!r} "
+                                         f"has {dup[3]} score rows for {dup[4]} distinct answer_idx; "
+                                         "expected one score per (task, metric, item, answer)")
+                    cells = mem.sql(
+                        "SELECT task, metric, count(*) AS n_items, sum(k) AS n_scores, "
+                        "CAST(max(k) AS INTEGER) AS k_max, sum(m) AS sum, sum(m * m) AS sumsq, "
+                        "bool_and(bin) AS is_binary, bool_or(hc) AS has_cluster FROM per_item "
+                        "GROUP BY task, metric ORDER BY task, metric").to_arrow_table()
+                    n_items = _one(mem, "SELECT count(*) FROM (SELECT DISTINCT task, item_id "
+                                        "FROM per_item)")[0]
+                finally:
+                    mem.execute("DROP TABLE IF EXISTS per_item")
+                facts.update(tasks=",".join(sorted(set(cells.column("task").to_pylist()))),
+                             metrics=",".join(sorted(set(cells.column("metric").to_pylist()))),
+                             n_items=int(n_items), n_scores=scores.num_rows,
+                             k_max=int(pc.max(cells.column("k_max")).as_py()))
             if summaries.num_rows:
                 bad = _one(mem, "SELECT task, metric, value FROM m WHERE isinf(value) LIMIT 1")
                 if bad:
@@ -918,7 +946,7 @@ class Store:
             if not isinstance(proto, dict):
                 raise StoreError(f"{what}, tasks: protocol of {t!r} must be a dict")
             task_rows.append((t, nc, proto))
-        return _Prepared(run, name, scores, summaries, texts, task_rows, facts, warnings)
+        return _Prepared(run, name, scores, summaries, texts, cells, task_rows, facts, warnings)
 
     @staticmethod
     def _known_files(con: duckdb.DuckDBPyConnection, shas: list[str]) -> dict[str, int]:
@@ -1014,30 +1042,29 @@ class Store:
         if new_files:
             con.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?)", new_files)
 
-        # scores + cells (bulk, from Arrow)
-        scores = p.scores
+        # scores + cells (bulk, from Arrow; cells were computed in _prepare)
+        scores, cells = p.scores, p.cells
         if skip_cells and scores.num_rows:
-            present = sorted({(t, m) for t, m in skip_cells})
-            overlap = self._drop_pairs_sql(con, scores, present)
-            scores, dropped = overlap
+            present = sorted(skip_cells)
+            scores, dropped = self._drop_pairs_sql(con, scores, present)
+            cells, _ = self._drop_pairs_sql(con, cells, present)
             for t, m in dropped:
                 warnings.append(f"merged into {name!r}: task {t!r} metric {m!r} already has item "
                                 "scores; kept the stored ones")
         added = 0
         if scores.num_rows:
             con.register("_in_scores", scores)
+            con.register("_in_cells", cells)
             try:
+                t0 = time.perf_counter()
                 con.execute("INSERT INTO scores SELECT ?, task, metric, item_id, answer_idx, score, "
-                            "cluster, item_hash, prompt_hash FROM _in_scores "
-                            "ORDER BY task, metric, item_id, answer_idx", [rid])
-                con.execute(
-                    "INSERT INTO cells SELECT ?, task, metric, count(*), sum(k), max(k), sum(m), "
-                    "sum(m * m), bool_and(bin), bool_or(hc) FROM ("
-                    "  SELECT task, metric, item_id, avg(score) AS m, count(*) AS k, "
-                    "  bool_and(score = 0 OR score = 1) AS bin, bool_or(cluster IS NOT NULL) AS hc "
-                    "  FROM _in_scores GROUP BY task, metric, item_id) GROUP BY task, metric", [rid])
+                            "cluster, item_hash, prompt_hash FROM _in_scores", [rid])
+                _log.debug("ingest: %d scores in %.2f s", scores.num_rows, time.perf_counter() - t0)
+                con.execute("INSERT INTO cells SELECT ?, task, metric, n_items, n_scores, k_max, sum, "
+                            "sumsq, is_binary, has_cluster FROM _in_cells", [rid])
             finally:
                 con.unregister("_in_scores")
+                con.unregister("_in_cells")
             added = scores.num_rows
 
         # summaries
@@ -1056,11 +1083,11 @@ class Store:
         # texts (a merge adds only rows the run lacks)
         if p.texts.num_rows:
             con.register("_in_texts", p.texts)
+            t0 = time.perf_counter()
             try:
                 if status == "added":
                     con.execute("INSERT INTO texts SELECT ?, task, item_id, answer_idx, prompt, "
-                                "target, response FROM _in_texts ORDER BY task, item_id, answer_idx",
-                                [rid])
+                                "target, response FROM _in_texts", [rid])
                 else:
                     con.execute("INSERT INTO texts SELECT ?, t.task, t.item_id, t.answer_idx, "
                                 "t.prompt, t.target, t.response FROM _in_texts t WHERE NOT EXISTS ("
@@ -1068,6 +1095,7 @@ class Store:
                                 "x.item_id = t.item_id AND x.answer_idx = t.answer_idx)", [rid, rid])
             finally:
                 con.unregister("_in_texts")
+            _log.debug("ingest: %d texts in %.2f s", p.texts.num_rows, time.perf_counter() - t0)
 
         # per-task info
         inserts, updates = [], []
@@ -1331,6 +1359,22 @@ class Store:
                                f"k_max, n_scores, has_cluster FROM cells{where} "
                                "ORDER BY run_id, task, metric", params).df()
 
+    def recompute_cell_stats(self, run_ids: list[int] | None = None, task: str | None = None,
+                             metric: str | None = None) -> pd.DataFrame:
+        """``cell_stats`` recomputed from the raw score rows instead of the maintained table
+        (same columns; an integrity check, and the cost of the leaderboard aggregate
+        without materialisation)."""
+        where, params = self._where(run_ids, task, metric)
+        sql = ("SELECT run_id, task, metric, count(*) AS n, sum(m) AS sum, sum(m * m) AS sumsq, "
+               "bool_and(bin) AS \"binary\", CAST(max(k) AS INTEGER) AS k_max, "
+               "sum(k) AS n_scores, bool_or(hc) AS has_cluster FROM ("
+               "SELECT run_id, task, metric, item_id, avg(score) AS m, count(*) AS k, "
+               "bool_and(score = 0 OR score = 1) AS bin, bool_or(cluster IS NOT NULL) AS hc "
+               f"FROM scores{where} GROUP BY run_id, task, metric, item_id) "
+               "GROUP BY run_id, task, metric ORDER BY run_id, task, metric")
+        with self._read() as con:
+            return con.execute(sql, params).df()
+
     def summaries(self, run_ids: list[int] | None = None) -> pd.DataFrame:
         """run_id, task, metric, value, stderr, stderr_raw, n, is_group"""
         where, params = self._where(run_ids, None, None)
@@ -1440,12 +1484,13 @@ class Store:
         task_list = [task] if task is not None else sorted(set(ta) & set(tb))
         for t in task_list:
             compare(t, ta.get(t, {}), tb.get(t, {}))
-        df = pd.DataFrame(rows, columns=["scope", "setting", "value_a", "value_b", "category"])
+        df = pd.DataFrame(rows, columns=["scope", "setting", "value_a", "value_b", "category"],
+                          dtype=object)  # keeps None (a missing setting) as None
         if len(df):
             df["_o"] = df["category"].map(_CATEGORY_ORDER)
             df["_s"] = (df["scope"] != "run").astype(int)
             df = df.sort_values(["_o", "_s", "scope", "setting"], kind="stable").drop(columns=["_o", "_s"])
-        return df.reset_index(drop=True).astype(object)
+        return df.reset_index(drop=True)
 
     def audit(self, run_ids: list[int] | None = None) -> pd.DataFrame:
         """run_id, task, metric, reported, reported_stderr, stderr_raw, n_reported,

@@ -39,7 +39,7 @@ run_a = common.url_choice("Run A (baseline)", names, "run_a", key="cmp_a", forma
 run_b = common.url_choice("Run B (compared with A)", [n for n in names if n != run_a], "run_b",
                           key="cmp_b", format_func=label, container=c_b)
 
-tasks = store.tasks([ids[run_a], ids[run_b]])
+tasks = common.tasks_table(store, [ids[run_a], ids[run_b]])
 per_run = tasks.groupby("task")["run_id"].nunique()
 shared_tasks = sorted(per_run[per_run == 2].index.astype(str))
 if not shared_tasks:
@@ -66,7 +66,13 @@ confidence = common.confidence_choice("cmp_conf", container=c_conf)
 cmp = common.compute("compare", run_a, run_b, task=None if task == ALL else task,
                      metric=None if metric == DEFAULT_METRIC else metric, confidence=confidence)
 per_task = cmp.per_task
-percent = common.is_proportion(pd.concat([per_task["score_a"], per_task["score_b"]]))
+if "points_scale" in per_task:
+    scales = per_task["points_scale"].astype(float).fillna(1.0)
+else:
+    scales = pd.Series([100.0 if common.is_proportion([r.score_a, r.score_b]) else 1.0
+                        for r in per_task.itertuples()], index=per_task.index)
+multi = bool(cmp.overall) and len(per_task) > 1
+percent = bool((scales == 100.0).all()) if multi else bool(len(scales) and scales.iloc[0] == 100.0)
 unit = "pp" if percent else ""
 
 st.caption("A = " + common.md_escape(run_a) + " · B = " + common.md_escape(run_b)
@@ -96,9 +102,9 @@ if problems:
                             + ", ".join(map(str, ids_[:200])) + (" ..." if len(ids_) > 200 else ""))
 diff = cmp.protocol_diff
 if diff is not None and len(diff):
-    st.warning(f"The runs were measured with different protocols ({len(diff)} setting(s) "
-               "differ). A difference in scores may come from the protocol, not the model.")
-    common.show_table(diff.astype(str), "protocol_diff", "cmp_protocol")
+    st.markdown(f"**Recorded settings that differ ({len(diff)})**")
+    common.show_table(diff.astype(object).where(diff.notna(), "–").astype(str), "protocol_diff",
+                      "cmp_protocol")
 else:
     st.caption("Protocol: no recorded setting differs between the two runs.")
 for w in cmp.warnings:
@@ -107,19 +113,23 @@ for w in cmp.warnings:
 # ---- verdict and headline numbers --------------------------------------------------------
 st.subheader("2 · Verdict")
 st.info(common.md_escape(cmp.verdict))
-head = cmp.overall if (cmp.overall and len(per_task) > 1) else (
-    per_task.iloc[0].to_dict() if len(per_task) else None)
+head = cmp.overall if multi else (per_task.iloc[0].to_dict() if len(per_task) else None)
 if head:
-    scope_name = "macro average over tasks" if (cmp.overall and len(per_task) > 1) else \
+    scope_name = "macro average over tasks" if multi else \
         f"{head.get('task')} / {head.get('metric')}"
+    kinds = per_task["kind"].astype(str).str.lower() if "kind" in per_task else pd.Series([""])
+    unpaired = "unpaired" in str(head.get("kind", "")).lower() or (
+        multi and bool(kinds.str.contains("unpaired").any()))
     cols = st.columns(5)
     cols[0].metric(f"Difference B − A ({confidence:.0%} CI)",
                    f"{common.fmt_value(head['diff'], percent, 1, True)} {unit}".strip(),
                    help="Paired difference over shared items, interval = diff ± z·paired SE.")
     cols[0].caption(f"[{common.fmt_value(head['low'], percent, 1, True)}, "
                     f"{common.fmt_value(head['high'], percent, 1, True)}] {unit}")
-    cols[1].metric("Paired SE", f"{common.fmt_value(head['se'], percent, 2)} {unit}".strip(),
-                   help="sd(d, ddof=1)/sqrt(n), d = per-item difference B − A.")
+    cols[1].metric("SE (unpaired: no item-level data)" if unpaired else "Paired SE",
+                   f"{common.fmt_value(head['se'], percent, 2)} {unit}".strip(),
+                   help="sd(d, ddof=1)/sqrt(n), d = per-item difference B − A; without "
+                        "item-level data only the unpaired SE is available.")
     cols[2].metric("Unpaired SE",
                    f"{common.fmt_value(head.get('se_unpaired'), percent, 2)} {unit}".strip(),
                    help="sqrt(SE_A² + SE_B²): what ignoring the pairing would give.")
@@ -137,31 +147,32 @@ if head:
 
 # ---- per task ----------------------------------------------------------------------------
 st.subheader("3 · Per task")
-k = 100 if percent else 1
+k = scales
 adjustment = str(per_task["adjustment"].dropna().iloc[0]) if per_task["adjustment"].notna().any() else None
 view = pd.DataFrame({
     "Task": per_task["task"].astype(str), "Metric": per_task["metric"].astype(str),
     "n": per_task["n"],
-    f"A ({unit or 'raw'})": per_task["score_a"].astype(float) * k,
-    f"B ({unit or 'raw'})": per_task["score_b"].astype(float) * k,
-    f"B − A ({unit or 'raw'})": per_task["diff"].astype(float) * k,
-    f"CI low": per_task["low"].astype(float) * k,
-    f"CI high": per_task["high"].astype(float) * k,
+    "Unit": scales.map(lambda x: "pp" if x == 100.0 else "raw"),
+    "A": per_task["score_a"].astype(float) * k,
+    "B": per_task["score_b"].astype(float) * k,
+    "B − A": per_task["diff"].astype(float) * k,
+    "CI low": per_task["low"].astype(float) * k,
+    "CI high": per_task["high"].astype(float) * k,
     "Paired SE": per_task["se"].astype(float) * k,
     "Unpaired SE": per_task["se_unpaired"].astype(float) * k,
     "Correlation": per_task["correlation"].astype(float),
     "b (only B)": per_task["b"], "c (only A)": per_task["c"],
     "p": per_task["p_exact"].astype(float),
     "p adjusted": per_task["p_adjusted"].astype(float),
-    f"MDE ({unit or 'raw'})": per_task["mde"].astype(float) * k,
+    "MDE": per_task["mde"].astype(float) * k,
     "Verdict": per_task["verdict"].astype(str),
     "Method": per_task["kind"].astype(str) if "kind" in per_task else "paired",
 })
 fmt = st.column_config.NumberColumn
 common.show_table(view, f"compare_{run_a}_vs_{run_b}", "cmp_table", column_config={
-    **{c: fmt(format="%.2f") for c in view.columns if c.startswith(("A (", "B (", "CI", "Paired",
-                                                                  "Unpaired", "MDE"))},
-    f"B − A ({unit or 'raw'})": fmt(format="%+.2f"),
+    **{c: fmt(format="%.2f") for c in ("A", "B", "CI low", "CI high", "Paired SE",
+                                       "Unpaired SE", "MDE")},
+    "B − A": fmt(format="%+.2f"),
     "Correlation": fmt(format="%.3f"), "p": fmt(format="%.4f"),
     "p adjusted": fmt(format="%.4f")})
 st.caption(f"Interval: {confidence:.0%} paired CI (clustered SE where the task has a cluster "
@@ -171,7 +182,7 @@ st.caption(f"Interval: {confidence:.0%} paired CI (clustered SE where the task h
               else "no adjustment (one task).")
            + " MDE: minimum detectable effect at alpha 0.05, power 0.8 for this n and sd of d.")
 fig = charts.difference_plot(per_task, cmp.overall, label_a="A", label_b="B",
-                             confidence=confidence, percent=percent)
+                             confidence=confidence, scales=scales)
 common.show_chart(fig, f"difference_{run_a}_vs_{run_b}", "cmp_diff_chart")
 
 # ---- 2x2 and the items behind it ---------------------------------------------------------

@@ -22,7 +22,7 @@ store = common.get_store()
 runs = common.require_runs(store, 1, "the leaderboard")
 common.demo_banner(runs)
 
-tasks = store.tasks()
+tasks = common.tasks_table(store)
 task_names = sorted(tasks["task"].astype(str).unique())
 
 c_task, c_metric, c_method, c_conf = st.columns([3, 2, 3, 1])
@@ -61,16 +61,18 @@ if cells.empty:
     st.stop()
 
 method_label = METHOD_LABELS.get(lb.method, lb.method)
-percent = common.is_proportion(cells["score"])
-unit = "%" if percent else ""
+percent_by_task = {str(t): common.is_proportion(g["score"]) for t, g in cells.groupby("task")}
+percent = all(percent_by_task.values())
 st.caption(common.method_caption(lb.method, lb.confidence)
-           + (" Scores in percent; differences in percentage points (pp)." if percent else ""))
+           + (" Scores in percent; differences in percentage points (pp)." if percent else
+              " Proportions in percent (differences in pp); other metrics in their own units."))
 for note in lb.notes:
     st.caption(":material/info: " + common.md_escape(note))
 
 # ---- the table ---------------------------------------------------------------------------
 def _cell_text(row: pd.Series) -> str:
-    text = common.fmt_interval(row["score"], row["low"], row["high"], percent)
+    text = common.fmt_interval(row["score"], row["low"], row["high"],
+                               percent_by_task.get(str(row["task"]), False))
     if bool(row.get("contains_chance", False)):
         text += " ~chance"
     if not bool(row.get("has_items", True)):
@@ -91,10 +93,11 @@ else:
     order = first.sort_values("score", ascending=False)["run"].astype(str).tolist()
 pivot = pivot.reindex([r for r in order if r in pivot.index]
                       + [r for r in pivot.index if r not in order])
-pivot = pivot.reset_index().rename(columns={"run": "Run"})
+pivot = pivot.fillna("–").reset_index().rename(columns={"run": "Run"})
 
 st.subheader("Scores")
-st.caption(f"Each cell: score [{lb.confidence:.0%} interval] in {unit or 'raw units'} "
+st.caption(f"Each cell: score [{lb.confidence:.0%} interval] "
+           f"{'in %' if percent else '(in % for proportions)'} "
            f"({method_label}). ~chance: the interval contains the chance level, so this score "
            "cannot rank anything. (reported): summary-only run, interval from the harness's stderr.")
 common.show_table(pivot, f"leaderboard_{task}_{lb.method}", "lb_pivot")
@@ -112,15 +115,17 @@ with st.expander("All numbers (long format)"):
 st.subheader("Forest plot")
 plot_tasks = list(dict.fromkeys(cells["task"].astype(str)))
 if len(plot_tasks) > MAX_PANELS:
-    shown = st.multiselect("Task panels", plot_tasks, default=plot_tasks[:MAX_PANELS - 1],
-                           key="lb_panels",
+    kept = [t for t in st.session_state.get("lb_panels", []) if t in plot_tasks]
+    st.session_state["lb_panels"] = kept or plot_tasks[:MAX_PANELS - 1]
+    shown = st.multiselect("Task panels", plot_tasks, key="lb_panels",
                            help="Many tasks: choose which task panels to draw (the macro "
                                 "average is always drawn).")
 else:
     shown = plot_tasks
 fig = charts.forest_plot(cells[cells["task"].astype(str).isin(shown)],
                          averages if cells["task"].nunique() > 1 else None,
-                         method_label=method_label, confidence=lb.confidence, percent=percent,
+                         method_label=method_label, confidence=lb.confidence,
+                         percent=percent_by_task,
                          run_order=[r for r in order if r in set(cells["run"].astype(str))])
 common.show_chart(fig, f"forest_{task}_{lb.method}", "lb_forest")
 st.caption("Filled circle: interval excludes chance. Open circle: interval contains chance. "
@@ -138,14 +143,15 @@ else:
         "Tiers for", tier_scopes, index=tier_scopes.index(default_scope), key="lb_tier_scope",
         format_func=lambda t: "Macro average" if t == "__average__" else t)
     t = tiers[tiers["task"].astype(str) == scope_choice].copy()
+    tier_pct = percent if scope_choice == "__average__" else percent_by_task.get(scope_choice, False)
     best = t["best_run"].dropna().astype(str)
     if len(best):
         st.caption("Best run: " + common.md_escape(best.iloc[0]) + ". Paired tests on shared "
                    "items against it, p-values Holm-adjusted across runs.")
     view = pd.DataFrame({
         "Run": t["run"].astype(str),
-        f"Difference vs best ({'pp' if percent else 'raw'})":
-            t["diff_vs_best"].astype(float) * (100 if percent else 1),
+        f"Difference vs best ({'pp' if tier_pct else 'raw'})":
+            t["diff_vs_best"].astype(float) * (100 if tier_pct else 1),
         "p (raw)": t["p_raw"].astype(float),
         "p (Holm)": t["p_holm"].astype(float),
         "Indistinguishable from best": t["indistinguishable_from_best"].astype(bool),

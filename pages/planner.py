@@ -18,9 +18,9 @@ from evalcore import stats
 from evalcore.errors import EvalbarsError
 from ui import charts, common
 
-N_GRID = np.unique(np.round(np.geomspace(10, 100_000, 90)).astype(int))
 N_CHOICES = sorted({int(m * 10 ** e) for e in range(1, 5) for m in (1, 1.5, 2, 3, 5, 7.5)}
                    | {100_000})
+N_GRID = np.unique(np.r_[np.round(np.geomspace(10, 100_000, 90)).astype(int), N_CHOICES])
 SPREAD = {"disagreement": "Disagreement rate (share of items where the runs differ, 0/1 scores)",
           "sd": "sd of per-item differences d = x_B − x_A"}
 SOURCE = {"typed": "Typed assumptions", "store": "Estimated from two runs in the store"}
@@ -77,7 +77,7 @@ if source == "store":
                               container=ca)
     run_b = common.url_choice("Run B", [x for x in names if x != run_a], "plan_b", key="pl_b",
                               format_func=label, container=cb)
-    tasks = store.tasks([ids[run_a], ids[run_b]])
+    tasks = common.tasks_table(store, [ids[run_a], ids[run_b]])
     if "has_items" in tasks:
         tasks = tasks[tasks["has_items"].fillna(False).astype(bool)]
     per_run = tasks.groupby("task")["run_id"].nunique()

@@ -19,7 +19,7 @@ store = common.get_store()
 runs = common.require_runs(store, 1, "this page")
 common.demo_banner(runs)
 
-tasks = store.tasks()
+tasks = common.tasks_table(store)
 names = dict(zip(runs["run_id"].astype(int), runs["name"].astype(str)))
 label = common.run_label(runs)
 tasks = tasks.assign(run=tasks["run_id"].astype(int).map(names))

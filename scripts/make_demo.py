@@ -45,7 +45,7 @@ import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 20260301
@@ -599,6 +599,7 @@ class LmRun:
 
 
 def lm_runs() -> list[LmRun]:
+    """The seven lm_eval invocations: one per model, a rerun, a protocol variant."""
     all_tasks = ("arc_easy_demo", "boolq_demo", "gsm8k_demo", "reading_demo")
     stamps = ["2026-03-02T09-14-07.412305", "2026-03-02T10-02-51.087113", "2026-03-02T10-47-33.550921",
               "2026-03-02T11-31-18.264470", "2026-03-02T12-05-42.918356"]
@@ -656,6 +657,7 @@ def simulate_outcomes(run: LmRun, task: LmTask) -> list[bool]:
 
 
 def _fmt_ll(x: float) -> str:
+    """lm_eval's JSONL writer stringifies resps: -9.8125 -> "-9.8125"."""
     return str(float(x))
 
 
@@ -701,8 +703,10 @@ def argmax_first(values: Sequence[float]) -> int:
     return best
 
 
-def mc_sample(task: LmTask, idx: int, item: Item, run: LmRun, correct: bool, rng: DemoRng,
+def mc_sample(task: LmTask, item: Item, run: LmRun, correct: bool, rng: DemoRng,
               context: str) -> tuple[dict[str, Any], dict[str, float]]:
+    """The loglikelihood part of a multiple-choice JSONL line (stringified like lm_eval's writer)
+    and the per-item metrics recomputed from it (acc: raw argmax; acc_norm: argmax of ll/len)."""
     lls = mc_loglikelihoods(task, item, correct, rng)
     greedy_pick = rng.bernoulli(0.15)
     delim = "" if run.chat_template else " "
@@ -731,7 +735,7 @@ def gsm_generation(item: Item, correct: bool, follows_format: bool, rng: DemoRng
     return f"{body} The answer is {answer}.\n\n" if rng.bernoulli(0.7) else f"{body}\n\n"
 
 
-def gsm_filters(item: Item, text: str) -> tuple[str, str]:
+def gsm_filters(text: str) -> tuple[str, str]:
     """strict-match and flexible-extract results as the gsm8k filter_list computes them."""
     strict = re.findall(r"#### (\-?[0-9\.\,]+)", text)
     strict_value = strict[0] if strict else "[invalid]"
@@ -754,6 +758,7 @@ def gsm_exact_match(pred: str, item: Item) -> float:
 
 
 def doc_hash(doc: dict[str, Any]) -> str:
+    """lm_eval's doc_hash: sha256 of json.dumps(doc, indent=2, ensure_ascii=False)."""
     return sha256_hex(json.dumps(doc, indent=2, default=str, ensure_ascii=False))
 
 
@@ -828,7 +833,7 @@ def write_lm_run(run: LmRun, tasks: dict[str, LmTask], out_dir: Path) -> dict[st
             hashes = {"doc_hash": doc_hash(item.doc), "prompt_hash": sha256_hex(context),
                       "target_hash": sha256_hex(str(item.target))}
             if task.kind == "mc":
-                body, metrics = mc_sample(task, idx, item, run, correct, rng, context)
+                body, metrics = mc_sample(task, item, run, correct, rng, context)
                 line = {**head, **body, "filter": "none", "metrics": list(task.metrics), **hashes, **metrics}
                 lines.append(line)
                 for k, v in metrics.items():
@@ -836,7 +841,7 @@ def write_lm_run(run: LmRun, tasks: dict[str, LmTask], out_dir: Path) -> dict[st
             else:
                 follows = DemoRng("format", run.model.name, tname, render_label, idx).bernoulli(fmt_p)
                 text = gsm_generation(item, correct, follows, rng)
-                strict_v, flex_v = gsm_filters(item, text)
+                strict_v, flex_v = gsm_filters(text)
                 args = {"gen_args_0": {"arg_0": context, "arg_1": dict(GSM_GEN_KWARGS)}}
                 for filt, value in (("strict-match", strict_v), ("flexible-extract", flex_v)):
                     em = gsm_exact_match(value, item)
@@ -1130,6 +1135,7 @@ def write_inspect_log(model: DemoModel, index: int, items: list[TriviaItem], out
 
 
 def sample_messages_ref(msg_ids: list[str], question: str) -> list[dict[str, Any]]:
+    """The model event's input messages (system prompt + user question)."""
     return [{"id": msg_ids[0], "content": INSPECT_SYSTEM, "role": "system"},
             {"id": msg_ids[1], "content": question, "source": "input", "role": "user"}]
 
@@ -1146,9 +1152,10 @@ def expected_scores(tasks: dict[str, LmTask], trivia: list[TriviaItem]) -> dict[
         for t in tasks.values():
             chance = 1.0 / t.n_choices if t.kind == "mc" else 0.0
             th = theta_for(m, t.name)
-            row[t.name] = sum(p_correct(th, it.difficulty, chance) for it in t.items) / len(t.items)
+            row[t.name] = round(sum(p_correct(th, it.difficulty, chance) for it in t.items) / len(t.items), 6)
         th = m.theta + INSPECT_THETA_SHIFT
-        row[INSPECT_TASK] = sum(p_correct(th, it.difficulty, 0.0) for it in trivia) / len(trivia)
+        # rounded so that last-ulp differences between platforms' exp/log cannot change the file
+        row[INSPECT_TASK] = round(sum(p_correct(th, it.difficulty, 0.0) for it in trivia) / len(trivia), 6)
         out[m.name] = row
     return out
 

@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
-"$PY" -m pip install --disable-pip-version-check -q -r requirements.txt
+"$PY" -m pip install --disable-pip-version-check -q -r requirements.txt -e .
 exec "$PY" -m streamlit run app.py "$@"

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
-"$PY" -m pip install --disable-pip-version-check -q -r requirements-dev.txt
+"$PY" -m pip install --disable-pip-version-check -q -r requirements-dev.txt -e .
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing Debian chromium for the browser tests ..."
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \

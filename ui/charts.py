@@ -23,8 +23,23 @@ FONT = dict(family="Inter, Helvetica, Arial, sans-serif", size=13)
 AVERAGE_PANEL = "Macro average"
 
 
+def _list(values) -> list:
+    """Plain Python list (Plotly would otherwise encode numpy arrays as binary typed arrays;
+    lists keep the figure JSON readable, e.g. for tests and exported specs)."""
+    return np.asarray(values, dtype=object if isinstance(values, np.ndarray) and
+                      values.dtype == object else None).tolist()
+
+
 def _scale(percent: bool) -> float:
     return 100.0 if percent else 1.0
+
+
+def _vline_log(fig: go.Figure, x: float, text: str) -> None:
+    """A dotted vertical line with a label on a log x axis (Plotly places annotations on log
+    axes in log10 units, shapes in data units)."""
+    fig.add_vline(x=x, line_dash="dot", line_color="#666")
+    fig.add_annotation(x=math.log10(x), y=1.0, xref="x", yref="paper", text=text,
+                       showarrow=False, yanchor="bottom", font=dict(size=11))
 
 
 def _base_layout(fig: go.Figure, title: str, height: int) -> go.Figure:
@@ -35,7 +50,8 @@ def _base_layout(fig: go.Figure, title: str, height: int) -> go.Figure:
 
 
 def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_label: str,
-                confidence: float, percent: bool = True, run_order: Sequence[str] | None = None,
+                confidence: float, percent: bool | dict[str, bool] = True,
+                run_order: Sequence[str] | None = None,
                 max_cols: int = 3) -> go.Figure:
     """Score and interval of every run, one panel per task (+ the macro average).
 
@@ -46,17 +62,21 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
     averages : Leaderboard.averages (run, n_tasks, score, se, low, high) or None; drawn as
         the last panel when there is more than one task.
     method_label, confidence : named in the hover and the title.
-    percent : draw scores x100 (proportions).
+    percent : draw scores x100 (proportions); a dict gives it per task (the average panel is
+        in percent only when every task is).
     run_order : runs top to bottom (default: by macro average or first task, best on top).
 
     Marks: filled circle = interval excludes chance; open circle = interval contains
     chance (cannot rank anything); diamond = summary-only run (interval from the reported
     stderr). Dotted vertical line = chance level of a multiple-choice task.
     """
-    k = _scale(percent)
     tasks = list(dict.fromkeys(cells["task"].astype(str)))
+    by_panel = dict(percent) if isinstance(percent, dict) else {t: bool(percent) for t in tasks}
+    by_panel[AVERAGE_PANEL] = all(by_panel.get(t, True) for t in tasks)
     panels = tasks + ([AVERAGE_PANEL] if averages is not None and len(averages) and len(tasks) > 1
                       else [])
+    if not panels:
+        return _base_layout(go.Figure(), "No scores to draw", 200)
     if run_order is None:
         ref = averages if panels[-1] == AVERAGE_PANEL else cells[cells["task"] == tasks[0]]
         run_order = list(ref.sort_values("score", ascending=False)["run"].astype(str))
@@ -70,9 +90,10 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
                         vertical_spacing=gap_px / plot_px if nrows > 1 else 0.0)
     y_labels = [plot_text(r) for r in run_order]
     level = f"{confidence:.0%}"
-    unit = " pp" if percent else ""
     for idx, panel in enumerate(panels):
         row, col = idx // ncols + 1, idx % ncols + 1
+        k = _scale(by_panel.get(panel, True))
+        unit = "%" if by_panel.get(panel, True) else ""
         if panel == AVERAGE_PANEL:
             df = averages.copy()
             df["n"] = df.get("n_tasks")
@@ -96,12 +117,12 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
                                   np.where(open_mark, "yes", "no")])
         n_label = "tasks" if panel == AVERAGE_PANEL else "n"
         fig.add_trace(go.Scatter(
-            x=score, y=[plot_text(r) for r in df.index], mode="markers",
+            x=_list(score), y=[plot_text(r) for r in df.index], mode="markers",
             marker=dict(symbol=list(symbols), size=10, color=COLORS[0],
                         line=dict(width=2, color=COLORS[0])),
-            error_x=dict(type="data", symmetric=False, array=high - score,
-                         arrayminus=score - low, thickness=1.6, width=4, color=COLORS[0]),
-            customdata=custom, name=plot_text(panel),
+            error_x=dict(type="data", symmetric=False, array=_list(high - score),
+                         arrayminus=_list(score - low), thickness=1.6, width=4, color=COLORS[0]),
+            customdata=_list(custom), name=plot_text(panel),
             hovertemplate=(f"<b>%{{y}}</b> · {plot_text(panel)}<br>score %{{x:.2f}}{unit}<br>"
                            f"{level} CI [%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]<br>"
                            f"{n_label} = %{{customdata[2]}}<br>contains chance: %{{customdata[3]}}"
@@ -112,49 +133,56 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
             fig.add_vline(x=float(chance.iloc[0]) * k, line_dash="dot", line_color="#888",
                           row=row, col=col, annotation_text="chance",
                           annotation_font_size=10, annotation_position="top")
+        fig.update_xaxes(title_text="score (%)" if by_panel.get(panel, True) else "score",
+                         title_font_size=11, row=row, col=col)
     fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(y_labels)),
                      type="category", range=[-0.6, len(y_labels) - 0.4])
-    fig.update_xaxes(title_text=f"score ({'%' if percent else 'raw'})", title_font_size=11)
     height = 110 + plot_px
     return _base_layout(fig, f"Scores with {level} intervals ({plot_text(method_label)})", height)
 
 
 def difference_plot(per_task: pd.DataFrame, overall: dict | None, *, label_a: str, label_b: str,
-                    confidence: float, percent: bool = True) -> go.Figure:
+                    confidence: float, scales: Sequence[float] | None = None) -> go.Figure:
     """Paired difference B − A per task (and overall) with its interval, zero line drawn.
 
     per_task : Comparison.per_task (task, n, diff, se, low, high, p_exact, p_adjusted).
     overall : Comparison.overall (same keys) or None.
+    scales : per-task display factor (100 = percentage points, 1 = raw units); default 100.
+        The overall row is in pp only when every task is.
     """
-    k = _scale(percent)
     rows = per_task.copy()
     rows["label"] = rows["task"].astype(str)
+    rows["scale"] = list(scales) if scales is not None else 100.0
     if overall and len(per_task) > 1:
         extra = {c: overall.get(c, np.nan) for c in rows.columns}
         extra["label"] = AVERAGE_PANEL
+        extra["scale"] = 100.0 if (rows["scale"] == 100.0).all() else 1.0
         rows = pd.concat([rows, pd.DataFrame([extra])], ignore_index=True)
+    k = rows["scale"].astype(float)
+    percent = bool((k == 100.0).all())
     diff, low, high = (rows[c].astype(float) * k for c in ("diff", "low", "high"))
     p_adj = rows["p_adjusted"] if "p_adjusted" in rows else pd.Series(np.nan, index=rows.index)
     p_raw = rows["p_exact"] if "p_exact" in rows else pd.Series(np.nan, index=rows.index)
     custom = np.column_stack([low, high, rows["se"].astype(float) * k, rows["n"].astype(object),
-                              p_raw.map(_p_text), p_adj.map(_p_text)])
+                              p_raw.map(_p_text), p_adj.map(_p_text),
+                              np.where(k == 100.0, "pp", "raw")])
     labels = [plot_text(v) for v in rows["label"]]
-    unit = "pp" if percent else ""
+    unit = "pp" if percent else "pp or raw units"
     fig = go.Figure(go.Scatter(
-        x=diff, y=labels, mode="markers",
+        x=_list(diff), y=labels, mode="markers",
         marker=dict(size=11, color=COLORS[1], symbol="square"),
-        error_x=dict(type="data", symmetric=False, array=high - diff, arrayminus=diff - low,
-                     thickness=1.8, width=5, color=COLORS[1]),
-        customdata=custom,
-        hovertemplate=(f"<b>%{{y}}</b><br>B − A = %{{x:+.2f}} {unit}<br>"
+        error_x=dict(type="data", symmetric=False, array=_list(high - diff),
+                     arrayminus=_list(diff - low), thickness=1.8, width=5, color=COLORS[1]),
+        customdata=_list(custom),
+        hovertemplate=(f"<b>%{{y}}</b><br>B − A = %{{x:+.2f}} %{{customdata[6]}}<br>"
                        f"{confidence:.0%} CI [%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]<br>"
-                       f"paired SE %{{customdata[2]:.2f}} {unit}<br>n = %{{customdata[3]}}<br>"
+                       f"SE %{{customdata[2]:.2f}}<br>n = %{{customdata[3]}}<br>"
                        f"p (exact McNemar) %{{customdata[4]}}<br>p adjusted %{{customdata[5]}}"
                        f"<extra></extra>")))
     fig.add_vline(x=0, line_color="#444", line_width=1)
     fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(labels)), type="category")
     fig.update_xaxes(title_text=f"difference {plot_text(label_b)} − {plot_text(label_a)} "
-                                f"({unit or 'raw'})", zeroline=False)
+                                f"({unit})", zeroline=False)
     return _base_layout(fig, f"Paired difference with {confidence:.0%} intervals",
                         140 + 40 * len(labels))
 
@@ -208,10 +236,10 @@ def se_vs_k_plot(curve: pd.DataFrame, *, k_observed: int, se_observed: float,
     s = _scale(percent)
     unit = "pp" if percent else ""
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=curve["k"], y=curve["se"] * s, mode="lines+markers",
+    fig.add_trace(go.Scatter(x=_list(curve["k"]), y=_list(curve["se"] * s), mode="lines+markers",
                              marker=dict(size=5), line=dict(color=COLORS[0]), name="SE(K)",
                              hovertemplate=f"K = %{{x}}<br>SE %{{y:.3f}} {unit}<extra></extra>"))
-    fig.add_trace(go.Scatter(x=curve["k"], y=curve["low_floor"] * s, mode="lines",
+    fig.add_trace(go.Scatter(x=_list(curve["k"]), y=_list(curve["low_floor"] * s), mode="lines",
                              line=dict(color="#888", dash="dash"), name="between-item floor",
                              hovertemplate=f"floor (K → ∞) %{{y:.3f}} {unit}<extra></extra>"))
     fig.add_trace(go.Scatter(x=[k_observed], y=[se_observed * s], mode="markers",
@@ -233,13 +261,15 @@ def pass_at_k_plot(table: pd.DataFrame, *, confidence: float) -> go.Figure:
     """pass@k (unbiased estimator) with intervals against k. table: k, estimate, se, low, high."""
     est, low, high = (table[c].astype(float) * 100 for c in ("estimate", "low", "high"))
     fig = go.Figure(go.Scatter(
-        x=table["k"], y=est, mode="lines+markers", line=dict(color=COLORS[3]),
-        error_y=dict(type="data", symmetric=False, array=high - est, arrayminus=est - low),
-        customdata=np.column_stack([low, high, table["se"].astype(float) * 100, table["n_items"]]),
+        x=_list(table["k"]), y=_list(est), mode="lines+markers", line=dict(color=COLORS[3]),
+        error_y=dict(type="data", symmetric=False, array=_list(high - est),
+                     arrayminus=_list(est - low)),
+        customdata=_list(np.column_stack([low, high, table["se"].astype(float) * 100,
+                                          table["n_items"]])),
         hovertemplate=(f"k = %{{x}}<br>pass@k %{{y:.2f}}%<br>{confidence:.0%} CI "
                        f"[%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]<br>SE %{{customdata[2]:.2f}} pp"
                        f"<br>items %{{customdata[3]}}<extra></extra>")))
-    fig.update_xaxes(title_text="k")
+    fig.update_xaxes(title_text="k", dtick=1)
     fig.update_yaxes(title_text="pass@k (%)")
     return _base_layout(fig, "pass@k (unbiased estimator, SE over items)", 380)
 
@@ -253,15 +283,14 @@ def ci_width_plot(n: Sequence[int], wilson: Sequence[float], clt: Sequence[float
     w = np.asarray(wilson, dtype=float) * 100
     c = np.asarray(clt, dtype=float) * 100
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=list(n), y=w, mode="lines", name="Wilson score",
+    fig.add_trace(go.Scatter(x=_list(n), y=_list(w), mode="lines", name="Wilson score",
                              line=dict(color=COLORS[0]),
                              hovertemplate="n = %{x}<br>Wilson ± %{y:.2f} pp<extra></extra>"))
-    fig.add_trace(go.Scatter(x=list(n), y=c, mode="lines", name="CLT (normal)",
+    fig.add_trace(go.Scatter(x=_list(n), y=_list(c), mode="lines", name="CLT (normal)",
                              line=dict(color=COLORS[1], dash="dash"),
                              hovertemplate="n = %{x}<br>CLT ± %{y:.2f} pp<extra></extra>"))
     if chosen_n:
-        fig.add_vline(x=chosen_n, line_dash="dot", line_color="#666",
-                      annotation_text=f"n = {chosen_n}", annotation_position="top")
+        _vline_log(fig, chosen_n, f"n = {chosen_n:,}")
     fig.update_xaxes(title_text="number of items n", type="log")
     fig.update_yaxes(title_text="half-width of the interval (pp)", rangemode="tozero")
     fig = _base_layout(fig, f"{confidence:.0%} interval half-width for a score of {100 * p:.0f}%",
@@ -276,15 +305,14 @@ def power_curve(n: Sequence[int], mde: Sequence[float], *, alpha: float, power: 
     """Minimum detectable effect (pp) against number of items, with the required n marked."""
     y = np.asarray(mde, dtype=float) * 100
     fig = go.Figure(go.Scatter(
-        x=list(n), y=y, mode="lines", line=dict(color=COLORS[2]), name=f"MDE ({label})",
+        x=_list(n), y=_list(y), mode="lines", line=dict(color=COLORS[2]), name=f"MDE ({label})",
         hovertemplate=(f"n = %{{x}}<br>MDE %{{y:.2f}} pp<br>alpha {alpha:g}, power {power:.0%}"
                        f"<extra></extra>")))
     if target:
         fig.add_hline(y=target * 100, line_dash="dot", line_color=COLORS[1],
                       annotation_text=f"target gap {100 * target:.1f} pp")
     if required_n:
-        fig.add_vline(x=required_n, line_dash="dot", line_color="#666",
-                      annotation_text=f"required n = {required_n:,}", annotation_position="top")
+        _vline_log(fig, required_n, f"required n = {required_n:,}")
     fig.update_xaxes(title_text="number of items n", type="log")
     fig.update_yaxes(title_text="minimum detectable effect (pp)", rangemode="tozero")
     return _base_layout(fig, f"Minimum detectable effect ({label}, alpha {alpha:g}, "

@@ -18,6 +18,7 @@ Rules every page follows through these helpers:
 from __future__ import annotations
 
 import html
+import importlib.util
 import os
 import re
 import shutil
@@ -66,9 +67,6 @@ def get_store() -> Store:
     except EvalbarsError as exc:
         st.error(f"The store at {md_escape(path)} could not be opened: {md_escape(exc)}")
         st.stop()
-    except NotImplementedError:
-        st.warning("The store is not available in this build yet.")
-        st.stop()
     raise AssertionError("unreachable")
 
 
@@ -79,6 +77,16 @@ def runs_table(store: Store) -> pd.DataFrame:
     except EvalbarsError as exc:
         show_error(exc)
         return pd.DataFrame(columns=["run_id", "name"])
+
+
+def tasks_table(store: Store, run_ids: list[int] | None = None) -> pd.DataFrame:
+    """``Store.tasks(run_ids)``; on a store error, a message and ``st.stop()``."""
+    try:
+        return store.tasks(None if run_ids is None else [int(r) for r in run_ids])
+    except EvalbarsError as exc:
+        show_error(exc)
+        st.stop()
+    raise AssertionError("unreachable")
 
 
 def require_runs(store: Store, minimum: int = 1, purpose: str = "") -> pd.DataFrame:
@@ -121,7 +129,7 @@ def ensure_demo() -> None:
         return
     try:
         _seed_demo(str(store_path()))
-    except (EvalbarsError, NotImplementedError) as exc:
+    except EvalbarsError as exc:
         st.warning(f"The bundled demo could not be loaded: {md_escape(exc)}")
 
 
@@ -180,12 +188,11 @@ def compute(fn_name: str, *args: Any, stop: bool = True, **kwargs: Any) -> Any:
     store = get_store()
     try:
         version = str(store.version())
-        return _cached_call(fn_name, str(store_path()), version, tuple(args),
-                            tuple(sorted(kwargs.items())))
+        with st.spinner(f"Computing ({fn_name.replace('_', ' ')}) ...", show_time=True):
+            return _cached_call(fn_name, str(store_path()), version, tuple(args),
+                                tuple(sorted(kwargs.items())))
     except EvalbarsError as exc:
         show_error(exc)
-    except NotImplementedError:
-        st.warning(f"`analysis.{fn_name}` is not available in this build yet.")
     if stop:
         st.stop()
     return None
@@ -418,12 +425,12 @@ def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:
     base = slug(name)
     row = st.container(horizontal=True, gap="small")
     row.download_button("CSV", data=lambda: frame.to_csv(index=False), file_name=f"{base}.csv",
-                            mime="text/csv", key=f"{key}_csv", on_click="ignore",
-                            icon=":material/download:")
+                        mime="text/csv", key=f"{key}_csv", on_click="ignore",
+                        icon=":material/download:")
     row.download_button("Markdown", data=lambda: to_markdown(frame), file_name=f"{base}.md",
-                            mime="text/markdown", key=f"{key}_md", on_click="ignore")
+                        mime="text/markdown", key=f"{key}_md", on_click="ignore")
     row.download_button("LaTeX", data=lambda: to_latex(frame), file_name=f"{base}.tex",
-                            mime="application/x-tex", key=f"{key}_tex", on_click="ignore")
+                        mime="application/x-tex", key=f"{key}_tex", on_click="ignore")
 
 
 def show_table(df: pd.DataFrame, name: str, key: str, *, column_config: dict | None = None,
@@ -437,9 +444,7 @@ def show_table(df: pd.DataFrame, name: str, key: str, *, column_config: dict | N
 @st.cache_resource(show_spinner=False)
 def png_export_available() -> bool:
     """True when kaleido can drive a working Chromium (``$BROWSER_PATH`` or ``chromium``)."""
-    try:
-        import kaleido  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("kaleido") is None:
         return False
     browser = os.environ.get("BROWSER_PATH") or shutil.which("chromium") or (
         "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)

@@ -129,8 +129,6 @@ def detect_format(name: str, head: bytes) -> str:
                 obj = None
             if obj is not None:
                 fmt = _classify_obj(obj)
-                if fmt == lm_eval.SAMPLES_JSONL and nl < 0 and text[:1] == b"{":
-                    return lm_eval.SAMPLES_JSONL
                 if fmt != "unknown":
                     return fmt
         return _detect_json_head(text.decode("utf-8", "replace"))
@@ -169,6 +167,10 @@ def _detect_text_table(name: str, text: bytes) -> str:
     sep = "\t" if ("\t" in line and name.lower().endswith(".tsv")) else ","
     cols = {c.strip().strip('"') for c in line.split(sep)}
     if {"item_id", "score"} <= cols or ({"task", "score"} <= cols and len(cols) >= 3):
+        return tidy.CSV
+    # a delimited text header in a .csv/.tsv file: a tidy table (missing columns are then
+    # reported by name instead of "unknown format")
+    if name.lower().endswith((".csv", ".tsv")) and len(cols) >= 2 and line.isprintable():
         return tidy.CSV
     return "unknown"
 
@@ -210,8 +212,7 @@ def _expand_zip(src: Source, skipped: list[str]) -> tuple[list[Source], str | No
     with ZipArchive(src) as z:
         names = z.names
         bases = {posixpath.basename(n) for n in names}
-        if "header.json" in names or "_journal/start.json" in names or \
-                any(n.startswith("samples/") and n.endswith(".json") for n in names):
+        if "header.json" in names or "_journal/start.json" in names:
             return [], "inspect"
         members: list[Source] = []
         for n in names:
@@ -234,8 +235,20 @@ def _expand_zip(src: Source, skipped: list[str]) -> tuple[list[Source], str | No
 def _classify(src: Source) -> str:
     head = src.head()
     fmt = detect_format(src.basename, head)
+    if fmt == inspect_log.EVAL_ZIP:
+        return "zip"          # confirmed from the member list in _expand_zip
     if fmt == "unknown":
         stripped = head.lstrip(b"\xef\xbb\xbf").lstrip()
+        if stripped[:1] == b"{" and b"\n" not in stripped.rstrip():
+            # a first line longer than the head (long prompts): classify that whole line
+            with src.open() as fh:
+                line = fh.readline(256 * 1024 * 1024)
+            try:
+                fmt = _classify_obj(loads_line(line))
+            except ValueError:
+                fmt = "unknown"
+            if fmt != "unknown":
+                return fmt
         if stripped[:1] in (b"{", b"[") and src.size <= 512 * 1024 * 1024:
             from evalcore.ingest._common import load_json
 
@@ -255,6 +268,8 @@ def parse_paths(paths: Iterable[str | Path], progress: Progress | None = None,
                 cluster_key: str | None = None) -> list[ParsedRun]:
     """Parse files, folders (recursively; hidden files and unknown extensions are skipped
     with a warning) and zips into runs. All or nothing: any bad file raises ``IngestError``."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
     sources, skipped = _path_sources(paths)
     return _parse_sources(sources, skipped, progress, cluster_key)
 
@@ -337,7 +352,9 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
         step(res.src.name, res.src.size)
     alone_groups: dict[str, list[tuple[Source, str]]] = {}
     for s, t in alone:
-        key = lm_eval.samples_ts(s) or s.folder or s.name
+        # one run per (folder, timestamp); a file without a timestamp is its own run unless
+        # it sits in a folder on disk (lm_eval's per-model output folder)
+        key = lm_eval.samples_ts(s) or (s.name if s.path is None or not s.folder else "")
         alone_groups.setdefault(f"{s.folder}|{key}", []).append((s, t))
     for group in alone_groups.values():
         samples = [(s, t, read_samples(s, t)) for s, t in group]

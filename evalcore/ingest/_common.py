@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable
+from typing import Any, BinaryIO, Callable
 
 import numpy as np
 import pandas as pd
@@ -27,7 +27,6 @@ from evalcore.model import (
     TASK_COLUMNS,
     TEXT_COLUMNS,
     SourceFile,
-    empty_frame,
 )
 
 try:  # orjson is 3-10x faster than json on sample logs; json is the fallback.
@@ -213,21 +212,6 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def require_finite(value: float, src: Source, where: str) -> float:
-    """Raise ``IngestError`` unless ``value`` is a finite float."""
-    if not math.isfinite(value):
-        raise IngestError(src.name, where, "a finite score", f"found {value!r}")
-    return value
-
-
-def check_finite_array(scores: np.ndarray, src: Source, where_of: Callable[[int], str]) -> None:
-    """Raise ``IngestError`` at the first non-finite entry; ``where_of(i)`` names its place."""
-    bad = ~np.isfinite(scores)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise IngestError(src.name, where_of(i), "a finite score", f"found {scores[i]!r}")
-
-
 def check_unique(scores: pd.DataFrame, src_name: str, where: str | None = None) -> None:
     """Raise ``IngestError`` if an item id repeats within one (task, metric, answer_idx).
 
@@ -247,10 +231,13 @@ def check_unique(scores: pd.DataFrame, src_name: str, where: str | None = None) 
 # ---------------------------------------------------------------------------------------
 # Frames
 # ---------------------------------------------------------------------------------------
-def _str_series(values: Any, n: int | None = None) -> pd.Series:
-    if n is not None and not isinstance(values, (list, np.ndarray, pd.Series)) and not hasattr(values, "__len__"):
-        values = [values] * n
-    return pd.Series(values, dtype=STR)
+_DTYPES = {"answer_idx": "int64", "score": "float64", "value": "float64", "stderr": "float64",
+           "n": "Int64", "n_choices": "Int64", "is_group": "bool", "protocol": "object"}
+
+
+def empty_frame(columns: tuple[str, ...]) -> pd.DataFrame:
+    """An empty canonical frame with the same dtypes as a filled one (str for text columns)."""
+    return pd.DataFrame({c: pd.Series(dtype=_DTYPES.get(c, STR)) for c in columns})
 
 
 def scores_frame(task: Any, metric: Any, item_id: Any, answer_idx: Any, score: Any,
@@ -369,14 +356,3 @@ def call_progress(progress: Progress | None, done: int, total: int, current: str
             progress(done, total, current)
         except Exception:  # a broken progress bar must never break an ingest
             pass
-
-
-def iter_chunks(it: Iterable[Any], size: int) -> Iterable[list[Any]]:
-    buf: list[Any] = []
-    for x in it:
-        buf.append(x)
-        if len(buf) >= size:
-            yield buf
-            buf = []
-    if buf:
-        yield buf

@@ -56,6 +56,10 @@ class ZipArchive:
                 raise IngestError(src.name, f"zip member {name!r}", "no nested archives",
                                   "unpack the inner archive and upload its files")
             self.names.append(name)
+        total = sum(i.file_size for i in self._zf.infolist())
+        if total > max_file_bytes():
+            self.close()
+            check_size(src.name, total, "zip members (uncompressed total)")
 
     def info(self, name: str) -> zipfile.ZipInfo:
         return self._zf.getinfo(name)

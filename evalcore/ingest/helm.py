@@ -101,7 +101,7 @@ def parse_run(parts: dict[str, Source], folder: str) -> ParsedRun:
         have = ", ".join(s.basename for s in parts.values())
         missing = [f for f, n in ((PER_INSTANCE, "per_instance_stats.json"),
                                   (RUN_SPEC, "run_spec.json")) if f not in parts]
-        raise IngestError(where_folder, None, "a HELM run directory with per_instance_stats.json "
+        raise IngestError(have or where_folder, f"folder {where_folder}", "a HELM run directory with per_instance_stats.json "
                           "and run_spec.json",
                           f"missing {', '.join('per_instance_stats.json' if m == PER_INSTANCE else 'run_spec.json' for m in missing)}"
                           f" (found {have})")

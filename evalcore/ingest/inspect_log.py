@@ -24,9 +24,13 @@ Scores
   other candidates, and announced in a warning.
 
 Summaries: ``results.scores[]`` metrics as reported: the ``accuracy`` or ``mean`` metric
-(else the first) is the row ``metric = scorer`` with ``stderr`` from the ``stderr`` metric;
-other metrics get rows ``"scorer:metric"``. ``n`` = distinct sample ids scored (else
+(else the only metric) is the row ``metric = scorer`` (matching the item scores) with
+``stderr`` from the ``stderr`` metric; other metrics get rows ``"scorer:metric"``. ``n`` = distinct sample ids scored (else
 ``scored_samples`` or ``completed_samples / epochs``).
+
+Texts: ``prompt`` = the sample input (attachments resolved, chat messages joined),
+``target`` = the target (several joined by " | "), ``response`` = the model's completion;
+each capped at ``TEXT_LIMIT`` characters.
 
 Logs still running, or with status ``error``/``cancelled``, are read as far as they go,
 with a warning.
@@ -250,7 +254,8 @@ def _summary_rows(log: dict[str, Any], n_by_metric: dict[str, int], epochs: int)
         metrics = {k: v for k, v in metrics.items() if isinstance(v, dict)}
         central = next((m for m in CENTRAL_METRICS if m in metrics), None)
         if central is None:
-            central = next((m for m in metrics if m not in SPREAD_METRICS), None)
+            plain = [m for m in metrics if m not in SPREAD_METRICS]
+            central = plain[0] if len(plain) == 1 else None
         se = metrics.get("stderr", {}).get("value")
         n = n_by_metric.get(base)
         if n is None:

@@ -49,17 +49,23 @@ timestamp.
 
 Speed
 -----
-Sample logs on disk are streamed: a fast path reads them with ``pyarrow.json`` (a C++
-multithreaded reader) using an explicit schema of only the needed fields, in 16 MB blocks;
-texts, hashes and ids stay Arrow strings. Any file the fast path cannot type (mixed types,
-NaN tokens, list-valued metrics, bad JSON) is re-read line by line with orjson, which gives
-exact line numbers in error messages and handles every variant.
+Sample logs on disk are streamed in record batches of ``CHUNK_LINES`` rows read with an
+explicit schema of only the needed fields (ids, hashes, filter, metric values, the
+first context, option texts, loglikelihoods): by DuckDB's JSON reader (``read_json`` through
+the Python relational API on a private in-memory connection: no SQL statement, no store
+file; ENGINEERING.md recommends it for large sample logs) or, for in-memory uploads, by
+``pyarrow.json``. Texts, hashes and ids stay Arrow strings (pandas 3 ``str`` dtype); a
+metric present on every row shares the id/hash buffers. The file's sha256 is computed in a
+thread while it is parsed. Any file the columnar readers cannot type (mixed types, NaN
+tokens, list-valued metrics, missing values, bad JSON) is re-read line by line with orjson
+(json without it), which handles every variant and gives exact line numbers in errors.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -70,6 +76,7 @@ import pyarrow.compute as pc
 
 from evalcore.errors import IngestError
 from evalcore.ingest._common import (
+    empty_frame,
     STR,
     Progress,
     Source,
@@ -81,7 +88,7 @@ from evalcore.ingest._common import (
     summaries_frame,
     tasks_frame,
 )
-from evalcore.model import SCORE_COLUMNS, TEXT_COLUMNS, ParsedRun, empty_frame
+from evalcore.model import SCORE_COLUMNS, TEXT_COLUMNS, ParsedRun
 
 RESULTS = "lm_eval_results"
 SAMPLES_JSONL = "lm_eval_samples_jsonl"
@@ -89,7 +96,7 @@ SAMPLES_JSON = "lm_eval_samples_json"
 HARNESS = "lm-evaluation-harness"
 TEXT_LIMIT = 8000
 CHUNK_LINES = 50_000
-BLOCK_BYTES = 16 << 20
+BLOCK_BYTES = 8 << 20
 
 TS_RE = r"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?"
 RESULTS_NAME = re.compile(rf"^results_(?P<ts>{TS_RE})\.json$")
@@ -475,8 +482,9 @@ class RecordReader:
             raise IngestError(src.name, f"{where}, field doc_id", "a number or string doc_id")
         names = rec.get("metrics")
         if not isinstance(names, list):
+            # 0.4.0-0.4.2 records: every other numeric (or list-valued) top-level field
             names = [k for k, v in rec.items() if k not in KNOWN_FIELDS and
-                     (is_number(v) or isinstance(v, bool) or (isinstance(v, list) and k in self.cols.nonscalar))]
+                     (is_number(v) or isinstance(v, (bool, list)))]
         n = len(self._ids)
         for m in names:
             if not isinstance(m, str) or m not in rec:
@@ -576,7 +584,7 @@ def read_jsonl_slow(src: Source, task: str, progress: Progress | None = None,
 
 
 # ---------------------------------------------------------------------------------------
-# Fast path: pyarrow.json with an explicit schema
+# Columnar fast path: DuckDB or pyarrow JSON readers with an explicit schema
 # ---------------------------------------------------------------------------------------
 class _Fallback(Exception):
     """The fast path cannot read this file; use the line-by-line reader."""
@@ -629,7 +637,7 @@ def _fast_schema(first: dict[str, Any]) -> tuple[pa.Schema, list[str], bool, int
     keys = list(args)
     if keys != [f"gen_args_{i}" for i in range(len(keys))] or not isinstance(args["gen_args_0"], dict):
         raise _Fallback()
-    max_args = max(32, len(keys))
+    max_args = max(8, 2 * len(keys))   # rows with more options send the file to the slow path
     arg_fields = [("gen_args_0", pa.struct([("arg_0", pa.string()), ("arg_1", pa.string())]))]
     arg_fields += [(f"gen_args_{i}", pa.struct([("arg_1", pa.string())])) for i in range(1, max_args)]
     if not all(isinstance(a.get("arg_0"), str) and isinstance(a.get("arg_1", ""), str)
@@ -677,14 +685,11 @@ def _argmax_segments(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 def _pick_option(args: pa.StructArray, idx: np.ndarray, max_args: int) -> pa.Array:
-    """The ``arg_1`` text of argument ``idx[i]`` for each row (null when out of range)."""
-    out = pa.nulls(len(idx), pa.string())
-    for k in range(max_args):
-        mask = idx == k
-        if not mask.any():
-            continue
-        opt = pc.struct_field(args, [f"gen_args_{k}", "arg_1"] if k else ["gen_args_0", "arg_1"])
-        out = pc.if_else(pa.array(mask), opt, out)
+    """The ``arg_1`` text of argument ``idx[i]`` for each row (null where ``idx`` is -1)."""
+    n = len(idx)
+    options = [pc.struct_field(args, [f"gen_args_{k}", "arg_1"]) for k in range(max_args)]
+    choice = np.where((idx >= 0) & (idx < max_args), idx, max_args).astype("int32")
+    out = pc.choose(pa.array(choice), *options, pa.nulls(n, pa.string()))
     return pc.utf8_trim_whitespace(out)
 
 
@@ -708,6 +713,8 @@ def _fast_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str], 
         if fr.null_count:
             raise _Fallback()
         n_opts = pc.list_value_length(fr).to_numpy(zero_copy_only=False).astype("int64")
+        if n_opts.max(initial=0) > max_args:
+            raise _Fallback()
         inner = fr.flatten()
         lls_str = pc.list_element(inner, 0)
         try:
@@ -725,9 +732,12 @@ def _fast_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str], 
             t_str = target_raw.cast(pa.string())
         else:
             t_str = target_raw
-            digits = pc.fill_null(pc.match_substring_regex(t_str, r"^\s*\d{1,9}\s*$"), False)
-            t_int = pc.cast(pc.if_else(digits, pc.utf8_trim_whitespace(t_str),
-                                       pa.scalar(None, pa.string())), pa.int64())
+            try:   # the usual case: every target is an option index written as a string
+                t_int = pc.cast(t_str, pa.int64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                digits = pc.fill_null(pc.match_substring_regex(t_str, r"^\s*\d{1,9}\s*$"), False)
+                t_int = pc.cast(pc.if_else(digits, pc.utf8_trim_whitespace(t_str),
+                                           pa.scalar(None, pa.string())), pa.int64())
             t_idx = pc.fill_null(t_int, -1).to_numpy(zero_copy_only=False).astype("int64")
         t_idx[(t_idx >= n_opts) | (n_opts < 2)] = -1
         t_text = _pick_option(args, t_idx, max_args)
@@ -748,30 +758,77 @@ def _fast_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str], 
                    _cap(prompt), _cap(target), _cap(response), n_opts, metric_arrays)
 
 
-def read_jsonl_fast(src: Source, task: str, progress: Progress | None = None,
-                    done_before: int = 0, total: int = 0) -> SampleColumns:
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_\-@.]{1,100}$")
+
+
+def _duckdb_type(t: pa.DataType) -> str:
+    """DuckDB type text of the (fixed-vocabulary) Arrow read schema."""
+    if pa.types.is_struct(t):
+        return "STRUCT(" + ", ".join(f'"{f.name}" {_duckdb_type(f.type)}' for f in t) + ")"
+    if pa.types.is_list(t):
+        return _duckdb_type(t.value_type) + "[]"
+    return {pa.int64(): "BIGINT", pa.string(): "VARCHAR", pa.float64(): "DOUBLE"}[t]
+
+
+def _batches_duckdb(path: str, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """Record batches of the schema's fields read by DuckDB's JSON reader (yyjson, all cores).
+
+    Only the Python relational API is used (no SQL statement); field names other than the
+    fixed ones are metric names from the file, checked against ``_SAFE_NAME`` by the caller.
+    The in-memory connection is private to this call (no store file, no lock).
+    """
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        rel = con.read_json(path, format="newline_delimited",
+                            columns={f.name: _duckdb_type(f.type) for f in schema})
+        yield from rel.to_arrow_reader(CHUNK_LINES)
+    finally:
+        con.close()
+
+
+def _batches_pyarrow(src: Source, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     import pyarrow.json as pj
 
+    source: Any = str(src.path) if src.path is not None else pa.BufferReader(src.data)
+    yield from pj.open_json(
+        source, read_options=pj.ReadOptions(block_size=BLOCK_BYTES, use_threads=True),
+        parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore",
+                                      newlines_in_values=False))
+
+
+def read_jsonl_fast(src: Source, task: str, progress: Progress | None = None,
+                    done_before: int = 0, total: int = 0) -> SampleColumns:
+    """Columnar read of a sample log: DuckDB's JSON reader for files on disk, pyarrow.json
+    for in-memory uploads (or if DuckDB fails). Raises ``_Fallback`` for anything unusual."""
     first, line_bytes = _first_record(src)
     schema, metrics, mc, max_args = _fast_schema(first)
-    cols = SampleColumns(task=task)
-    for m, v in first.items():
-        if m in (first.get("metrics") or []) and isinstance(v, (list, dict)):
-            cols.nonscalar[m] = -1   # count unknown on the fast path
-    source: Any = str(src.path) if src.path is not None else pa.BufferReader(src.data)
-    try:
-        reader = pj.open_json(
-            source, read_options=pj.ReadOptions(block_size=BLOCK_BYTES, use_threads=True),
-            parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore",
-                                          newlines_in_values=False))
-        done_rows = 0
-        for batch in reader:
-            _fast_batch(batch, cols, metrics, mc, max_args)
-            done_rows += batch.num_rows
-            call_progress(progress, done_before + min(src.size, done_rows * line_bytes), total,
-                          src.name)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, StopIteration):
-        raise _Fallback() from None
+    engines = ["pyarrow"]
+    if (src.path is not None and all(_SAFE_NAME.match(m) for m in metrics)
+            and not any(ch in str(src.path) for ch in "*?[]{}")):   # DuckDB would glob these
+        engines.insert(0, "duckdb")
+    for engine in engines:
+        cols = SampleColumns(task=task)
+        for m, v in first.items():
+            if m in (first.get("metrics") or []) and isinstance(v, (list, dict)):
+                cols.nonscalar[m] = -1   # count unknown on the fast path
+        try:
+            batches = (_batches_duckdb(str(src.path), schema) if engine == "duckdb"
+                       else _batches_pyarrow(src, schema))
+            done_rows = 0
+            for batch in batches:
+                _fast_batch(batch, cols, metrics, mc, max_args)
+                done_rows += batch.num_rows
+                call_progress(progress, done_before + min(src.size, done_rows * line_bytes), total,
+                              src.name)
+        except _Fallback:
+            raise
+        except Exception:   # any reader error (bad JSON, type conflict): next engine
+            if engine == engines[-1]:
+                raise _Fallback() from None
+            continue
+        break
     if cols.rows == 0:
         raise _Fallback()
     for m in metrics:  # NaN would mean a missing value for a named metric: re-read precisely
@@ -783,10 +840,19 @@ def read_jsonl_fast(src: Source, task: str, progress: Progress | None = None,
 
 def read_samples_jsonl(src: Source, task: str, progress: Progress | None = None,
                        done_before: int = 0, total: int = 0) -> SampleColumns:
+    hasher = None
+    if src.path is not None and src.size > (8 << 20):
+        # sha256 of a large file in parallel with parsing (hashlib releases the GIL)
+        hasher = threading.Thread(target=src.sha256, daemon=True)
+        hasher.start()
     try:
-        return read_jsonl_fast(src, task, progress, done_before, total)
-    except _Fallback:
-        return read_jsonl_slow(src, task, progress, done_before, total)
+        try:
+            return read_jsonl_fast(src, task, progress, done_before, total)
+        except _Fallback:
+            return read_jsonl_slow(src, task, progress, done_before, total)
+    finally:
+        if hasher is not None:
+            hasher.join()
 
 
 def read_samples_json_array(src: Source, task: str) -> SampleColumns:
@@ -837,19 +903,27 @@ def assemble(src_name: str, cols: SampleColumns) -> TaskData:
     ih = _concat(cols.item_hash)
     ph = _concat(cols.prompt_hash)
     n_opts = np.concatenate(cols.n_opts)
+    cols.item_id, cols.filter, cols.item_hash, cols.prompt_hash = [], [], [], []
+    n = len(item_id)
     # integer codes for ids and filters (duplicate checks, first-record-per-doc texts)
     id_codes, id_uniques = pd.factorize(pd.Series(item_id, dtype=STR), sort=False)
     f_codes, f_uniques = pd.factorize(pd.Series(filt, dtype=STR), sort=False)
     f_names = [str(x) for x in f_uniques]
-    score_parts: list[dict[str, Any]] = []
+    metric_names: list[str] = []
+    id_parts: list[pa.Array] = []
+    ih_parts: list[pa.Array] = []
+    ph_parts: list[pa.Array] = []
+    code_parts: list[np.ndarray] = []
+    val_parts: list[np.ndarray] = []
     for m, chunks in cols.metrics.items():
         vals = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
         present = ~np.isnan(vals)
         if not present.any():
             continue
-        idx = np.flatnonzero(present)
+        full = bool(present.all())
+        idx = np.arange(n) if full else np.flatnonzero(present)
         key = id_codes[idx].astype("int64") * max(len(f_names), 1) + f_codes[idx]
-        uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
+        _uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
         if (counts > 1).any():
             bad = idx[first[np.argmax(counts > 1)]]
             fname = f_names[f_codes[bad]]
@@ -857,35 +931,47 @@ def assemble(src_name: str, cols: SampleColumns) -> TaskData:
             raise IngestError(src_name, f"task {task!r}, metric {metric!r}",
                               "each doc_id once per (filter, metric)",
                               f"doc_id {str(id_uniques[id_codes[bad]])!r} appears more than once")
-        names = [m if f == "none" else f"{m},{f}" for f in f_names]
-        score_parts.append({"idx": idx, "vals": vals[idx],
-                            "metric": np.asarray(names, dtype=object)[f_codes[idx]]})
-    if score_parts:
-        idx_all = np.concatenate([p["idx"] for p in score_parts])
-        take = pa.array(idx_all)
-        metric_arr = pa.array(np.concatenate([p["metric"] for p in score_parts]), pa.string())
+        base = len(metric_names)
+        metric_names.extend(m if f == "none" else f"{m},{f}" for f in f_names)
+        code_parts.append((f_codes[idx] + base).astype("int32"))
+        val_parts.append(vals[idx])
+        # a metric present on every row shares the id/hash buffers (no copy)
+        take = None if full else pa.array(idx)
+        id_parts.append(item_id if full else item_id.take(take))
+        ih_parts.append(ih if full else ih.take(take))
+        ph_parts.append(ph if full else ph.take(take))
+    cols.metrics = {}
+    if val_parts:
+        total = sum(len(v) for v in val_parts)
+        metric_arr = pa.DictionaryArray.from_arrays(
+            pa.array(np.concatenate(code_parts)), pa.array(metric_names, pa.string())).cast(pa.string())
         scores = pd.DataFrame({
-            "task": pd.Series(pa.repeat(pa.scalar(task, pa.string()), len(idx_all)), dtype=STR),
+            "task": pd.Series(pa.repeat(pa.scalar(task, pa.string()), total), dtype=STR),
             "metric": pd.Series(metric_arr, dtype=STR),
-            "item_id": _pd_str(item_id.take(take)),
-            "answer_idx": np.zeros(len(idx_all), dtype="int64"),
-            "score": np.concatenate([p["vals"] for p in score_parts]),
-            "cluster": pd.Series(pa.nulls(len(idx_all), pa.string()), dtype=STR),
-            "item_hash": _pd_str(ih.take(take)),
-            "prompt_hash": _pd_str(ph.take(take)),
+            "item_id": pd.Series(pa.chunked_array(id_parts, pa.string()), dtype=STR),
+            "answer_idx": np.zeros(total, dtype="int64"),
+            "score": np.concatenate(val_parts),
+            "cluster": pd.Series(pa.nulls(total, pa.string()), dtype=STR),
+            "item_hash": pd.Series(pa.chunked_array(ih_parts, pa.string()), dtype=STR),
+            "prompt_hash": pd.Series(pa.chunked_array(ph_parts, pa.string()), dtype=STR),
         })[list(SCORE_COLUMNS)]
     else:
         scores = empty_frame(SCORE_COLUMNS)
     # texts: the first record of each doc
     _, first_rows = np.unique(id_codes, return_index=True)
     first_rows.sort()
-    take = pa.array(first_rows)
-    prompt = _concat(cols.prompt).take(take)
-    target = _concat(cols.target).take(take)
-    response = _concat(cols.response).take(take)
+    identity = len(first_rows) == n
+    take = None if identity else pa.array(first_rows)
+
+    def pick(chunks: list[pa.Array]) -> pa.Array:
+        arr = _concat(chunks)
+        return arr if identity else arr.take(take)
+
+    prompt, target, response = pick(cols.prompt), pick(cols.target), pick(cols.response)
+    cols.prompt, cols.target, cols.response = [], [], []
     texts = pd.DataFrame({
         "task": pd.Series(pa.repeat(pa.scalar(task, pa.string()), len(first_rows)), dtype=STR),
-        "item_id": _pd_str(item_id.take(take)),
+        "item_id": _pd_str(item_id if identity else item_id.take(take)),
         "answer_idx": np.zeros(len(first_rows), dtype="int64"),
         "prompt": _pd_str(prompt), "target": _pd_str(target), "response": _pd_str(response),
     })[list(TEXT_COLUMNS)]
@@ -969,14 +1055,20 @@ def build_run(results: ResultsFile | None, samples: list[tuple[Source, str, Samp
         ts = ts or samples_ts(src)
         if src is not (results.src if results else None):
             files.append(src.source_file(sample_formats.get(src.name, SAMPLES_JSONL)))
+    by_task: dict[str, list[int]] = {}
+    for i, (_src, task, _cols) in enumerate(samples):
+        by_task.setdefault(task, []).append(i)
+    for task, idx in by_task.items():    # one task in several files: their items must not overlap
+        if len(idx) > 1:
+            both = concat_frames([score_frames[i] for i in idx], SCORE_COLUMNS)
+            dup = both.duplicated(subset=["metric", "item_id", "answer_idx"])
+            if dup.any():
+                row = both[dup].iloc[0]
+                raise IngestError(", ".join(samples[i][0].name for i in idx), f"task {task!r}",
+                                  "each item of a task in one sample file",
+                                  f"item id {row['item_id']!r} of metric {row['metric']!r} "
+                                  f"appears in two files")
     scores = concat_frames(score_frames, SCORE_COLUMNS)
-    if score_frames and len(score_frames) > 1:
-        dup = scores.duplicated(subset=["task", "metric", "item_id", "answer_idx"])
-        if dup.any():
-            row = scores[dup].iloc[0]
-            raise IngestError(", ".join(s.name for s, _t, _c in samples), f"task {row['task']!r}",
-                              "each task's samples in one file",
-                              f"item id {row['item_id']!r} of metric {row['metric']!r} appears in two files")
     return ParsedRun(
         name=name, model=model, source_format="lm_eval", harness=HARNESS,
         harness_version=version, protocol=protocol, files=files, scores=scores,

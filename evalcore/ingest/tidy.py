@@ -38,13 +38,14 @@ import pandas as pd
 
 from evalcore.errors import IngestError
 from evalcore.ingest._common import (
+    empty_frame,
     Source,
     loads_line,
     scores_frame,
     summaries_frame,
     tasks_frame,
 )
-from evalcore.model import TEXT_COLUMNS, ParsedRun, empty_frame
+from evalcore.model import TEXT_COLUMNS, ParsedRun
 
 CSV = "tidy_csv"
 JSONL = "tidy_jsonl"

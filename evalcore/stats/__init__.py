@@ -24,10 +24,11 @@ from evalcore.stats.clustered import ClusteredSE, clustered_se
 from evalcore.stats.intervals import (PROPORTION_METHODS, SCORE_METHODS, Interval,
                                       beta_interval, chance_level, clopper_pearson_interval,
                                       clt_interval, contains_chance, half_width, mean_se,
+                                      mean_se_from_moments,
                                       proportion_interval, required_n_for_half_width,
                                       score_interval, wilson_interval)
-from evalcore.stats.paired import (McNemarResult, PairedDifference, correlation, mcnemar,
-                                   paired_difference)
+from evalcore.stats.paired import (McNemarResult, PairedColumns, PairedDifference, correlation,
+                                   mcnemar, paired_columns, paired_difference)
 from evalcore.stats.planning import (effective_n, minimum_detectable_effect,
                                      minimum_detectable_effect_unpaired,
                                      preregistration_markdown, required_items,
@@ -40,7 +41,8 @@ __all__ = [
     "StatsInputError", "z_value",
     # one score
     "Interval", "PROPORTION_METHODS", "SCORE_METHODS", "wilson_interval",
-    "clopper_pearson_interval", "beta_interval", "clt_interval", "mean_se", "proportion_interval",
+    "clopper_pearson_interval", "beta_interval", "clt_interval", "mean_se", "mean_se_from_moments",
+    "proportion_interval",
     "score_interval", "chance_level", "contains_chance", "half_width", "required_n_for_half_width",
     # bootstrap
     "BootstrapResult", "RankIntervals", "bootstrap_interval", "mean_difference",
@@ -48,7 +50,8 @@ __all__ = [
     # clustered
     "ClusteredSE", "clustered_se",
     # paired
-    "PairedDifference", "McNemarResult", "paired_difference", "mcnemar", "correlation",
+    "PairedDifference", "McNemarResult", "PairedColumns", "paired_difference", "mcnemar",
+    "paired_columns", "correlation",
     # repeats
     "VarianceComponents", "RerunNoise", "PassAtK", "variance_components", "rerun_noise",
     "pass_at_k", "pass_at_k_summary",

@@ -193,7 +193,7 @@ class BestTier:
 
 
 def indistinguishable_from_best(matrix: Any, alpha: float = 0.05, adjust: str = "holm",
-                                higher_is_better: bool = True) -> BestTier:
+                                higher_is_better: bool = True, clusters: Any = None) -> BestTier:
     """Tier of runs not significantly worse than the best on shared items.
 
     For each run j != best: paired test of run j against the best run on the same items
@@ -201,6 +201,8 @@ def indistinguishable_from_best(matrix: Any, alpha: float = 0.05, adjust: str = 
     p-values adjusted over the k - 1 comparisons (``adjust``: "holm" or "bh"); a run is in the
     top tier when its adjusted p >= alpha (or the p-value is undefined, e.g. n = 1).
     ``matrix`` is items x runs, no NaN. ``diff_vs_best`` is run minus best.
+    With ``clusters`` every comparison uses the paired z-test with the clustered SE of the
+    differences (McNemar assumes independent items), and ``test`` is "paired-z-clustered".
     """
     x = as_matrix(matrix, "matrix")
     a = float(alpha)
@@ -210,12 +212,12 @@ def indistinguishable_from_best(matrix: Any, alpha: float = 0.05, adjust: str = 
     means = x.mean(axis=0)
     sign = 1.0 if higher_is_better else -1.0
     best = int(np.argmax(sign * means))
-    binary = is_binary(x)
+    binary = is_binary(x) and clusters is None
     p_raw = np.full(r, np.nan)
     for j in range(r):
         if j == best:
             continue
-        pdiff = paired_difference(x[:, best], x[:, j])
+        pdiff = paired_difference(x[:, best], x[:, j], clusters=clusters)
         p_raw[j] = pdiff.mcnemar.p_exact if (binary and pdiff.mcnemar) else pdiff.p_value
     p_adj = adjust_pvalues(p_raw, adjust)
     p_adj[best] = np.nan
@@ -224,4 +226,5 @@ def indistinguishable_from_best(matrix: Any, alpha: float = 0.05, adjust: str = 
                     diff_vs_best=tuple(float(m - means[best]) for m in means),
                     p_raw=tuple(float(v) for v in p_raw), p_adjusted=tuple(float(v) for v in p_adj),
                     indistinguishable=indist, alpha=a, adjustment=adjust,
-                    test="mcnemar-exact" if binary else "paired-z", n=n)
+                    test=("mcnemar-exact" if binary else
+                          "paired-z-clustered" if clusters is not None else "paired-z"), n=n)

@@ -21,7 +21,7 @@ from scipy.stats import rankdata
 
 from evalcore.stats._checks import (StatsInputError, as_clusters, check_confidence, check_count)
 
-_CHUNK_ELEMENTS = 4_000_000  # indices held at once (x8 bytes); bounds memory for large n
+_CHUNK_ELEMENTS = 262_144  # indices per chunk: bounds memory and keeps temporaries in cache
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,11 @@ def _per_item_values(x: np.ndarray, statistic: Any) -> np.ndarray | None:
     return None
 
 
+def _draw(rng: np.random.Generator, high: int, rows: int, cols: int) -> np.ndarray:
+    """Index matrix of ``rows`` resamples of ``cols`` draws from range(high) (int32: faster gathers)."""
+    return rng.integers(0, high, size=(rows, cols), dtype=np.int32)
+
+
 def _chunks(total: int, per_row: int) -> list[int]:
     size = max(1, min(total, _CHUNK_ELEMENTS // max(1, per_row)))
     out = [size] * (total // size)
@@ -99,15 +104,22 @@ def _resample_means(v: np.ndarray, codes: np.ndarray | None, g: int, n_resamples
     if codes is None:
         n = v.size
         for c in _chunks(n_resamples, n):
-            idx = rng.integers(0, n, size=(c, n))
+            idx = _draw(rng, n, c, n)
             out[pos:pos + c] = v[idx].mean(axis=1)
             pos += c
     else:
         sums = np.bincount(codes, weights=v, minlength=g)
         sizes = np.bincount(codes, minlength=g).astype(float)
+        equal = bool(np.all(sizes == sizes[0]))
+        # one gather for numerator and denominator: cluster sum + 1j * cluster size
+        packed = sums + 1j * sizes
         for c in _chunks(n_resamples, g):
-            idx = rng.integers(0, g, size=(c, g))
-            out[pos:pos + c] = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
+            idx = _draw(rng, g, c, g)
+            if equal:
+                out[pos:pos + c] = sums[idx].sum(axis=1) / (g * sizes[0])
+            else:
+                tot = packed[idx].sum(axis=1)
+                out[pos:pos + c] = tot.real / tot.imag
             pos += c
     return out
 
@@ -129,7 +141,7 @@ def _resample_generic(x: np.ndarray, statistic: Callable[..., Any], n_resamples:
     out = np.empty(n_resamples)
     pos = 0
     for c in _chunks(n_resamples, per_row):
-        idx = rng.integers(0, n, size=(c, n))
+        idx = _draw(rng, n, c, n)
         out[pos:pos + c] = _call_statistic(statistic, x[idx])
         pos += c
     return out
@@ -330,24 +342,26 @@ def paired_bootstrap_ranks(matrix: Any, n_resamples: int = 2000, seed: int = 0,
     ranks = np.empty((b, r), dtype=np.int64)
     pos = 0
     g = None
+    # Each resample's draw counts W (resamples x units) are tallied with one bincount, and
+    # the resampled means of all runs are one matrix product: W @ unit_sums / W @ unit_sizes.
     if clusters is None:
-        for c in _chunks(b, n * r):
-            idx = rng.integers(0, n, size=(c, n))
-            m = x[idx].mean(axis=1)
-            ranks[pos:pos + c] = rankdata(-sign * m, method="min", axis=1)
-            pos += c
+        units, sizes, m_units = x, np.ones(n), n
     else:
         codes, g = as_clusters(clusters, n)
         if g < 2:
             raise StatsInputError("a clustered bootstrap needs at least 2 clusters")
-        sums = np.zeros((g, r))
-        np.add.at(sums, codes, x)
+        units = np.zeros((g, r))
+        np.add.at(units, codes, x)
         sizes = np.bincount(codes, minlength=g).astype(float)
-        for c in _chunks(b, g * r):
-            idx = rng.integers(0, g, size=(c, g))
-            m = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)[:, None]
-            ranks[pos:pos + c] = rankdata(-sign * m, method="min", axis=1)
-            pos += c
+        m_units = g
+    for c in _chunks(b, m_units):
+        idx = _draw(rng, m_units, c, m_units)
+        offsets = (np.arange(c, dtype=np.int64) * m_units)[:, None]
+        w = np.bincount((idx + offsets).ravel(), minlength=c * m_units)
+        w = w.reshape(c, m_units).astype(float)
+        m = (w @ units) / (w @ sizes)[:, None]
+        ranks[pos:pos + c] = rankdata(-sign * m, method="min", axis=1)
+        pos += c
     alpha = 1.0 - conf
     low = np.quantile(ranks, alpha / 2, axis=0, method="lower").astype(int)
     high = np.quantile(ranks, 1 - alpha / 2, axis=0, method="higher").astype(int)

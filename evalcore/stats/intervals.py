@@ -87,6 +87,24 @@ def mean_se(scores: Any) -> float:
     return float(np.std(x, ddof=1) / math.sqrt(x.size))
 
 
+def mean_se_from_moments(n: Any, total: Any, total_sq: Any) -> np.ndarray:
+    """sd(ddof=1)/sqrt(n) from sufficient statistics, elementwise: n, sum(x) and sum(x^2).
+
+    var = (sum x^2 - n mean^2) / (n - 1), floored at 0 (rounding can push a constant
+    column's variance a hair below 0); SE = sqrt(var / n): the same number as
+    :func:`mean_se` on the items (the harness convention), for callers that aggregate in SQL.
+    NaN where n < 2. Returns a float array (0-d for scalar input).
+    """
+    nn = np.asarray(n, dtype=float)
+    s = np.asarray(total, dtype=float)
+    ss = np.asarray(total_sq, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = s / nn
+        var = (ss - nn * mean * mean) / (nn - 1.0)
+        se = np.sqrt(np.where(var < 0, 0.0, var) / nn)
+    return np.where(nn >= 2, se, np.nan)
+
+
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
     """Wilson score interval for k successes in n trials.
 
@@ -188,7 +206,13 @@ def _clt_from(p: float, se: float, n: int, z: float, confidence: float, *, bound
 
 def proportion_interval(successes: int, n: int, method: str = "wilson",
                         confidence: float = 0.95) -> Interval:
-    """Interval for k of n by name: "wilson", "clopper-pearson", "bayes" (uniform prior) or "clt"."""
+    """Interval for k of n by name: "wilson", "clopper-pearson", "bayes" (uniform prior) or "clt".
+
+    Dispatches to :func:`wilson_interval`, :func:`clopper_pearson_interval`,
+    :func:`beta_interval` and :func:`clt_interval` (formulas and references there); the
+    ``method`` field of the result is the name given. Raises StatsInputError for an unknown
+    name, n = 0 or successes outside [0, n].
+    """
     if method == "wilson":
         return wilson_interval(successes, n, confidence)
     if method == "clopper-pearson":

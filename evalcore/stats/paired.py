@@ -188,3 +188,72 @@ def paired_difference(a: Any, b: Any, confidence: float = 0.95,
         mean_b=float(xb.mean()), z=zstat, p_value=p, b=bc[0] if bc else None,
         c=bc[1] if bc else None, mcnemar=mc, n_clusters=g, method=method,
         detail="; ".join(notes))
+
+
+@dataclass(frozen=True)
+class PairedColumns:
+    """Every column of an items x runs matrix against one reference column (column - ref).
+
+    Arrays over columns (the reference column has diff 0, se 0 or NaN and p NaN):
+    diff, se (paired SE on the items both columns have), p_value (exact McNemar for 0/1
+    scores, else the two-sided paired z-test), n_shared, and for 0/1 scores b (only the column
+    right) and c (only the reference right), else None. test: "mcnemar-exact" or "paired-z".
+    """
+
+    ref: int
+    diff: np.ndarray
+    se: np.ndarray
+    p_value: np.ndarray
+    n_shared: np.ndarray
+    b: np.ndarray | None
+    c: np.ndarray | None
+    test: str
+
+
+def paired_columns(matrix: Any, ref: int, *, binary: bool | None = None) -> PairedColumns:
+    """:func:`paired_difference` / :func:`mcnemar` of every column against column ``ref``, vectorised.
+
+    Each pair uses the items both columns have (NaN = missing), so one call serves a
+    leaderboard of many runs without a Python call per pair. Per column j:
+    d_i = x_ij - x_i,ref; diff = mean(d); se = sd(d, ddof=1)/sqrt(n_shared);
+    p = exact McNemar min(1, 2 BinomCDF(min(b, c); b + c, 1/2)) for 0/1 scores (1 when b + c = 0),
+    else 2 Phi(-|diff/se|) (se = 0: p = 1 if diff = 0 else 0). n_shared < 2: se and p are NaN.
+    ``binary`` defaults to "every non-NaN value is 0 or 1".
+    """
+    x = np.asarray(matrix, dtype=float)
+    if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
+        raise StatsInputError(f"matrix must be 2-D (items x runs), got shape {x.shape}")
+    if np.isinf(x).any():
+        raise StatsInputError("matrix contains infinite values")
+    r = x.shape[1]
+    j = check_count(ref, "ref")
+    if not 0 <= j < r:
+        raise StatsInputError(f"ref must be a column index in [0, {r}), got {j}")
+    fin_all = ~np.isnan(x)
+    if binary is None:
+        binary = bool(np.all((x[fin_all] == 0.0) | (x[fin_all] == 1.0)))
+    xr = x[:, [j]]
+    fin = fin_all & ~np.isnan(xr)
+    nsh = fin.sum(axis=0)
+    d = np.where(fin, x - xr, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        diff = d.sum(axis=0) / nsh
+        dev = np.where(fin, d - diff, 0.0)
+        se = np.sqrt((dev ** 2).sum(axis=0) / (nsh - 1) / nsh)
+    diff = np.where(nsh >= 1, diff, np.nan)
+    se = np.where(nsh >= 2, se, np.nan)
+    b = c = None
+    if binary:
+        b = ((x == 1.0) & (xr == 0.0) & fin).sum(axis=0)
+        c = ((x == 0.0) & (xr == 1.0) & fin).sum(axis=0)
+        m = b + c
+        p = np.minimum(1.0, 2.0 * binom.cdf(np.minimum(b, c), np.maximum(m, 1), 0.5))
+        p = np.where(m == 0, 1.0, p)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = 2.0 * ndtr(-np.abs(diff / se))
+        p = np.where(se == 0, np.where(diff == 0, 1.0, 0.0), p)
+    p = np.where(nsh >= 2, p, np.nan).astype(float)
+    p[j] = np.nan
+    return PairedColumns(ref=j, diff=diff, se=se, p_value=p, n_shared=nsh, b=b, c=c,
+                         test="mcnemar-exact" if binary else "paired-z")

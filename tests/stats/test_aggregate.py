@@ -136,3 +136,14 @@ def test_indistinguishable_from_best_tiers():
     assert tier.p_adjusted[0] == pytest.approx(0.25)
     assert tier.p_adjusted[2] == pytest.approx(2 * tier.p_raw[2])
     assert math.isnan(tier.p_adjusted[1])
+
+
+def test_indistinguishable_from_best_with_clusters_uses_the_clustered_paired_test():
+    from evalcore.stats import paired_difference
+    rng = np.random.default_rng(2)
+    labels = np.repeat(np.arange(50), 10)
+    a = (rng.random(500) < 0.6).astype(float)
+    b = (rng.random(500) < 0.5).astype(float)
+    tier = indistinguishable_from_best(np.c_[a, b], clusters=labels)
+    assert tier.test == "paired-z-clustered" and tier.best == 0
+    assert tier.p_raw[1] == pytest.approx(paired_difference(a, b, clusters=labels).p_value)

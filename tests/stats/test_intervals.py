@@ -379,3 +379,16 @@ def test_property_narrower_with_more_items_at_the_same_proportion(kn, method):
     small = proportion_interval(k, n, method)
     big = proportion_interval(4 * k, 4 * n, method)
     assert (big.high - big.low) <= (small.high - small.low) + 1e-12
+
+
+def test_mean_se_from_moments_equals_mean_se_on_the_items():
+    from evalcore.stats import mean_se_from_moments
+    rng = np.random.default_rng(8)
+    cols = [rng.random(50), (rng.random(2376) < 0.47).astype(float), np.ones(10), np.array([0.3])]
+    n = [c.size for c in cols]
+    s = [c.sum() for c in cols]
+    ss = [np.sum(c ** 2) for c in cols]
+    out = mean_se_from_moments(n, s, ss)
+    for j, c in enumerate(cols[:2]):
+        assert out[j] == pytest.approx(mean_se(c), rel=1e-9)
+    assert out[2] == 0.0 and math.isnan(out[3])

@@ -202,3 +202,35 @@ def test_property_binary_swap_negates_and_swaps_b_c(xs, ys):
     assert (ab.b, ab.c) == (ba.c, ba.b)
     assert ab.diff == pytest.approx((ab.b - ab.c) / n)
     assert ab.mcnemar.p_exact == ba.mcnemar.p_exact
+
+
+# --- column-vectorised version ----------------------------------------------------------------
+
+def test_paired_columns_equals_paired_difference_per_column_with_missing_items():
+    from evalcore.stats import paired_columns
+    rng = np.random.default_rng(12)
+    x = (rng.random((300, 5)) < np.array([0.5, 0.55, 0.6, 0.5, 0.7])).astype(float)
+    x[rng.random((300, 5)) < 0.05] = np.nan  # some items missing in some runs
+    res = paired_columns(x, 2)
+    assert res.test == "mcnemar-exact" and math.isnan(res.p_value[2])
+    for j in (0, 1, 3, 4):
+        ok = ~np.isnan(x[:, j]) & ~np.isnan(x[:, 2])
+        one = paired_difference(x[ok, 2], x[ok, j])
+        assert res.n_shared[j] == ok.sum()
+        assert res.diff[j] == pytest.approx(one.diff, abs=1e-14)
+        assert res.se[j] == pytest.approx(one.se, rel=1e-12)
+        assert (res.b[j], res.c[j]) == (one.b, one.c)
+        assert res.p_value[j] == pytest.approx(one.mcnemar.p_exact, rel=1e-12)
+
+
+def test_paired_columns_continuous_uses_the_paired_z_test():
+    from evalcore.stats import paired_columns
+    rng = np.random.default_rng(13)
+    x = rng.normal(size=(80, 3)) + rng.normal(size=(80, 1))
+    res = paired_columns(x, 0)
+    one = paired_difference(x[:, 0], x[:, 1])
+    assert res.test == "paired-z" and res.b is None
+    assert res.p_value[1] == pytest.approx(one.p_value, rel=1e-10)
+    assert res.diff[0] == 0.0 and math.isnan(res.p_value[0])
+    with pytest.raises(StatsInputError, match="ref"):
+        paired_columns(x, 3)

@@ -159,3 +159,13 @@ def test_not_an_evalbars_store(tmp_path):
     junk.write_bytes(b"this is not a database" * 100)
     with pytest.raises(StoreError):
         Store(junk)
+
+
+def test_maintained_cell_stats_equal_a_recomputation_from_scores(store):
+    store.ingest([make_run("a", scores=[1, 0, 0.5], answers=2, files=["a"],
+                           extra_cells=[("u", "acc", [1, 1, 0, 1])]),
+                  make_run("b", scores=[0, 0, 1], files=["b"], clusters=["x", "y", "x"])])
+    kept = store.cell_stats()
+    again = store.recompute_cell_stats()
+    cols = ["run_id", "task", "metric", "n", "sum", "sumsq", "binary", "k_max", "n_scores", "has_cluster"]
+    pd.testing.assert_frame_equal(kept[cols], again[cols], check_dtype=False)

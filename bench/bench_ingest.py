@@ -1,0 +1,323 @@
+"""Ingest and query benchmark: evalbars against DuckDB's own JSON reader, on the same files.
+
+1. Generates synthetic lm_eval 0.4.3+ sample logs (``bench/synth_lm_eval.py``; 1,000,000 lines
+   across 8 files by default) into a temporary folder.
+2. Times, each phase in its own child process (so peak memory is that phase's ``ru_maxrss``):
+   (a) DuckDB ``read_json`` (newline-delimited, every line parsed) computing
+       ``count(*), sum(acc), sum(acc_norm), count(doc_hash), count(prompt_hash)``;
+   (b) the evalbars ingest path: ``evalcore.ingest.parse_paths`` + ``Store.ingest`` into a
+       fresh store; parse and store times are shown separately.
+   and prints lines/s, MB/s, peak memory and the ratio ours/DuckDB (target >= 0.5x; peak
+   < 2 GB).
+3. Builds a store with 5,000,000 item scores directly from canonical frames (40 runs x 10
+   tasks x 2 metrics x 6,250 items by default) and times the queries behind the leaderboard
+   (``cell_stats`` over everything, the same aggregate recomputed from raw scores,
+   ``tasks``, item means of every run on one task) and behind a compare (item means of two
+   runs on one task joined on item_id, in pandas and in SQL; ``pairing``), each against a
+   1 s target; then ``evalcore.analysis.leaderboard`` / ``compare`` if they work.
+
+Usage::
+
+    python bench/bench_ingest.py                       # full size (about 5 minutes on 2 cores)
+    python bench/bench_ingest.py --lines 100000 --scores 500000   # smaller
+    python bench/bench_ingest.py --data-dir /tmp/synth --keep     # reuse generated files
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+RATIO_TARGET = 0.5
+MEMORY_TARGET_MB = 2048
+QUERY_TARGET_S = 1.0
+
+
+def _peak_mb() -> float:
+    """Peak resident memory of this process in MB (Linux reports ru_maxrss in KB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+# ---------------------------------------------------------------------------------------
+# child phases (each prints one JSON line)
+# ---------------------------------------------------------------------------------------
+
+def phase_duckdb(paths: list[str]) -> dict:
+    import duckdb
+    con = duckdb.connect()
+    t0 = time.perf_counter()
+    row = con.execute(
+        "SELECT count(*), sum(acc), sum(acc_norm), count(doc_hash), count(prompt_hash) "
+        "FROM read_json(?, format = 'newline_delimited')", [paths]).fetchall()[0]
+    secs = time.perf_counter() - t0
+    return {"seconds": secs, "lines": int(row[0]), "sum_acc": float(row[1]),
+            "peak_mb": _peak_mb(), "threads": int(con.execute(
+                "SELECT current_setting('threads')").fetchall()[0][0])}
+
+
+def phase_ours(paths: list[str], store_path: str) -> dict:
+    from evalcore.ingest import parse_paths
+    from evalcore.store import Store
+    t0 = time.perf_counter()
+    runs = parse_paths(paths)
+    t1 = time.perf_counter()
+    store = Store(store_path)
+    t2 = time.perf_counter()
+    report = store.ingest(runs)
+    t3 = time.perf_counter()
+    n_scores = int(sum(len(r.scores) for r in runs))
+    n_texts = int(sum(len(r.texts) for r in runs))
+    del runs
+    cs = store.cell_stats()
+    acc = cs[cs["metric"] == "acc"]
+    return {"parse_s": t1 - t0, "open_s": t2 - t1, "store_s": t3 - t2, "seconds": t3 - t0,
+            "n_scores": n_scores, "n_texts": n_texts, "runs": int(len(report.runs)),
+            "lines": int(acc["n"].sum()), "sum_acc": float(acc["sum"].sum()),
+            "store_mb": Path(store_path).stat().st_size / 1e6, "peak_mb": _peak_mb()}
+
+
+def _timed(fn, repeat: int = 3) -> tuple[float, float, object]:
+    """(first call seconds, median of the following calls, last result)."""
+    t0 = time.perf_counter()
+    out = fn()
+    first = time.perf_counter() - t0
+    rest = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        rest.append(time.perf_counter() - t0)
+    return first, statistics.median(rest), out
+
+
+def build_score_store(store_path: str, n_scores: int, runs: int = 40, tasks: int = 10) -> dict:
+    """A store with ``n_scores`` 0/1 scores: runs x tasks x (acc, acc_norm) x items."""
+    import numpy as np
+    import pandas as pd
+
+    from evalcore.model import SCORE_COLUMNS, SUMMARY_COLUMNS, TASK_COLUMNS, TEXT_COLUMNS, ParsedRun, SourceFile
+    from evalcore.store import Store
+
+    metrics = ("acc", "acc_norm")
+    items = max(2, n_scores // (runs * tasks * len(metrics)))
+    rng = np.random.default_rng(0)
+    ids = pd.array([str(i) for i in range(items)], dtype="str")
+    hashes = pd.array([f"{i:064x}" for i in range(items)], dtype="str")
+    difficulty = rng.uniform(0.05, 0.95, size=(tasks, items))
+    parsed = []
+    for r in range(runs):
+        skill = rng.normal(0, 0.08)
+        parts = []
+        for t in range(tasks):
+            p = np.clip(difficulty[t] + skill, 0, 1)
+            for m in metrics:
+                score = (rng.random(items) < p).astype(np.float64)
+                parts.append(pd.DataFrame({
+                    "task": pd.array([f"task_{t:02d}"] * items, dtype="str"),
+                    "metric": pd.array([m] * items, dtype="str"),
+                    "item_id": ids, "answer_idx": np.zeros(items, dtype=np.int64),
+                    "score": score, "cluster": pd.array([None] * items, dtype="str"),
+                    "item_hash": hashes, "prompt_hash": hashes}))
+        scores = pd.concat(parts, ignore_index=True)[list(SCORE_COLUMNS)]
+        tasks_df = pd.DataFrame({"task": [f"task_{t:02d}" for t in range(tasks)],
+                                 "n_choices": [4] * tasks,
+                                 "protocol": [{"num_fewshot": 0} for _ in range(tasks)]})[list(TASK_COLUMNS)]
+        fname = f"synthetic-run-{r:03d}.jsonl"
+        parsed.append(ParsedRun(
+            name=f"model-{r:03d}", model=f"org/model-{r:03d}", source_format="tidy", harness=None,
+            harness_version=None, protocol={"bench": True},
+            files=[SourceFile(fname, f"{r:064x}", 0, "tidy_jsonl")], scores=scores,
+            summaries=pd.DataFrame(columns=list(SUMMARY_COLUMNS)),
+            texts=pd.DataFrame(columns=list(TEXT_COLUMNS)), tasks=tasks_df))
+    store = Store(store_path)
+    t0 = time.perf_counter()
+    store.ingest(parsed)
+    build_s = time.perf_counter() - t0
+    total = int(sum(len(p.scores) for p in parsed))
+    return {"build_s": build_s, "n_scores": total, "runs": runs, "tasks": tasks,
+            "items": items, "store_mb": Path(store_path).stat().st_size / 1e6}
+
+
+def phase_queries(store_path: str, n_scores: int) -> dict:
+    from evalcore.store import Store
+    info = build_score_store(store_path, n_scores)
+    store = Store(store_path)
+    store.close()  # measure queries on a freshly opened instance
+    runs = store.runs()
+    a, b = int(runs["run_id"].iloc[0]), int(runs["run_id"].iloc[1])
+    every = [int(r) for r in runs["run_id"]]
+    results = {}
+
+    def compare_pandas():
+        im = store.item_means([a, b], task="task_00", metric="acc")
+        left = im[im["run_id"] == a][["item_id", "score"]]
+        right = im[im["run_id"] == b][["item_id", "score"]]
+        return left.merge(right, on="item_id", suffixes=("_a", "_b"))
+
+    queries = {
+        "cell_stats over everything (maintained)": lambda: store.cell_stats(),
+        "cell_stats recomputed from the raw scores": lambda: store.recompute_cell_stats(),
+        "tasks() over everything": lambda: store.tasks(),
+        "item_means, all runs, one task+metric": lambda: store.item_means(every, task="task_00", metric="acc"),
+        "compare: item_means(2 runs) + pandas join": compare_pandas,
+        "compare: paired_item_means (SQL join)": lambda: store.paired_item_means(a, b, "task_00", "acc"),
+        "compare: pairing(a, b)": lambda: store.pairing(a, b, "task_00", "acc"),
+    }
+    for label, fn in queries.items():
+        first, warm, out = _timed(fn)
+        results[label] = {"first_s": first, "warm_s": warm, "rows": int(len(out))}
+    analysis = {}
+    try:
+        from evalcore import analysis as an
+        for label, fn in {
+            "analysis.leaderboard(store) [wilson, tiers+ranks]": lambda: an.leaderboard(store),
+            "analysis.leaderboard(store, include_tiers/ranks=False)":
+                lambda: an.leaderboard(store, include_tiers=False, include_ranks=False),
+            "analysis.compare(store, a, b, task=task_00)": lambda: an.compare(store, a, b, task="task_00"),
+            "analysis.compare(store, a, b) all tasks": lambda: an.compare(store, a, b),
+        }.items():
+            try:
+                first, warm, _ = _timed(fn, repeat=1)
+                analysis[label] = {"first_s": first, "warm_s": warm}
+            except Exception as exc:  # noqa: BLE001 - report, don't fail the benchmark
+                analysis[label] = {"error": f"{type(exc).__name__}: {str(exc)[:160]}"}
+    except Exception as exc:  # noqa: BLE001
+        analysis["import"] = {"error": f"{type(exc).__name__}: {exc}"}
+    return {"build": info, "queries": results, "analysis": analysis, "peak_mb": _peak_mb()}
+
+
+# ---------------------------------------------------------------------------------------
+# parent
+# ---------------------------------------------------------------------------------------
+
+def _run_child(args: list[str]) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"child phase {args[0]} failed:\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _line(label: str, value: str) -> None:
+    print(f"  {label:<52} {value}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="evalbars ingest/query benchmark")
+    ap.add_argument("--lines", type=int, default=1_000_000, help="sample lines to generate")
+    ap.add_argument("--files", type=int, default=8, help="sample files (one task each)")
+    ap.add_argument("--scores", type=int, default=5_000_000, help="scores in the query store")
+    ap.add_argument("--data-dir", help="folder for the generated files (reused if complete)")
+    ap.add_argument("--keep", action="store_true", help="keep generated files and stores")
+    ap.add_argument("--skip-ingest", action="store_true")
+    ap.add_argument("--skip-queries", action="store_true")
+    ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+
+    if args.child:
+        kind, *rest = args.child
+        if kind == "duckdb":
+            out = phase_duckdb(rest)
+        elif kind == "ours":
+            out = phase_ours(rest[1:], rest[0])
+        else:
+            out = phase_queries(rest[0], int(rest[1]))
+        print(json.dumps(out))
+        return 0
+
+    import duckdb
+
+    from synth_lm_eval import MODEL_FOLDER, write_samples
+
+    work = Path(args.data_dir) if args.data_dir else Path(tempfile.mkdtemp(prefix="evalbars-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"evalbars benchmark  (python {sys.version.split()[0]}, duckdb {duckdb.__version__}, "
+          f"{os.cpu_count()} CPUs, work dir {work})")
+    ok = True
+    t_start = time.perf_counter()
+    try:
+        if not args.skip_ingest:
+            marker = work / f"synth-{args.lines}-{args.files}.done"
+            folder = work / MODEL_FOLDER
+            if marker.exists():
+                paths = sorted(str(p) for p in folder.glob("samples_*.jsonl"))
+                gen_s = 0.0
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
+                t0 = time.perf_counter()
+                paths = [str(p) for p in write_samples(work, args.lines, args.files)]
+                gen_s = time.perf_counter() - t0
+                marker.write_text("ok")
+            size_mb = sum(Path(p).stat().st_size for p in paths) / 1e6
+            print(f"\n1. synthetic lm_eval samples: {args.lines:,} lines, {len(paths)} files, "
+                  f"{size_mb:,.1f} MB" + (f" (generated in {gen_s:.1f} s)" if gen_s else " (reused)"))
+
+            duck = _run_child(["duckdb", *paths])
+            store_path = str(work / "ingest-bench.duckdb")
+            for p in Path(store_path).parent.glob(Path(store_path).name + "*"):
+                p.unlink()
+            ours = _run_child(["ours", store_path, *paths])
+            lines = duck["lines"]
+            print(f"\n2. read {lines:,} lines")
+            print(f"  {'':<52} {'seconds':>8} {'lines/s':>11} {'MB/s':>8} {'peak MB':>8}")
+            for label, r, secs in (
+                    (f"(a) DuckDB read_json ({duck['threads']} threads)", duck, duck["seconds"]),
+                    ("(b) evalbars parse_paths + Store.ingest", ours, ours["seconds"])):
+                print(f"  {label:<52} {secs:8.2f} {lines / secs:11,.0f} {size_mb / secs:8.1f} "
+                      f"{r['peak_mb']:8.0f}")
+            _line("    of which parse_paths", f"{ours['parse_s']:8.2f} s")
+            _line("    of which Store.ingest (scores + texts)", f"{ours['store_s']:8.2f} s "
+                  f"({ours['n_scores']:,} scores, {ours['n_texts']:,} texts; store "
+                  f"{ours['store_mb']:,.0f} MB)")
+            ratio = duck["seconds"] / ours["seconds"]
+            ok_ratio = ratio >= RATIO_TARGET
+            ok_mem = ours["peak_mb"] < MEMORY_TARGET_MB
+            same = (ours["lines"] == lines and abs(ours["sum_acc"] - duck["sum_acc"]) < 1e-6)
+            _line("speed ratio ours/DuckDB (target >= 0.5)", f"{ratio:.2f}x  {'OK' if ok_ratio else 'BELOW TARGET'}")
+            _line("peak memory of our ingest (target < 2048 MB)", f"{ours['peak_mb']:.0f} MB  {'OK' if ok_mem else 'ABOVE TARGET'}")
+            _line("same lines and sum(acc) as DuckDB", "yes" if same else
+                  f"NO (ours {ours['lines']}, {ours['sum_acc']}; duckdb {lines}, {duck['sum_acc']})")
+            ok = ok and ok_ratio and ok_mem and same
+
+        if not args.skip_queries:
+            qpath = str(work / "query-bench.duckdb")
+            for p in Path(qpath).parent.glob(Path(qpath).name + "*"):
+                p.unlink()
+            q = _run_child(["queries", qpath, str(args.scores)])
+            b = q["build"]
+            print(f"\n3. store with {b['n_scores']:,} scores ({b['runs']} runs x {b['tasks']} tasks x 2 "
+                  f"metrics x {b['items']:,} items; {b['store_mb']:,.0f} MB), built by one "
+                  f"Store.ingest in {b['build_s']:.1f} s")
+            print(f"  {'query':<52} {'first s':>8} {'warm s':>8} {'rows':>9}")
+            for label, r in q["queries"].items():
+                fine = max(r["first_s"], r["warm_s"]) < QUERY_TARGET_S
+                ok = ok and fine
+                print(f"  {label:<52} {r['first_s']:8.3f} {r['warm_s']:8.3f} {r['rows']:9,}"
+                      f"  {'OK' if fine else 'OVER 1 s'}")
+            for label, r in q["analysis"].items():
+                if "error" in r:
+                    print(f"  {label:<52} not timed: {r['error']}")
+                else:
+                    print(f"  {label:<52} {r['first_s']:8.3f} {r['warm_s']:8.3f}")
+            _line("peak memory of the query phase", f"{q['peak_mb']:.0f} MB")
+    finally:
+        if not args.keep and not args.data_dir:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"\ntotal {time.perf_counter() - t_start:.0f} s; all targets met: {'yes' if ok else 'NO'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

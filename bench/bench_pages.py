@@ -1,0 +1,206 @@
+"""Server-side time of each dashboard page's main computation on a large store.
+
+Builds a store of 50 runs x 20 tasks x 2,000 items (2,000,000 item scores, 0/1, clustered in
+groups of 20 items) through ``Store.ingest`` of hand-made ``ParsedRun`` objects, plus one small
+side run (400 items x 5 answers, two metric variants) for the repeats page. Then times, for
+every page, the evalcore calls that page makes on one interaction (uncached: the dashboard
+additionally caches results per store version, so a repeated view costs nothing), and prints
+the median over ``--repeat`` runs. Target: under 300 ms per interaction.
+
+Run:  python bench/bench_pages.py [--runs 50 --tasks 20 --items 2000 --repeat 5 --store PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from evalcore import analysis, stats  # noqa: E402
+from evalcore.model import (SCORE_COLUMNS, SUMMARY_COLUMNS, TASK_COLUMNS, TEXT_COLUMNS,  # noqa: E402
+                            ParsedRun, SourceFile)
+from evalcore.store import Store  # noqa: E402
+
+TARGET_MS = 300.0
+
+
+def make_run(name: str, task_scores: dict[tuple[str, str], np.ndarray], *, cluster_size: int = 20,
+             seed_text: str = "") -> ParsedRun:
+    """One ParsedRun from {(task, metric): items x answers array} with ids, hashes, clusters
+    and short texts (so the drill-down query has something to fetch)."""
+    frames, texts = [], []
+    for (task, metric), arr in task_scores.items():
+        arr = np.atleast_2d(arr.T).T if arr.ndim == 1 else arr
+        n, k = arr.shape
+        ids = np.repeat(np.arange(n), k).astype(str)
+        frames.append(pd.DataFrame({
+            "task": task, "metric": metric, "item_id": ids,
+            "answer_idx": np.tile(np.arange(k), n), "score": arr.reshape(-1).astype(float),
+            "cluster": (np.repeat(np.arange(n), k) // cluster_size).astype(str),
+            "item_hash": np.char.add("h", ids), "prompt_hash": np.char.add("p", ids)}))
+        if metric == "acc" or len(texts) == 0:
+            item = np.arange(n).astype(str)
+            texts.append(pd.DataFrame({"task": task, "item_id": item, "answer_idx": 0,
+                                       "prompt": np.char.add("Question ", item),
+                                       "target": "A", "response": name}))
+    scores = pd.concat(frames, ignore_index=True)[list(SCORE_COLUMNS)]
+    text = pd.concat(texts, ignore_index=True).drop_duplicates(["task", "item_id", "answer_idx"])
+    task_names = sorted({t for t, _ in task_scores})
+    digest = hashlib.sha256(f"{name}{seed_text}".encode()).hexdigest()
+    return ParsedRun(
+        name=name, model=name, source_format="tidy", harness=None, harness_version=None,
+        protocol={"bench": True}, files=[SourceFile(f"{name}.csv", digest, len(scores), "tidy_csv")],
+        scores=scores, summaries=pd.DataFrame(columns=list(SUMMARY_COLUMNS)),
+        texts=text[list(TEXT_COLUMNS)],
+        tasks=pd.DataFrame([{"task": t, "n_choices": 4, "protocol": {}} for t in task_names],
+                           columns=list(TASK_COLUMNS)))
+
+
+def build_store(path: Path, n_runs: int, n_tasks: int, n_items: int, seed: int = 0) -> Store:
+    """The benchmark store: item-response simulation, shared item difficulties per task."""
+    rng = np.random.default_rng(seed)
+    store = Store(path)
+    difficulty = rng.normal(0.0, 1.2, size=(n_tasks, n_items))
+    ability = np.linspace(-0.5, 2.0, n_runs)
+    t0 = time.perf_counter()
+    batch: list[ParsedRun] = []
+    for r in range(n_runs):
+        p = 0.25 + 0.75 / (1 + np.exp(-(ability[r] - difficulty)))
+        correct = (rng.random((n_tasks, n_items)) < p).astype(float)
+        batch.append(make_run(f"model-{r:02d}", {(f"task_{t:02d}", "acc"): correct[t]
+                                                  for t in range(n_tasks)}))
+        if len(batch) == 10:
+            store.ingest(batch)
+            batch = []
+    if batch:
+        store.ingest(batch)
+    side = (rng.random((400, 5)) < 0.6).astype(float)
+    strict = (rng.random(400) < 0.5).astype(float)
+    store.ingest([make_run("sampler", {("task_00", "acc"): side,
+                                       ("task_01", "strict"): strict,
+                                       ("task_01", "loose"): np.maximum(strict, rng.random(400) < 0.2)})])
+    print(f"built {path} in {time.perf_counter() - t0:.1f} s")
+    return store
+
+
+def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """(median ms, min ms) over ``repeat`` calls after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times), min(times)
+
+
+def interactions(store: Store) -> dict[str, Callable[[], object]]:
+    """What each page computes on one interaction (the calls in pages/*.py)."""
+    a, b = "model-48", "model-49"
+
+    def leaderboard_all():
+        store.version(); store.runs(); store.tasks()
+        return analysis.leaderboard(store, method="wilson")
+
+    def leaderboard_task():
+        store.version(); store.runs(); store.tasks()
+        return analysis.leaderboard(store, task="task_03", method="wilson")
+
+    def leaderboard_task_bootstrap():
+        return analysis.leaderboard(store, task="task_03", method="bootstrap")
+
+    def compare_all():
+        store.version(); store.runs(); store.tasks([49, 50])
+        cmp = analysis.compare(store, a, b)
+        row = cmp.per_task.iloc[0]
+        analysis.discordant_items(store, a, b, str(row.task), str(row.metric), cell="b")
+        return cmp
+
+    def compare_task():
+        store.version(); store.runs(); store.tasks([49, 50])
+        cmp = analysis.compare(store, a, b, task="task_05")
+        analysis.discordant_items(store, a, b, "task_05", "acc", cell="c")
+        return cmp
+
+    def repeats_page():
+        store.version(); store.runs(); store.tasks()
+        analysis.repeats(store, "sampler", "task_00", metric="acc")
+        analysis.rerun_noise(store, a, b, "task_00")
+        analysis.clusters(store, a, "task_00")
+        return analysis.metric_variants(store, "sampler", "task_01", "strict", "loose")
+
+    def planner_typed():
+        grid = np.unique(np.round(np.geomspace(10, 100_000, 90)).astype(int))
+        [stats.half_width(int(n), 0.7, "wilson", 0.95) for n in grid]
+        [stats.half_width(int(n), 0.7, "clt", 0.95) for n in grid]
+        [stats.minimum_detectable_effect(int(n), disagreement=0.2) for n in grid]
+        stats.required_items(0.02, disagreement=0.2)
+        return stats.preregistration_markdown(comparison="B vs A", n=4000, disagreement=0.2)
+
+    def planner_pair():
+        return analysis.plan_from_pair(store, a, b, "task_07")
+
+    def upload_tables():
+        store.runs()
+        return analysis.overview(store)
+
+    return {
+        "Leaderboard: all tasks (Wilson, tiers, rank intervals)": leaderboard_all,
+        "Leaderboard: one task (Wilson)": leaderboard_task,
+        "Leaderboard: one task (bootstrap method)": leaderboard_task_bootstrap,
+        "Compare: all 20 tasks + discordant list": compare_all,
+        "Compare: one task + discordant list": compare_task,
+        "Repeats & clusters: all four sections": repeats_page,
+        "Planner: typed assumptions (curves + sheet)": planner_typed,
+        "Planner: estimate from a pair of runs": planner_pair,
+        "Upload & runs: runs/tasks/audit tables": upload_tables,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--tasks", type=int, default=20)
+    ap.add_argument("--items", type=int, default=2000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--store", type=Path, default=None,
+                    help="reuse/create the store here (default: a temporary folder)")
+    args = ap.parse_args(argv)
+
+    tmp = None
+    if args.store is None:
+        tmp = tempfile.TemporaryDirectory(prefix="evalbars-bench-")
+        path = Path(tmp.name) / "bench.duckdb"
+    else:
+        path = args.store
+    store = Store(path) if path.exists() else build_store(path, args.runs, args.tasks, args.items)
+    runs = store.runs()
+    print(f"store: {len(runs)} runs, {int(runs['n_scores'].sum()):,} item scores "
+          f"({args.runs} x {args.tasks} x {args.items:,} + side run)")
+    print(f"{'interaction':58s} {'median ms':>10s} {'min ms':>8s}  target {TARGET_MS:.0f} ms")
+    worst = 0.0
+    for label, fn in interactions(store).items():
+        med, best = timed(fn, args.repeat)
+        worst = max(worst, med)
+        flag = "ok" if med < TARGET_MS else "SLOW"
+        print(f"{label:58s} {med:10.1f} {best:8.1f}  {flag}")
+    print(f"slowest median: {worst:.1f} ms ({'within' if worst < TARGET_MS else 'over'} target)")
+    if tmp is not None:
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,53 @@
+"""ui.common helpers: text safety, table exports, formatting (no Streamlit run needed)."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+
+from ui import common
+
+
+def test_md_escape_neutralises_markdown_and_streamlit_directives():
+    raw = "<script>x</script> [a](javascript:1) **b** $c$ :red[d] a_b\nnext"
+    out = common.md_escape(raw)
+    for token in ("[a]", "**b**", "$c$", ":red[", "a_b", "<script>", "\n"):
+        assert token not in out
+    # removing the escapes gives back the text (newline as a space)
+    import re
+    assert re.sub(r"\\(.)", r"\1", out) == raw.replace("\n", " ")
+
+
+def test_plot_text_escapes_plotly_html_subset():
+    assert common.plot_text("<b>m</b> & co") == "&lt;b&gt;m&lt;/b&gt; &amp; co"
+
+
+def test_markdown_export_escapes_pipes_and_keeps_values():
+    df = pd.DataFrame({"run": ["a|b", "c\nd"], "score": [0.5, float("nan")], "n": [10, 20]})
+    md = common.to_markdown(df)
+    lines = md.strip().splitlines()
+    assert lines[0] == "| run | score | n |"
+    assert lines[2] == r"| a\|b | 0.5 | 10 |"
+    assert lines[3] == "| c d |  | 20 |"
+
+
+def test_latex_export_escapes_specials():
+    tex = common.to_latex(pd.DataFrame({"run": ["a_b & c%"], "score": [0.12345]}))
+    assert r"a\_b \& c\%" in tex and "0.1235" in tex and r"\toprule" in tex
+
+
+def test_csv_export_round_trips():
+    df = pd.DataFrame({"run": ["x", "y"], "score": [0.25, 0.75]})
+    back = pd.read_csv(io.StringIO(df.to_csv(index=False)))
+    pd.testing.assert_frame_equal(back, df)
+
+
+def test_formatting_helpers():
+    assert common.fmt_interval(0.6, 0.5, 0.7, True) == "60.0 [50.0, 70.0]"
+    assert common.fmt_value(0.0123, True, 1, True) == "+1.2"
+    assert common.fmt_value(123.456, False) == "123.5"
+    assert common.fmt_value(float("nan"), True) == "–"
+    assert common.fmt_p(0.015625) == "0.0156" and common.fmt_p(1e-6) == "<0.0001"
+    assert common.is_proportion([0, 0.5, 1]) and not common.is_proportion([0.5, 3.2])
+    assert common.slug("Mistral/7B vs <x>") == "Mistral_7B_vs_x"

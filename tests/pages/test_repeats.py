@@ -1,0 +1,111 @@
+"""Repeats & clusters page: variance components, pass@k, rerun noise, clustered SE and metric
+variants, each checked against an independent computation (numpy/statsmodels/scipy)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+from scipy import stats as sps
+
+from evalcore.store import Store
+from tests.pages.builders import parsed_run
+from tests.pages.conftest import charts, metric, no_exception, page, store_file, texts
+
+RNG = np.random.default_rng(7)
+K = 4
+N = 40
+P_ITEM = RNG.uniform(0.1, 0.9, N)
+ANSWERS = (RNG.random((N, K)) < P_ITEM[:, None]).astype(float)
+CLUSTERS = [f"g{i // 8}" for i in range(N)]
+PASS1 = (RNG.random(N) < 0.6).astype(float)
+PASS2 = PASS1.copy()
+PASS2[:6] = 1 - PASS2[:6]                    # exactly 6 of 40 items flip
+STRICT = (RNG.random(N) < 0.4).astype(float)
+LOOSE = STRICT.copy()
+LOOSE[np.where(STRICT == 0)[0][:5]] = 1       # the loose grader rescues 5 items, loses none
+
+
+@pytest.fixture
+def store(tmp_path) -> Store:
+    s = Store(store_file(tmp_path))
+    s.ingest([
+        parsed_run("sampler", {("rep", "acc"): ANSWERS, ("cl", "acc"): PASS1},
+                   clusters={"cl": CLUSTERS}, model="m1"),
+        parsed_run("pass-1", {("ifeval", "strict"): STRICT, ("ifeval", "loose"): LOOSE,
+                              ("cl", "acc"): PASS1}, model="m2"),
+        parsed_run("pass-2", {("cl", "acc"): PASS2}, model="m2"),
+    ])
+    return s
+
+
+def test_variance_components_and_se_curve(store):
+    at = page("repeats").run()
+    no_exception(at)
+    means = ANSWERS.mean(axis=1)
+    within = ANSWERS.var(axis=1, ddof=1).mean()
+    between = means.var(ddof=1) - within / K
+    se = np.sqrt((between + within / K) / N)
+    assert metric(at, "Items × answers") == f"{N} × {K}"
+    assert metric(at, "Between-item variance") == f"{between:.4g}"
+    assert metric(at, "Within-item variance") == f"{within:.4g}"
+    assert metric(at, f"SE with K = {K}") == f"{100 * se:.2f} pp"
+    curve = next(f for f in charts(at) if f["layout"]["title"]["text"].startswith("Standard error"))
+    se_k = dict(zip(curve["data"][0]["x"], curve["data"][0]["y"]))
+    assert se_k[1] == pytest.approx(100 * np.sqrt((between + within) / N))
+    assert curve["data"][1]["y"][0] == pytest.approx(100 * np.sqrt(between / N))  # the floor
+    assert curve["data"][2]["x"] == [K]
+
+
+def test_pass_at_k_matches_unbiased_estimator(store):
+    at = page("repeats").run()
+    table = next(d.value for d in at.dataframe if "estimate" in d.value.columns)
+    c = ANSWERS.sum(axis=1)
+    from math import comb
+    for k in (1, 2, K):
+        per_item = [1 - comb(int(K - ci), k) / comb(K, k) for ci in c]
+        row = table[table["k"] == k].iloc[0]
+        assert row["estimate"] == pytest.approx(np.mean(per_item))
+        assert row["se"] == pytest.approx(np.std(per_item, ddof=1) / np.sqrt(N))
+
+
+def test_rerun_noise_of_two_passes(store):
+    at = page("repeats").run()
+    # defaults pick the two runs of the same model
+    assert {at.selectbox(key="rr_a_w").value, at.selectbox(key="rr_b_w").value} == \
+        {"pass-1", "pass-2"}
+    assert metric(at, "Flip rate f") == f"{100 * 6 / N:.1f}%"
+    assert metric(at, "Variance term in a mean") == f"{(6 / N) / (2 * N):.3g}"
+
+
+def test_clustered_se_against_statsmodels(store):
+    at = page("repeats").run()
+    at.selectbox(key="cl_run_w").set_value("sampler").run()
+    no_exception(at)
+    fit = sm.OLS(PASS1, np.ones(N)).fit(cov_type="cluster",
+                                        cov_kwds={"groups": np.arange(N) // 8})
+    se_iid = PASS1.std(ddof=1) / np.sqrt(N)
+    assert metric(at, "SE, clustered") == f"{100 * fit.bse[0]:.2f} pp"
+    assert metric(at, "SE, iid") == f"{100 * se_iid:.2f} pp"
+    assert metric(at, "Design effect") == f"{(fit.bse[0] / se_iid) ** 2:.2f}"
+
+
+def test_metric_variants_paired(store):
+    at = page("repeats").run()
+    at.selectbox(key="mv_a_w").set_value("strict").run()
+    no_exception(at)
+    assert at.selectbox(key="mv_b_w").value == "loose"
+    assert metric(at, "Items only B credits / only A") == "5 / 0"
+    assert metric(at, "Exact McNemar p") == f"{sps.binomtest(0, 5, 0.5).pvalue:.4f}"
+    assert metric(at, "B − A") == f"{100 * 5 / N:+.1f} pp"
+
+
+def test_messages_without_repeats_clusters_or_variants(tmp_path):
+    Store(store_file(tmp_path)).ingest([parsed_run("only", {("t", "acc"): [1, 0, 1, 0]})])
+    at = page("repeats").run()
+    no_exception(at)
+    info = " ".join(texts(at.info))
+    assert "No run has several answers per item" in info
+    assert "two passes" in info
+    assert "No task has a cluster key" in info
+    assert "No run/task has two metric variants" in info

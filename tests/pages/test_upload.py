@@ -1,0 +1,81 @@
+"""Upload & runs page: real uploads through st.file_uploader, the recognition report, a bad
+file leaving the store untouched, and rename / tag / delete with confirmation."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evalcore.store import Store
+from tests.pages.builders import parsed_run
+from tests.pages.conftest import (DIALOGPT, MISTRAL, no_exception, page, store_file, texts)
+
+
+def upload(at, files):
+    at.file_uploader(key="up_files").set_value(files).run()
+    no_exception(at)
+    return at
+
+
+def test_upload_two_lm_eval_files_reports_what_was_recognised(tmp_path, fixtures_dir):
+    at = page("upload").run()
+    assert any("The store is empty" in t for t in texts(at.info))
+    files = [(p.name, p.read_bytes(), "application/json")
+             for p in (fixtures_dir / MISTRAL, fixtures_dir / DIALOGPT)]
+    upload(at, files)
+    assert any("Recognised 2 run(s)" in t for t in texts(at.success))
+    report = at.dataframe[0].value
+    assert len(report) == 2
+    assert set(report["tasks"]) == {"arc_easy"}
+    assert set(report["n_items"]) == {15}
+    assert "answers per item" in report.columns
+    assert any("Mistral" in str(m) for m in report["model"])
+    # the runs are in the store and listed in the runs table
+    runs = Store(store_file(tmp_path)).runs()
+    assert len(runs) == 2 and runs["has_items"].all()
+    listed = next(d.value for d in at.dataframe if "run_id" in d.value.columns)
+    assert sorted(listed["name"]) == sorted(runs["name"])
+    # uploading the same file again changes nothing and says so
+    again = page("upload").run()
+    upload(again, files[:1])
+    assert any("already in the store" in t for t in texts(again.info))
+    assert len(Store(store_file(tmp_path)).runs()) == 2
+
+
+def test_bad_file_is_an_error_and_nothing_is_written(tmp_path, fixtures_dir):
+    good = (fixtures_dir / MISTRAL).read_bytes()
+    at = page("upload").run()
+    upload(at, [("results.json", good[: len(good) // 2], "application/json")])
+    assert any("Nothing was written" in e.value for e in at.error)
+    detail = at.dataframe[0].value
+    assert detail.loc[0, "File"] == "results.json"
+    assert detail.loc[0, "Expected"]
+    assert Store(store_file(tmp_path)).runs().empty
+
+
+def test_rename_tag_and_delete_with_confirmation(tmp_path):
+    store = Store(store_file(tmp_path))
+    store.ingest([parsed_run("first", {("t", "acc"): np.ones(5)}),
+                  parsed_run("second", {("t", "acc"): np.zeros(5)})])
+    at = page("upload").run()
+    at.selectbox(key="up_target").set_value("first").run()
+    rid = int(store.resolve_run("first"))
+    at.text_input(key=f"up_newname_{rid}").set_value("renamed <b>").run()
+    at.button(key="up_rename").click().run()
+    no_exception(at)
+    assert "renamed <b>" in list(Store(store_file(tmp_path)).runs()["name"])
+
+    at.selectbox(key="up_target").set_value("renamed <b>").run()
+    at.text_input(key=f"up_tags_{rid}").set_value("baseline, v2").run()
+    at.button(key="up_save_tags").click().run()
+    runs = Store(store_file(tmp_path)).runs().set_index("run_id")
+    assert list(runs.loc[rid, "tags"]) == ["baseline", "v2"]
+
+    at.button(key="up_delete").click().run()
+    assert any("cannot be undone" in w for w in texts(at.warning))
+    assert len(Store(store_file(tmp_path)).runs()) == 2          # not yet: needs confirmation
+    at.button(key="up_confirm_no").click().run()
+    assert len(Store(store_file(tmp_path)).runs()) == 2
+    at.button(key="up_delete").click().run()
+    at.button(key="up_confirm_yes").click().run()
+    no_exception(at)
+    assert list(Store(store_file(tmp_path)).runs()["name"]) == ["second"]

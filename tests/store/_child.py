@@ -1,0 +1,43 @@
+"""Second process for the concurrency tests (run as a script, not collected by pytest).
+
+python _child.py ingest STORE NAME COUNT TIMEOUT  -> ingests COUNT runs NAME-0.. one call each
+python _child.py hold-rw STORE                    -> opens STORE read-write, prints "holding",
+                                                     releases when stdin is closed
+Exit codes: 0 ok, 4 StoreError (message on stderr).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parents[1])]
+
+
+def main(argv: list[str]) -> int:
+    mode, store_path = argv[0], argv[1]
+    if mode == "hold-rw":
+        import duckdb
+        con = duckdb.connect(store_path)
+        print("holding", flush=True)
+        sys.stdin.read()
+        con.close()
+        return 0
+    from evalcore.errors import StoreError
+    from evalcore.store import Store
+    from tests.store.conftest import make_run
+    name, count, timeout = argv[2], int(argv[3]), float(argv[4])
+    try:
+        store = Store(store_path, lock_timeout=timeout)
+        for i in range(count):
+            store.ingest([make_run(f"{name}-{i}", files=[f"{name}-{i}.jsonl"])])
+            print(f"ingested {name}-{i}", flush=True)
+    except StoreError as exc:
+        print(str(exc), file=sys.stderr)
+        return 4
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,103 @@
+"""Another process ingests while this one reads; a foreign read-write holder means "busy"."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from evalcore.errors import StoreError
+from evalcore.store import Store
+
+from .conftest import make_run, store_fingerprint
+
+CHILD = Path(__file__).with_name("_child.py")
+
+
+def _ingest_proc(store: Store, name: str, count: int = 1, timeout: float = 30.0) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(CHILD), "ingest", str(store.path), name, str(count),
+                             str(timeout)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_other_process_ingests_while_this_one_is_mid_read(store):
+    store.ingest([make_run("dashboard-run", files=["d"])])
+    with store._read() as cur:  # the dashboard is in the middle of a query
+        proc = _ingest_proc(store, "cli")
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        # the read that was in flight still sees the file it started on
+        assert cur.execute("SELECT count(*) FROM runs").fetchall() == [(1,)]
+    assert store.runs()["name"].tolist() == ["dashboard-run", "cli-0"]
+
+
+def test_reads_keep_working_while_another_process_ingests_repeatedly(store):
+    proc = _ingest_proc(store, "batch", count=3)
+    seen, errors = [], []
+
+    def reader():
+        while proc.poll() is None:
+            try:
+                seen.append(len(store.runs()))
+                store.cell_stats()
+            except Exception as exc:  # noqa: BLE001 - any failure fails the test
+                errors.append(exc)
+            time.sleep(0.01)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    _, err = proc.communicate(timeout=120)
+    t.join()
+    assert proc.returncode == 0, err
+    assert errors == []
+    assert seen == sorted(seen) and len(seen) > 2      # counts only grow
+    assert len(store.runs()) == 3 and store.cell_stats()["n"].tolist() == [3] * 3
+
+
+def test_two_processes_ingesting_at_once_both_land(store):
+    procs = [_ingest_proc(store, "p1", count=2), _ingest_proc(store, "p2", count=2)]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    assert sorted(store.runs()["name"]) == ["p1-0", "p1-1", "p2-0", "p2-1"]
+    assert store.write_counter() == 1 + 4
+
+
+def test_foreign_read_write_holder_makes_the_store_busy_then_a_retry_succeeds(store):
+    store.ingest([make_run("a", files=["a"])])
+    store.close()  # drop this process's read instance so the other process can open read-write
+    before = store_fingerprint(store.path)
+    holder = subprocess.Popen([sys.executable, str(CHILD), "hold-rw", str(store.path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        patient = store
+        patient.lock_timeout = 0.5
+        t0 = time.monotonic()
+        with pytest.raises(StoreError) as err:
+            patient.ingest([make_run("b", files=["b"])])
+        assert "store is busy (locked by another process)" in str(err.value)
+        assert getattr(err.value, "busy", False)
+        assert 0.4 < time.monotonic() - t0 < 10
+        with pytest.raises(StoreError, match="store is busy"):
+            patient.runs()
+        assert store_fingerprint(store.path) == before
+
+        # a patient ingest waits; the holder lets go after a moment; the ingest lands
+        patient.lock_timeout = 30.0
+        result: dict = {}
+        t = threading.Thread(target=lambda: result.setdefault("report", patient.ingest(
+            [make_run("b", files=["b"])])))
+        t.start()
+        time.sleep(0.5)
+        holder.stdin.close()
+        t.join(timeout=60)
+        assert result["report"].runs["status"].tolist() == ["added"]
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        holder.wait()
+    assert store.runs()["name"].tolist() == ["a", "b"]

@@ -1,0 +1,536 @@
+"""evalcore.analysis: store queries wired to stats, checked against independent computations
+(scipy, statsmodels, numpy formulas written out here), on hand-built stores and on the
+lm_eval fixtures (Mistral-7B vs DialoGPT-medium on arc_easy, limit 15)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+from scipy.special import comb
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint
+
+from evalcore import analysis as an
+from evalcore import stats as st
+from evalcore.errors import AnalysisError
+from tests.analysis_helpers import MemoryStore, make_run, make_store
+
+Z95 = sps.norm.ppf(0.975)
+Z80 = sps.norm.ppf(0.8)
+
+RNG = np.random.default_rng(20261130)
+N_ARC = 120
+# four runs of increasing ability on a 4-choice task (0/1), a clustered 0/1 task and a
+# continuous task; "sumonly" has reported numbers only
+ARC = {f"m{i}": (RNG.random(N_ARC) < p).astype(float) for i, p in
+       enumerate([0.28, 0.55, 0.60, 0.85])}
+HS_CLUSTERS = [f"passage{j // 6}" for j in range(90)]
+HS = {f"m{i}": (RNG.random(90) < p).astype(float) for i, p in enumerate([0.3, 0.5, 0.6, 0.8])}
+CONT = {f"m{i}": np.clip(RNG.normal(0.3 + 0.1 * i, 0.2, 60), 0, 1) for i in range(4)}
+SUMONLY_ARC = {"value": 0.61, "stderr": 0.044}
+
+
+def _runs():
+    runs = []
+    for name in ARC:
+        runs.append(make_run(
+            name,
+            {("arc_easy", "acc"): ARC[name], ("arc_easy", "acc_norm"): 1 - ARC[name],
+             ("hellaswag", "acc"): HS[name], ("cont", "f1"): CONT[name]},
+            n_choices={"arc_easy": 4},
+            clusters={"hellaswag": HS_CLUSTERS},
+            summaries=[{"task": "arc_easy", "metric": "acc", "value": ARC[name].mean(),
+                        "stderr": np.std(ARC[name], ddof=1) / math.sqrt(N_ARC), "n": N_ARC}]))
+    runs.append(make_run("sumonly", None, summaries=[
+        {"task": "arc_easy", "metric": "acc", "n": N_ARC, **SUMONLY_ARC},
+        {"task": "hellaswag", "metric": "acc", "value": 0.5, "stderr": float("nan"),
+         "stderr_raw": "N/A", "n": 90}]))
+    return runs
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return make_store(_runs(), tmp_path_factory.mktemp("analysis"), kind="real")
+
+
+@pytest.fixture(scope="module")
+def lb(store):
+    return an.leaderboard(store, n_resamples=500)
+
+
+def _cell(lb, run, task):
+    c = lb.cells[(lb.cells["run"] == run) & (lb.cells["task"] == task)]
+    assert len(c) == 1, (run, task)
+    return c.iloc[0]
+
+
+# ---------------------------------------------------------------------------------------
+# leaderboard
+# ---------------------------------------------------------------------------------------
+
+def test_default_metric_rule():
+    assert an.default_metric(["acc_norm", "acc"]) == "acc"
+    assert an.default_metric(["exact_match,flexible-extract", "exact_match,strict-match"]) \
+        == "exact_match,strict-match"
+    assert an.default_metric(["f1", "bleu"]) == "bleu"
+    with pytest.raises(AnalysisError):
+        an.default_metric([])
+
+
+def test_leaderboard_wilson_matches_statsmodels(lb):
+    assert lb.method == "wilson"
+    assert lb.metrics_by_task["arc_easy"] == "acc"
+    assert any("acc_norm" in n for n in lb.notes)  # the default metric is stated
+    for name, x in ARC.items():
+        c = _cell(lb, name, "arc_easy")
+        lo, hi = proportion_confint(int(x.sum()), len(x), alpha=0.05, method="wilson")
+        assert c["method"] == "wilson" and bool(c["binary"]) and bool(c["has_items"])
+        assert c["score"] == pytest.approx(x.mean(), abs=1e-12)
+        assert c["low"] == pytest.approx(lo, abs=1e-10)
+        assert c["high"] == pytest.approx(hi, abs=1e-10)
+        # se column: the harness convention sqrt(p(1-p)/(n-1))
+        p = x.mean()
+        assert c["se"] == pytest.approx(math.sqrt(p * (1 - p) / (len(x) - 1)), rel=1e-9)
+        # reported numbers next to ours
+        assert c["reported"] == pytest.approx(p)
+        assert c["reported_stderr"] == pytest.approx(c["se"], rel=1e-9)
+
+
+@pytest.mark.parametrize("method,sm", [("clopper-pearson", "beta"), ("bayes", None),
+                                       ("clt", None)])
+def test_leaderboard_other_closed_form_methods(store, method, sm):
+    board = an.leaderboard(store, task="arc_easy", method=method, include_tiers=False,
+                           include_ranks=False)
+    for name, x in ARC.items():
+        c = _cell(board, name, "arc_easy")
+        k, n = int(x.sum()), len(x)
+        if method == "clopper-pearson":
+            lo, hi = proportion_confint(k, n, alpha=0.05, method="beta")
+        elif method == "bayes":
+            lo, hi = sps.beta.ppf([0.025, 0.975], 1 + k, 1 + n - k)
+        else:
+            p = k / n
+            se = math.sqrt(p * (1 - p) / (n - 1))
+            lo, hi = p - Z95 * se, p + Z95 * se
+        assert c["method"] == method
+        assert (c["low"], c["high"]) == pytest.approx((lo, hi), abs=1e-9)
+
+
+def test_continuous_metric_falls_back_to_clt_with_note(lb):
+    for name, x in CONT.items():
+        c = _cell(lb, name, "cont")
+        se = np.std(x, ddof=1) / math.sqrt(len(x))
+        assert c["method"] == "clt" and not bool(c["binary"])
+        assert c["se"] == pytest.approx(se, rel=1e-9)
+        assert (c["low"], c["high"]) == pytest.approx((x.mean() - Z95 * se, x.mean() + Z95 * se),
+                                                      rel=1e-9)
+        assert math.isnan(c["chance"])
+    assert any("CLT used for the continuous scores of: cont" in n for n in lb.notes)
+
+
+def test_summary_only_run_uses_reported_stderr(lb):
+    c = _cell(lb, "sumonly", "arc_easy")
+    assert not bool(c["has_items"]) and c["method"] == "reported"
+    v, se = SUMONLY_ARC["value"], SUMONLY_ARC["stderr"]
+    assert (c["score"], c["se"]) == pytest.approx((v, se))
+    assert (c["low"], c["high"]) == pytest.approx((v - Z95 * se, v + Z95 * se), rel=1e-9)
+    na = _cell(lb, "sumonly", "hellaswag")
+    assert math.isnan(na["low"]) and math.isnan(na["high"])
+    assert "N/A stderr" in str(na["audit_flag"])
+    assert any("no item-level data" in n for n in lb.notes)
+
+
+def test_chance_level_and_contains_chance(lb):
+    weak, strong = _cell(lb, "m0", "arc_easy"), _cell(lb, "m3", "arc_easy")
+    assert weak["chance"] == pytest.approx(0.25) and strong["chance"] == pytest.approx(0.25)
+    assert bool(weak["contains_chance"]) == (weak["low"] <= 0.25 <= weak["high"])
+    assert bool(weak["contains_chance"])  # 28% of 120 items: Wilson CI includes 25%
+    assert not bool(strong["contains_chance"])
+    assert math.isnan(_cell(lb, "m0", "hellaswag")["chance"])  # n_choices unknown
+
+
+def test_macro_average_se_formula(lb):
+    av = lb.averages.set_index("run")
+    for name in ARC:
+        rows = lb.cells[lb.cells["run"] == name]
+        k = len(rows)
+        assert av.loc[name, "n_tasks"] == k == 3
+        assert av.loc[name, "score"] == pytest.approx(rows["score"].mean())
+        assert av.loc[name, "se"] == pytest.approx(math.sqrt((rows["se"] ** 2).sum()) / k)
+        assert set(av.loc[name, "tasks"].split(",")) == {"arc_easy", "cont", "hellaswag"}
+    assert av.loc["sumonly", "n_tasks"] == 1  # hellaswag has no stderr: not averaged
+    assert any("different task sets" in n for n in lb.notes)
+
+
+def test_tiers_mcnemar_and_holm_against_scipy_statsmodels(lb):
+    t = lb.tiers[lb.tiers["task"] == "arc_easy"].set_index("run")
+    assert (t["best_run"] == "m3").all()
+    assert bool(t.loc["m3", "indistinguishable_from_best"])
+    raw = {}
+    for name in ("m0", "m1", "m2"):
+        x, best = ARC[name], ARC["m3"]
+        b = int(np.sum((x == 1) & (best == 0)))
+        c = int(np.sum((x == 0) & (best == 1)))
+        raw[name] = sps.binomtest(min(b, c), b + c, 0.5).pvalue
+        assert t.loc[name, "p_raw"] == pytest.approx(raw[name], rel=1e-9)
+        assert t.loc[name, "diff_vs_best"] == pytest.approx(x.mean() - best.mean())
+        assert t.loc[name, "n_shared"] == N_ARC
+    holm = multipletests(list(raw.values()), method="holm")[1]
+    for name, p in zip(raw, holm):
+        assert t.loc[name, "p_holm"] == pytest.approx(p, rel=1e-9)
+        assert bool(t.loc[name, "indistinguishable_from_best"]) == (p >= 0.05)
+
+
+def test_tiers_agree_with_stats_indistinguishable_from_best(lb):
+    for task, data in (("arc_easy", ARC), ("cont", CONT)):
+        x = np.column_stack([data[f"m{i}"] for i in range(4)])
+        ref = st.indistinguishable_from_best(x, alpha=0.05)
+        t = lb.tiers[lb.tiers["task"] == task].set_index("run")
+        for j in range(4):
+            row = t.loc[f"m{j}"]
+            assert bool(row["indistinguishable_from_best"]) == ref.indistinguishable[j]
+            if j != ref.best:
+                assert row["p_raw"] == pytest.approx(ref.p_raw[j], rel=1e-9)
+                assert row["p_holm"] == pytest.approx(ref.p_adjusted[j], rel=1e-9)
+
+
+def test_paired_columns_match_paired_difference_with_missing_items():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(200, 5))
+    x[rng.random(x.shape) < 0.1] = np.nan
+    diff, se, p, nsh = an._paired_columns(x, 2, binary=False)
+    for j in (0, 1, 3, 4):
+        m = np.isfinite(x[:, j]) & np.isfinite(x[:, 2])
+        r = st.paired_difference(x[m, 2], x[m, j])
+        assert nsh[j] == m.sum()
+        assert (diff[j], se[j], p[j]) == pytest.approx((r.diff, r.se, r.p_value), rel=1e-9)
+    assert math.isnan(p[2])
+
+
+def test_average_tier_row(lb):
+    t = lb.tiers[lb.tiers["task"] == an.AVERAGE_TASK].set_index("run")
+    assert t.index[0] == "m3" and bool(t.loc["m3", "indistinguishable_from_best"])
+    # m0 is far below on every task
+    d = np.mean([ARC["m0"].mean() - ARC["m3"].mean(), HS["m0"].mean() - HS["m3"].mean(),
+                 CONT["m0"].mean() - CONT["m3"].mean()])
+    assert t.loc["m0", "diff_vs_best"] == pytest.approx(d)
+    assert not bool(t.loc["m0", "indistinguishable_from_best"])
+
+
+def test_rank_intervals(lb, store):
+    r = lb.ranks[lb.ranks["task"] == "cont"].set_index("run")
+    means = {k: v.mean() for k, v in CONT.items()}
+    order = sorted(means, key=means.get, reverse=True)
+    for rank, name in enumerate(order, start=1):
+        assert r.loc[name, "rank"] == rank
+        assert r.loc[name, "rank_low"] <= rank <= r.loc[name, "rank_high"]
+    # the same observed ranks and similar intervals as stats.paired_bootstrap_ranks
+    x = np.column_stack([CONT[f"m{i}"] for i in range(4)])
+    ref = st.paired_bootstrap_ranks(x, n_resamples=500, seed=0)
+    assert [r.loc[f"m{i}", "rank"] for i in range(4)] == list(ref.rank)
+    for i in range(4):
+        assert abs(r.loc[f"m{i}", "rank_low"] - ref.rank_low[i]) <= 1
+        assert abs(r.loc[f"m{i}", "rank_high"] - ref.rank_high[i]) <= 1
+
+
+def test_bootstrap_and_clustered_methods(store):
+    bs = an.leaderboard(store, task="cont", method="bootstrap", n_resamples=4000, seed=1,
+                        include_tiers=False, include_ranks=False)
+    for name, x in CONT.items():
+        c = _cell(bs, name, "cont")
+        se = np.std(x, ddof=1) / math.sqrt(len(x))
+        assert c["method"] == "bootstrap"
+        # percentile bootstrap of a mean of 60 items ~ CLT interval (Monte Carlo + n/(n-1))
+        assert c["low"] == pytest.approx(x.mean() - Z95 * se, abs=0.35 * Z95 * se)
+        assert c["high"] == pytest.approx(x.mean() + Z95 * se, abs=0.35 * Z95 * se)
+    cl = an.leaderboard(store, method="clustered", include_tiers=False, include_ranks=False)
+    import statsmodels.api as sm
+    for name, x in HS.items():
+        c = _cell(cl, name, "hellaswag")
+        codes = pd.factorize(pd.Series(HS_CLUSTERS))[0]
+        fit = sm.OLS(x, np.ones(len(x))).fit(cov_type="cluster", cov_kwds={"groups": codes})
+        assert c["method"] == "clustered"
+        assert c["se"] == pytest.approx(float(fit.bse[0]), rel=1e-9)
+    assert _cell(cl, "m0", "arc_easy")["method"] == "clt"  # no cluster key there
+    assert any("no cluster key" in n for n in cl.notes)
+
+
+def test_leaderboard_errors_and_empty_store(store):
+    with pytest.raises(AnalysisError, match="unknown method"):
+        an.leaderboard(store, method="magic")
+    with pytest.raises(AnalysisError, match="no run has task"):
+        an.leaderboard(store, task="nope")
+    with pytest.raises(AnalysisError, match="no metric"):
+        an.leaderboard(store, task="arc_easy", metric="bleu")
+    empty = an.leaderboard(MemoryStore([]))
+    assert empty.cells.empty and "empty" in empty.notes[0]
+
+
+def test_leaderboard_runs_subset_and_optional_parts(store):
+    board = an.leaderboard(store, runs=["m1", 2], include_tiers=False, include_ranks=False,
+                           include_audit=False)
+    assert set(board.cells["run"]) == {"m1"}  # m1 is run id 2
+    assert board.tiers.empty and board.ranks.empty
+    assert board.cells["audit_flag"].isna().all()
+
+
+# ---------------------------------------------------------------------------------------
+# compare
+# ---------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def fixture_store(tmp_path_factory, fixtures_dir):
+    from evalcore.ingest import parse_paths
+    from evalcore.store import Store
+    d = fixtures_dir / "lm_eval"
+    s = Store(tmp_path_factory.mktemp("fx") / "fx.duckdb")
+    s.ingest(parse_paths([d / "results-with-samples_v0.4.8_mistral-7b_arc-easy_limit15.json",
+                          d / "results-with-samples_v0.4.8_dialogpt-medium_arc-easy_limit15.json"]))
+    return s
+
+
+def _fixture_names(store):
+    names = list(store.runs()["name"])
+    mistral = next(n for n in names if "Mistral" in n)
+    dialo = next(n for n in names if "DialoGPT" in n)
+    return mistral, dialo
+
+
+def test_compare_lm_eval_fixture_mcnemar(fixture_store):
+    mistral, dialo = _fixture_names(fixture_store)
+    cmp = an.compare(fixture_store, mistral, dialo, task="arc_easy")
+    row = cmp.per_task.iloc[0]
+    assert row["metric"] == "acc" and row["n"] == 15
+    assert (row["b"], row["c"]) == (0, 7)
+    assert row["p_exact"] == pytest.approx(2 * 0.5 ** 7)  # 0.015625
+    assert row["diff"] == pytest.approx(-7 / 15)
+    a = fixture_store.item_means([fixture_store.resolve_run(mistral)], "arc_easy", "acc")
+    b = fixture_store.item_means([fixture_store.resolve_run(dialo)], "arc_easy", "acc")
+    m = a.merge(b, on="item_id")
+    d = m["score_y"].to_numpy() - m["score_x"].to_numpy()
+    assert row["se"] == pytest.approx(np.std(d, ddof=1) / math.sqrt(15))
+    assert row["mde"] == pytest.approx((Z95 + Z80) * np.std(d, ddof=1) / math.sqrt(15))
+    assert row["correlation"] == pytest.approx(np.corrcoef(m["score_x"], m["score_y"])[0, 1])
+    assert cmp.verdict.startswith("different:") and "46.7 points" in cmp.verdict
+    assert cmp.pairing[0].n_shared == 15 and not cmp.pairing[0].only_a
+    # runs of two different models: model settings differ but raise no instrument warning
+    assert len(cmp.protocol_diff) > 0
+    assert not any(w.startswith("protocols differ") for w in cmp.warnings)
+
+
+def test_compare_several_tasks_holm_and_overall(store):
+    cmp = an.compare(store, "m1", "m3")
+    pt = cmp.per_task.set_index("task")
+    assert set(pt.index) == {"arc_easy", "hellaswag", "cont"}
+    assert (pt["adjustment"] == "holm").all()
+    holm = multipletests(pt["p_exact"].to_numpy(), method="holm")[1]
+    assert pt["p_adjusted"].to_numpy() == pytest.approx(holm)
+    # McNemar only for 0/1 tasks; hellaswag uses the clustered paired SE
+    assert math.isnan(pt.loc["cont", "b"]) and not math.isnan(pt.loc["arc_easy", "b"])
+    assert pt.loc["hellaswag", "kind"] == "paired, clustered SE"
+    d = HS["m3"] - HS["m1"]
+    r = st.paired_difference(HS["m1"], HS["m3"], clusters=HS_CLUSTERS)
+    assert pt.loc["hellaswag", "se"] == pytest.approx(r.se)
+    o = cmp.overall
+    assert o["diff"] == pytest.approx(pt["diff"].mean())
+    assert o["se"] == pytest.approx(math.sqrt((pt["se"] ** 2).sum()) / 3)
+    assert cmp.verdict.startswith("macro average over 3 tasks")
+    assert d.mean() == pytest.approx(pt.loc["hellaswag", "diff"])
+
+
+def test_verdict_rule_branches():
+    v = an.verdict_text(0.05, 0.02, 0.08, 0.03, scale=100, threshold=0.05, name_a="A",
+                        name_b="B")
+    assert v.startswith("different: B is better than A by 5.0 points")
+    v = an.verdict_text(-0.05, -0.08, -0.02, 0.03, scale=100, threshold=0.05)
+    assert v.startswith("different: A is better than B") and "(CI 2.0 to 8.0)" in v
+    v = an.verdict_text(0.01, -0.01, 0.03, 0.03, scale=100, threshold=0.05)
+    assert v == "no difference detected, and this design could have detected 3.0 points"
+    v = an.verdict_text(0.01, -0.1, 0.12, 0.2, scale=100, threshold=0.05)
+    assert v == "underpowered: the MDE here is 20.0 points"
+
+
+def test_verdict_branches_end_to_end(tmp_path):
+    rng = np.random.default_rng(7)
+    big = (rng.random(4000) < 0.6).astype(float)
+    big_b = big.copy()                      # the runs disagree on 200 items, b = c = 100
+    big_b[np.flatnonzero(big == 1)[:100]] = 0.0
+    big_b[np.flatnonzero(big == 0)[:100]] = 1.0
+    small = np.array([1, 0, 1, 1, 0, 1, 0, 1, 1, 0], dtype=float)
+    small_b = np.array([1, 1, 0, 1, 0, 1, 1, 0, 1, 0], dtype=float)
+    s = make_store([make_run("A", {("big", "acc"): big, ("small", "acc"): small}),
+                    make_run("B", {("big", "acc"): big_b, ("small", "acc"): small_b})],
+                   tmp_path, kind="real")
+    c_big = an.compare(s, "A", "B", task="big")
+    assert c_big.verdict.startswith("no difference detected, and this design could have "
+                                    "detected")
+    mde = c_big.per_task.iloc[0]["mde"]
+    assert mde < 0.05
+    d = big_b - big
+    assert mde == pytest.approx((Z95 + Z80) * np.std(d, ddof=1) / math.sqrt(4000))
+    c_small = an.compare(s, "A", "B", task="small")
+    assert c_small.verdict.startswith("underpowered: the MDE here is")
+    assert an.compare(s, "A", "B", task="small", mde_threshold=1.0).verdict.startswith(
+        "no difference detected")
+
+
+def test_compare_summary_only_falls_back_to_unpaired(store):
+    cmp = an.compare(store, "m1", "sumonly", task="arc_easy")
+    row = cmp.per_task.iloc[0]
+    assert row["kind"] == "unpaired from reported stderr"
+    se_a = np.std(ARC["m1"], ddof=1) / math.sqrt(N_ARC)
+    assert row["diff"] == pytest.approx(SUMONLY_ARC["value"] - ARC["m1"].mean())
+    assert row["se"] == pytest.approx(math.hypot(se_a, SUMONLY_ARC["stderr"]))
+    assert row["verdict"].startswith("unpaired (reported stderr, no item-level data)")
+    assert any("UNPAIRED" in w for w in cmp.warnings)
+    # no stderr on either side for hellaswag: nothing to compare
+    with pytest.raises(AnalysisError):
+        an.compare(store, "m1", "sumonly", task="hellaswag")
+
+
+def test_compare_errors(store, tmp_path):
+    with pytest.raises(AnalysisError, match="no run"):
+        an.compare(store, "m1", "does-not-exist")
+    with pytest.raises(AnalysisError, match="two different runs"):
+        an.compare(store, "m1", "m1")
+    with pytest.raises(AnalysisError, match="not in run"):
+        an.compare(store, "m1", "m2", task="nope")
+    s = make_store([make_run("A", {("t", "acc"): {"1": 1.0, "2": 0.0}}),
+                    make_run("B", {("t", "acc"): {"3": 1.0, "4": 0.0}})], tmp_path, kind="real")
+    with pytest.raises(AnalysisError, match="share no items"):
+        an.compare(s, "A", "B")
+
+
+def test_compare_warns_before_numbers_on_protocol_and_hash_differences(tmp_path):
+    x = np.array([1, 0, 1, 1, 0, 1], dtype=float)
+    a = make_run("A", {("t", "acc"): x}, protocol={"num_fewshot": 0})
+    b = make_run("B", {("t", "acc"): x[::-1].copy()}, protocol={"num_fewshot": 5},
+                 prompt_hash={"t": {"0": "other", "1": "other2"}})
+    s = make_store([a, b], tmp_path, kind="real")
+    cmp = an.compare(s, "A", "B")
+    assert cmp.warnings[0].startswith("protocols differ") and "num_fewshot" in cmp.warnings[0]
+    assert any("different prompt/item hash" in w for w in cmp.warnings)
+    assert cmp.pairing[0].hash_mismatch == ("0", "1")
+    assert "num_fewshot" in set(cmp.protocol_diff["setting"])
+
+
+def test_discordant_items_with_texts(fixture_store):
+    mistral, dialo = _fixture_names(fixture_store)
+    c = an.discordant_items(fixture_store, mistral, dialo, "arc_easy", "acc", cell="c")
+    assert len(c) == 7
+    assert (c["score_a"] == 1).all() and (c["score_b"] == 0).all()
+    assert c["prompt"].notna().all() and c["response_a"].notna().all()
+    assert list(c.columns) == ["item_id", "score_a", "score_b", "prompt", "target",
+                               "response_a", "response_b"]
+    assert an.discordant_items(fixture_store, mistral, dialo, "arc_easy", "acc",
+                               cell="b").empty
+    with pytest.raises(AnalysisError):
+        an.discordant_items(fixture_store, mistral, dialo, "arc_easy", "acc", cell="x")
+
+
+# ---------------------------------------------------------------------------------------
+# one run: repeats, reruns, clusters, metric variants, planning, overview
+# ---------------------------------------------------------------------------------------
+
+def test_repeats_variance_components_and_pass_at_k(tmp_path):
+    rng = np.random.default_rng(11)
+    p_item = rng.beta(2, 2, 80)
+    x = (rng.random((80, 5)) < p_item[:, None]).astype(float)
+    s = make_store([make_run("R", {("gsm", "acc"): x})], tmp_path, kind="real")
+    rep = an.repeats(s, "R", "gsm", k_max=20)
+    within = np.var(x, axis=1, ddof=1).mean()
+    between = np.var(x.mean(axis=1), ddof=1) - within / 5
+    assert rep.k_observed == 5 and rep.n_items == 80
+    assert (rep.within, rep.between) == pytest.approx((within, between))
+    se5 = math.sqrt((between + within / 5) / 80)
+    assert rep.se_observed == pytest.approx(se5)
+    assert rep.curve.loc[rep.curve["measured"], "k"].tolist() == [5]
+    assert rep.curve["low_floor"].iloc[0] == pytest.approx(math.sqrt(between / 80))
+    assert len(rep.curve) == 20
+    c = x.sum(axis=1)
+    for k in (1, 3):
+        per_item = 1 - comb(5 - c, k) / comb(5, k)
+        row = rep.pass_at_k[rep.pass_at_k["k"] == k].iloc[0]
+        assert row["estimate"] == pytest.approx(per_item.mean())
+        assert row["se"] == pytest.approx(np.std(per_item, ddof=1) / math.sqrt(80))
+    with pytest.raises(AnalysisError, match="one answer per item"):
+        an.repeats(make_store([make_run("S", {("t", "acc"): x[:, 0]})], kind="memory"),
+                   "S", "t")
+
+
+def test_rerun_noise_flip_rate(store):
+    rep = an.rerun_noise(store, "m1", "m2", "arc_easy", against="m3")
+    f = np.mean(ARC["m1"] != ARC["m2"])
+    assert rep.flip_rate == pytest.approx(f)
+    assert rep.variance_term == pytest.approx(f / (2 * N_ARC))
+    d = ARC["m3"] - ARC["m1"]
+    se2 = np.var(d, ddof=1) / N_ARC
+    assert rep.share_of_paired_se2 == pytest.approx(2 * f / (2 * N_ARC) / se2)
+    assert an.rerun_noise(store, "m1", "m2", "arc_easy").share_of_paired_se2 is None
+
+
+def test_clusters_report_matches_statsmodels(store):
+    import statsmodels.api as sm
+    rep = an.clusters(store, "m2", "hellaswag")
+    x = HS["m2"]
+    codes = pd.factorize(pd.Series(HS_CLUSTERS))[0]
+    fit = sm.OLS(x, np.ones(len(x))).fit(cov_type="cluster", cov_kwds={"groups": codes})
+    se_iid = np.std(x, ddof=1) / math.sqrt(len(x))
+    assert rep.n_clusters == 15 and rep.n == 90
+    assert rep.se_clustered == pytest.approx(float(fit.bse[0]))
+    assert rep.se_iid == pytest.approx(se_iid)
+    assert rep.design_effect == pytest.approx(float(fit.bse[0]) ** 2 / se_iid ** 2)
+    assert (rep.low, rep.high) == pytest.approx((x.mean() - Z95 * rep.se_clustered,
+                                                 x.mean() + Z95 * rep.se_clustered))
+    with pytest.raises(AnalysisError, match="no cluster key"):
+        an.clusters(store, "m2", "arc_easy")
+
+
+def test_metric_variants_paired(store):
+    cmp = an.metric_variants(store, "m1", "arc_easy", "acc", "acc_norm")
+    row = cmp.per_task.iloc[0]
+    x = ARC["m1"]
+    assert row["diff"] == pytest.approx((1 - x).mean() - x.mean())
+    assert row["b"] == np.sum(x == 0) and row["c"] == np.sum(x == 1)
+    assert "[acc]" in cmp.run_a and "[acc_norm]" in cmp.run_b
+    with pytest.raises(AnalysisError):
+        an.metric_variants(store, "m1", "arc_easy", "acc", "bleu")
+
+
+def test_plan_from_pair(store):
+    plan = an.plan_from_pair(store, "m1", "m2", "arc_easy")
+    d = ARC["m2"] - ARC["m1"]
+    assert plan.n == N_ARC
+    assert plan.sd_diff == pytest.approx(np.std(d, ddof=1))
+    assert plan.disagreement == pytest.approx(np.mean(d != 0))
+    assert plan.diff == pytest.approx(d.mean())
+    assert plan.design_effect is None
+    cl = an.plan_from_pair(store, "m1", "m2", "hellaswag")
+    dh = HS["m2"] - HS["m1"]
+    assert cl.design_effect == pytest.approx(st.clustered_se(dh, HS_CLUSTERS).design_effect)
+
+
+def test_overview(store):
+    ov = an.overview(store)
+    assert list(ov.runs["name"]) == ["m0", "m1", "m2", "m3", "sumonly"]
+    assert {"run", "task", "metric", "n_items", "k_max", "has_cluster", "n_choices"} <= \
+        set(ov.tasks.columns)
+    assert any("sumonly" in n for n in ov.notes)
+    assert "N/A stderr" in set(ov.audit["flag"].dropna())
+    empty = an.overview(MemoryStore([]))
+    assert empty.runs.empty and "empty" in empty.notes[0]
+
+
+def test_memory_store_gives_the_same_leaderboard(store):
+    """The analysis layer uses the store duck-typed: the pandas MemoryStore and DuckDB agree."""
+    mem = an.leaderboard(MemoryStore(_runs()), n_resamples=500)
+    real = an.leaderboard(store, n_resamples=500)
+    cols = ["run", "task", "metric", "n", "score", "se", "low", "high", "method"]
+    a = mem.cells[cols].sort_values(["task", "run"]).reset_index(drop=True)
+    b = real.cells[cols].sort_values(["task", "run"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a.astype({"n": float}), b.astype({"n": float}),
+                                  check_dtype=False)

@@ -1,0 +1,330 @@
+"""The command line: ``python -m evalcore`` end to end on the lm_eval fixtures (Mistral-7B
+vs DialoGPT-medium on arc_easy), JSON keys, numbers against independent formulas, exit codes
+and --help. Most calls go through ``evalcore.cli.main`` in-process (fast); a few run the
+real ``python -m evalcore`` in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+from statsmodels.stats.proportion import proportion_confint
+
+from evalcore import cli
+from evalcore.errors import StoreError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MISTRAL = "results-with-samples_v0.4.8_mistral-7b_arc-easy_limit15.json"
+DIALO = "results-with-samples_v0.4.8_dialogpt-medium_arc-easy_limit15.json"
+SUBCOMMANDS = ("ingest", "runs", "leaderboard", "compare", "plan", "audit", "rename", "tag",
+               "delete")
+
+
+def run(capsys, *argv):
+    """main(argv) in-process -> (exit code, stdout, stderr); argparse exits become codes."""
+    try:
+        code = cli.main([str(a) for a in argv])
+    except SystemExit as exc:  # argparse: --help (0) and usage errors (2)
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture(scope="module")
+def store_file(tmp_path_factory, fixtures_dir):
+    path = tmp_path_factory.mktemp("cli") / "store.duckdb"
+    d = fixtures_dir / "lm_eval"
+    code = cli.main(["--store", str(path), "ingest", str(d / MISTRAL), str(d / DIALO)])
+    assert code == 0
+    return path
+
+
+def _names(capsys, store_file):
+    code, out, _ = run(capsys, "--store", store_file, "runs", "--format", "json")
+    assert code == 0
+    runs = json.loads(out)["runs"]
+    mistral = next(r["name"] for r in runs if "Mistral" in r["name"])
+    dialo = next(r["name"] for r in runs if "DialoGPT" in r["name"])
+    return mistral, dialo
+
+
+def test_subprocess_end_to_end(tmp_path, fixtures_dir):
+    """The real entry point: ingest then compare, as a new user would type it."""
+    env = {**os.environ, "PYTHONPATH": ROOT, "EVALBARS_STORE": str(tmp_path / "s.duckdb")}
+    d = fixtures_dir / "lm_eval"
+    p = subprocess.run([sys.executable, "-m", "evalcore", "ingest", str(d / MISTRAL),
+                        str(d / DIALO)], capture_output=True, text=True, env=env, cwd=tmp_path,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "arc_easy" in p.stdout and "items: 15" in p.stdout
+    assert "\r[" not in p.stderr  # no progress bar when stderr is not a terminal
+    assert (tmp_path / "s.duckdb").exists()  # $EVALBARS_STORE was used
+    p = subprocess.run([sys.executable, "-m", "evalcore", "compare", "1", "2"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "b = 0" in p.stdout and "c = 7" in p.stdout and "exact p = 0.01562" in p.stdout
+    p = subprocess.run([sys.executable, "-m", "evalcore", "leaderboard", "--method", "nope"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert p.returncode == 2 and "invalid choice" in p.stderr
+
+
+@pytest.mark.parametrize("sub", SUBCOMMANDS)
+def test_help_for_every_subcommand(capsys, sub):
+    code, out, _ = run(capsys, sub, "--help")
+    assert code == 0
+    assert out.startswith(f"usage: python -m evalcore {sub}")
+    assert "--help" in out
+
+
+def test_top_level_help_lists_commands_and_exit_codes(capsys):
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    for sub in SUBCOMMANDS:
+        assert sub in out
+    assert "Exit codes" in out and "4 store busy" in out
+
+
+def test_ingest_summary_and_idempotence(capsys, store_file, fixtures_dir):
+    d = fixtures_dir / "lm_eval"
+    code, out, err = run(capsys, "--store", store_file, "ingest", d / MISTRAL, "--format",
+                         "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert set(doc) == {"store", "already_present", "warnings", "runs"}
+    assert doc["already_present"] is True
+    row = doc["runs"][0]
+    assert {"run_id", "name", "model", "source_format", "tasks", "metrics", "n_items",
+            "n_scores", "k_max", "status", "warnings"} <= set(row)
+    assert row["status"] == "already present"
+    code, out, _ = run(capsys, "--store", store_file, "ingest", d / MISTRAL)
+    assert code == 0 and out.startswith("Already present")
+
+
+def test_runs_json_keys(capsys, store_file):
+    code, out, _ = run(capsys, "--store", store_file, "runs", "--format", "json")
+    assert code == 0
+    runs = json.loads(out)["runs"]
+    assert len(runs) == 2
+    assert set(runs[0]) == {"run_id", "name", "model", "source_format", "harness",
+                            "harness_version", "tags", "created_at", "n_tasks", "n_scores",
+                            "has_items"}
+    assert all(r["has_items"] for r in runs)
+
+
+def test_leaderboard_json(capsys, store_file):
+    code, out, err = run(capsys, "--store", store_file, "leaderboard", "--format", "json",
+                         "--resamples", "200")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert set(doc) == {"method", "method_label", "confidence", "metric", "metrics_by_task",
+                        "notes", "cells", "averages", "tiers", "ranks"}
+    assert doc["method"] == "wilson" and doc["metrics_by_task"] == {"arc_easy": "acc"}
+    cell_keys = {"run_id", "run", "task", "metric", "n", "score", "se", "low", "high",
+                 "method", "binary", "chance", "contains_chance", "reported",
+                 "reported_stderr", "audit_flag", "has_items"}
+    for c in doc["cells"]:
+        assert set(c) == cell_keys
+        k = round(c["score"] * c["n"])
+        lo, hi = proportion_confint(k, c["n"], alpha=0.05, method="wilson")
+        assert (c["low"], c["high"]) == pytest.approx((lo, hi), abs=1e-9)
+        assert c["chance"] == pytest.approx(0.25)
+    mistral = next(c for c in doc["cells"] if "Mistral" in c["run"])
+    assert mistral["score"] == pytest.approx(12 / 15)
+    assert {"run_id", "run", "task", "best_run", "diff_vs_best", "p_raw", "p_holm",
+            "indistinguishable_from_best", "n_shared"} == set(doc["tiers"][0])
+    assert {"run_id", "run", "task", "rank", "rank_low", "rank_high"} == set(doc["ranks"][0])
+    dialo_tier = next(t for t in doc["tiers"] if "DialoGPT" in t["run"])
+    assert dialo_tier["p_raw"] == pytest.approx(2 * 0.5 ** 7)
+
+
+def test_leaderboard_table_and_other_formats(capsys, store_file):
+    code, out, _ = run(capsys, "--store", store_file, "leaderboard", "--no-ranks")
+    assert code == 0
+    assert "Wilson score 95% intervals" in out and "== arc_easy (acc) ==" in out
+    assert "contains chance" in out  # DialoGPT 5/15 on a 4-choice task
+    code, out, _ = run(capsys, "--store", store_file, "leaderboard", "--format", "csv",
+                       "--method", "clopper-pearson", "--no-tiers", "--no-ranks")
+    assert code == 0
+    df = pd.read_csv(__import__("io").StringIO(out))
+    assert set(df["method"]) == {"clopper-pearson"}
+    row = df[df["run"].str.contains("Mistral")].iloc[0]
+    lo, hi = proportion_confint(12, 15, alpha=0.05, method="beta")
+    assert (row["low"], row["high"]) == pytest.approx((lo, hi), abs=1e-9)
+    code, out, _ = run(capsys, "--store", store_file, "leaderboard", "--format", "markdown")
+    assert out.splitlines()[0].startswith("| task | run |") and "| --- |" in out
+    code, out, _ = run(capsys, "--store", store_file, "leaderboard", "--format", "latex")
+    assert out.startswith("\\begin{tabular}") and "\\bottomrule" in out
+    assert "arc\\_easy" in out  # underscores escaped
+
+
+def test_compare_text_and_json(capsys, store_file):
+    mistral, dialo = _names(capsys, store_file)
+    code, out, _ = run(capsys, "--store", store_file, "compare", mistral, dialo)
+    assert code == 0
+    assert "McNemar: b = 0 (only B right), c = 7 (only A right), exact p = 0.01562" in out
+    assert "difference B - A: -46.67 points" in out
+    assert "SE paired" in out and "SE unpaired" in out and "correlation" in out
+    assert "Pairing:" in out and "Protocol differences:" in out
+    assert out.rstrip().splitlines()[-1].startswith("Verdict: different:")
+    code, out, _ = run(capsys, "--store", store_file, "compare", "1", "2", "--format", "json")
+    doc = json.loads(out)
+    assert set(doc) == {"run_a", "run_b", "confidence", "verdict", "warnings", "per_task",
+                        "overall", "pairing", "protocol_diff"}
+    row = doc["per_task"][0]
+    assert {"task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high",
+            "se_unpaired", "correlation", "b", "c", "p_exact", "p_midp", "p_adjusted",
+            "adjustment", "mde", "verdict", "kind", "points_scale", "sd_diff"} == set(row)
+    assert row["p_exact"] == pytest.approx(0.015625)
+    assert doc["overall"] is None
+    assert doc["pairing"][0]["n_shared"] == 15 and doc["pairing"][0]["only_a"] == []
+    code, out, _ = run(capsys, "--store", store_file, "compare", "1", "2", "--format", "csv")
+    assert out.splitlines()[0].startswith("task,metric,n,score_a")
+
+
+def test_plan_numbers_match_the_formula(capsys):
+    z = sps.norm.ppf(0.975) + sps.norm.ppf(0.8)
+    code, out, _ = run(capsys, "plan", "--n", "1000", "--sd-diff", "0.4", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert set(doc) == {"alpha", "power", "sd_diff", "disagreement", "design_effect", "n",
+                        "mde", "delta", "required_items", "pilot"}
+    assert doc["mde"] == pytest.approx(z * 0.4 / math.sqrt(1000))
+    assert doc["required_items"] is None
+    code, out, _ = run(capsys, "plan", "--delta", "0.016", "--sd-diff", "0.4", "--format",
+                       "json")
+    assert json.loads(out)["required_items"] == math.ceil(z ** 2 * 0.16 / 0.016 ** 2)
+    code, out, _ = run(capsys, "plan", "--n", "500", "--disagreement", "0.2", "--alpha", "0.01",
+                       "--power", "0.9", "--format", "json")
+    z2 = sps.norm.ppf(0.995) + sps.norm.ppf(0.9)
+    assert json.loads(out)["mde"] == pytest.approx(z2 * math.sqrt(0.2 / 500))
+    code, out, _ = run(capsys, "plan", "--n", "1000", "--sd-diff", "0.4")
+    assert code == 0 and "Minimum detectable effect with n = 1000: 0.0354" in out
+
+
+def test_plan_from_pilot_pair(capsys, store_file):
+    code, out, err = run(capsys, "--store", store_file, "plan", "--pilot", "1", "2", "--task",
+                         "arc_easy", "--delta", "0.05", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    pilot = doc["pilot"]
+    assert pilot["n"] == 15 and pilot["disagreement"] == pytest.approx(7 / 15)
+    d = np.array([-1.0] * 7 + [0.0] * 8)  # c = 7, b = 0 on 15 items
+    assert pilot["sd_diff"] == pytest.approx(np.std(d, ddof=1))
+    z = sps.norm.ppf(0.975) + sps.norm.ppf(0.8)
+    assert doc["required_items"] == math.ceil(z ** 2 * np.var(d, ddof=1) / 0.05 ** 2)
+
+
+def test_exit_code_2_for_usage_errors(capsys):
+    assert run(capsys)[0] == 2
+    assert run(capsys, "leaderboard", "--method", "magic")[0] == 2
+    assert run(capsys, "compare", "only-one-run")[0] == 2
+    assert run(capsys, "plan", "--n", "-3", "--sd-diff", "0.4")[0] == 2
+    assert run(capsys, "leaderboard", "--confidence", "1.5")[0] == 2
+
+
+def test_exit_code_3_for_bad_input_one_line_no_traceback(capsys, store_file, tmp_path):
+    for argv in (("--store", store_file, "compare", "1", "no-such-run"),
+                 ("--store", store_file, "leaderboard", "--task", "no-such-task"),
+                 ("--store", tmp_path / "missing.duckdb", "runs"),
+                 ("--store", store_file, "ingest", tmp_path / "does-not-exist.json"),
+                 ("plan", "--n", "100"),
+                 ("--store", store_file, "compare", "1", "1")):
+        code, out, err = run(capsys, *argv)
+        assert code == 3, (argv, err)
+        assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
+        assert "Traceback" not in err
+    junk = tmp_path / "junk.json"
+    junk.write_bytes(b"{\"results\": {\"arc\": [1, 2")  # truncated JSON
+    code, _, err = run(capsys, "--store", tmp_path / "s.duckdb", "ingest", junk)
+    assert code == 3 and "junk.json" in err and "Traceback" not in err
+    assert not (tmp_path / "s.duckdb").exists()  # nothing written
+
+
+def test_exit_code_4_when_store_busy(capsys, monkeypatch):
+    def busy(args):
+        err = StoreError("store is busy (locked by another process)")
+        err.busy = True
+        raise err
+    monkeypatch.setattr(cli, "cmd_runs", busy)
+    code, _, err = run(capsys, "runs")
+    assert code == 4 and err.startswith("store busy:")
+
+
+def test_exit_code_4_with_a_real_foreign_lock(capsys, store_file, tmp_path):
+    """Another process holds the DuckDB file read-write: the CLI waits --lock-timeout
+    seconds, then exits 4 with one line."""
+    import shutil
+    path = tmp_path / "locked.duckdb"
+    shutil.copy(store_file, path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+                               "print('locked', flush=True); time.sleep(60)", str(path)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        code, _, err = run(capsys, "--store", path, "--lock-timeout", "0.3", "runs")
+        assert code == 4, err
+        assert err.startswith("store busy:") and len(err.strip().splitlines()) == 1
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+
+
+def test_internal_errors_are_one_line(capsys, monkeypatch):
+    monkeypatch.setattr(cli, "cmd_runs", lambda args: 1 / 0)
+    code, _, err = run(capsys, "runs")
+    assert code == 1 and err.startswith("internal error (ZeroDivisionError)")
+
+
+def test_rename_tag_delete_audit(capsys, tmp_path, fixtures_dir):
+    path = tmp_path / "m.duckdb"
+    d = fixtures_dir / "lm_eval"
+    assert run(capsys, "--store", path, "ingest", d / MISTRAL)[0] == 0
+    assert run(capsys, "--store", path, "rename", "1", "mistral")[0] == 0
+    assert run(capsys, "--store", path, "tag", "mistral", "base", "7b")[0] == 0
+    code, out, _ = run(capsys, "--store", path, "runs", "--format", "json")
+    r = json.loads(out)["runs"][0]
+    assert r["name"] == "mistral" and r["tags"] == ["base", "7b"]
+    code, out, _ = run(capsys, "--store", path, "audit", "--format", "json")
+    rows = json.loads(out)["audit"]
+    acc = next(a for a in rows if a["task"] == "arc_easy" and a["metric"] == "acc")
+    assert acc["run"] == "mistral"
+    assert acc["reported_stderr"] == pytest.approx(math.sqrt(0.8 * 0.2 / 14), rel=1e-6)
+    code, _, err = run(capsys, "--store", path, "delete", "mistral")  # stdin is not a tty
+    assert code == 3 and "--yes" in err
+    assert run(capsys, "--store", path, "delete", "mistral", "--yes")[0] == 0
+    code, out, _ = run(capsys, "--store", path, "runs")
+    assert "empty" in out
+
+
+def test_cli_methods_are_the_analysis_methods():
+    from evalcore import analysis
+    assert cli.LEADERBOARD_METHODS == analysis.METHODS
+
+
+def test_progress_bar_renders_on_a_stream():
+    import io
+    buf = io.StringIO()
+    bar = cli._Progress(buf)
+    bar(50, 100, "/some/dir/samples_arc.jsonl")
+    bar(100, 100, "/some/dir/samples_arc.jsonl")
+    bar.close()
+    text = buf.getvalue()
+    assert "\r[" in text and " 50%" in text and "100%" in text and "samples_arc.jsonl" in text
+    assert text.endswith("\n")
+
+
+def test_markdown_and_latex_escape_user_text():
+    df = pd.DataFrame({"run": ["a|b", "50%_x&y"], "score": [0.5, float("nan")]})
+    md = cli.to_markdown(df)
+    assert "a\\|b" in md and md.splitlines()[1] == "| --- | --- |"
+    tex = cli.to_latex(df)
+    assert "50\\%\\_x\\&y" in tex and tex.count("\\\\") == 3
+    assert cli.dump_json({"x": float("nan"), "y": np.int64(3)}) == '{\n  "x": null,\n  "y": 3\n}'
