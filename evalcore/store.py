@@ -45,10 +45,10 @@ per distinct file content, by sha256), ``scores`` (one row per run x task x metr
 answer), ``cells`` (per run x task x metric sufficient statistics over per-item means,
 maintained in the same transaction as the scores they summarise), ``summaries`` (as the
 harness reported them), ``texts`` (prompt/target/response) and ``tasks`` (n_choices, task
-protocol). Scores are appended one run at a time, in the order the parser gives them (one
-task and metric after another), so DuckDB's per-row-group min/max (zone maps) prune
-per-run and per-(task, metric) scans (an ORDER BY at ingest was left out: it added about a
-quarter to the insert time). ART indexes are not used on the large tables (they only help point lookups and cost
+protocol). Scores are appended one run at a time (in row groups of about 122,880 rows that
+each hold one stretch of the parser's output, one task and metric after another), so
+DuckDB's per-row-group min/max (zone maps) prune per-run and per-(task, metric) scans (an
+ORDER BY at ingest was left out: it added about a quarter to the insert time). ART indexes are not used on the large tables (they only help point lookups and cost
 memory and insert time). All values reach SQL as ``?`` parameters; identifiers come from fixed
 lists in this module.
 """
@@ -94,6 +94,10 @@ SCHEMA_VERSION = "1"
 # Relative and absolute tolerance used by ``audit`` when comparing a reported number with
 # the one recomputed from item scores: agreement to the 4th decimal (rounding of printed
 # values) or within 0.5 % (harness float noise).
+# DuckDB's buffer pool of the write connection keeps the blocks it has just written cached;
+# the copy is closed right after, so a small limit only lowers the ingest's peak memory.
+WRITE_MEMORY_LIMIT = "512MB"
+
 AUDIT_ABS_TOL = 5e-5
 AUDIT_REL_TOL = 5e-3
 
@@ -119,7 +123,8 @@ class IngestReport:
         n_items, n_scores, k_max (answers per item), status ("added" | "already present"
         | "merged"), warnings (str)
 
-    ``n_items`` (distinct task x item), ``n_scores`` and ``k_max`` describe what the
+    ``n_items`` (per task the largest item count over its metrics, summed over tasks),
+    ``n_scores`` and ``k_max`` describe what the
     ParsedRun carried; ``n_scores_added`` (extra column) is how many score rows this call
     actually wrote (0 when already present; fewer than ``n_scores`` when a merge kept
     stored task/metric cells).
@@ -717,6 +722,12 @@ class Store:
             except duckdb.Error as exc:
                 raise _store_error(exc, action) from exc
             try:
+                # Parallel inserts that keep insertion order leave partly filled row groups
+                # behind, which the checkpoint then rewrites (measured: 1,000,000 texts from a
+                # multi-chunk Arrow table doubled the file and added 6 s). Queries order
+                # their results explicitly, so the copy is written without that guarantee.
+                con.execute("SET preserve_insertion_order = false")
+                con.execute("SET memory_limit = ?", [WRITE_MEMORY_LIMIT])
                 if create:
                     for ddl in _DDL:
                         con.execute(ddl)
@@ -730,7 +741,8 @@ class Store:
                                 "WHERE key = 'write_counter'")
                     t0 = time.perf_counter()
                     con.execute("COMMIT")
-                    _log.debug("%s: commit %.2f s", action, time.perf_counter() - t0)
+                    _log.debug("%s: commit %.2f s (write-ahead log %d bytes)", action,
+                               time.perf_counter() - t0, tmp_wal.stat().st_size if tmp_wal.exists() else 0)
                 except BaseException:
                     with contextlib.suppress(duckdb.Error):
                         con.execute("ROLLBACK")
@@ -860,32 +872,33 @@ class Store:
                                     "LIMIT 1")
                     raise StoreError(f"{what}: task {bad[0]!r}, item {bad[1]!r} has answer_idx "
                                      f"{bad[2]}; expected 0 or more")
-                # one grouping pass per item: duplicate check, report facts and the cell
-                # statistics the store keeps (computed here, outside the write lock)
-                mem.execute("CREATE OR REPLACE TEMP TABLE per_item AS SELECT task, metric, item_id, "
-                            "avg(score) AS m, count(*) AS k, count(DISTINCT answer_idx) AS kd, "
-                            "bool_and(score = 0 OR score = 1) AS bin, "
-                            "bool_or(cluster IS NOT NULL) AS hc FROM s GROUP BY task, metric, item_id")
-                try:
-                    dup = _one(mem, "SELECT task, metric, item_id, k, kd FROM per_item WHERE k > kd "
-                                    "LIMIT 1")
+                # one grouping pass per item gives the cell statistics the store keeps
+                # (computed here, outside the write lock) and k_max for the duplicate check
+                cells = mem.sql(
+                    "SELECT task, metric, count(*) AS n_items, sum(k) AS n_scores, "
+                    "CAST(max(k) AS INTEGER) AS k_max, sum(m) AS sum, sum(m * m) AS sumsq, "
+                    "bool_and(bin) AS is_binary, bool_or(hc) AS has_cluster FROM ("
+                    "  SELECT task, metric, item_id, avg(score) AS m, count(*) AS k, "
+                    "  bool_and(score = 0 OR score = 1) AS bin, bool_or(cluster IS NOT NULL) AS hc "
+                    "  FROM s GROUP BY task, metric, item_id) "
+                    "GROUP BY task, metric ORDER BY task, metric").to_arrow_table()
+                k_max = int(pc.max(cells.column("k_max")).as_py())
+                # a duplicate needs two rows of one item, so the exact check runs only then
+                # (count(DISTINCT answer_idx) per item would cost 4x the grouping itself)
+                if k_max > 1:
+                    dup = _one(mem, "SELECT task, metric, item_id, answer_idx, count(*) FROM s "
+                                    "GROUP BY ALL HAVING count(*) > 1 LIMIT 1")
                     if dup:
-                        raise StoreError(f"{what}: task {dup[0]!r}, metric {dup[1]!r}, item {dup[2]!r} "
-                                         f"has {dup[3]} score rows for {dup[4]} distinct answer_idx; "
-                                         "expected one score per (task, metric, item, answer)")
-                    cells = mem.sql(
-                        "SELECT task, metric, count(*) AS n_items, sum(k) AS n_scores, "
-                        "CAST(max(k) AS INTEGER) AS k_max, sum(m) AS sum, sum(m * m) AS sumsq, "
-                        "bool_and(bin) AS is_binary, bool_or(hc) AS has_cluster FROM per_item "
-                        "GROUP BY task, metric ORDER BY task, metric").to_arrow_table()
-                    n_items = _one(mem, "SELECT count(*) FROM (SELECT DISTINCT task, item_id "
-                                        "FROM per_item)")[0]
-                finally:
-                    mem.execute("DROP TABLE IF EXISTS per_item")
-                facts.update(tasks=",".join(sorted(set(cells.column("task").to_pylist()))),
+                        raise StoreError(
+                            f"{what}: task {dup[0]!r}, metric {dup[1]!r}, item {dup[2]!r}, answer "
+                            f"{dup[3]} appears {dup[4]} times; expected one score per (task, "
+                            "metric, item, answer)")
+                per_task: dict[str, int] = {}
+                for t, n in zip(cells.column("task").to_pylist(), cells.column("n_items").to_pylist()):
+                    per_task[t] = max(per_task.get(t, 0), int(n))
+                facts.update(tasks=",".join(sorted(per_task)),
                              metrics=",".join(sorted(set(cells.column("metric").to_pylist()))),
-                             n_items=int(n_items), n_scores=scores.num_rows,
-                             k_max=int(pc.max(cells.column("k_max")).as_py()))
+                             n_items=sum(per_task.values()), n_scores=scores.num_rows, k_max=k_max)
             if summaries.num_rows:
                 bad = _one(mem, "SELECT task, metric, value FROM m WHERE isinf(value) LIMIT 1")
                 if bad:
@@ -902,8 +915,8 @@ class Store:
                         "string_agg(DISTINCT metric, ',' ORDER BY metric) FROM m")
                     facts.update(tasks=tasks, metrics=metrics)
             if texts.num_rows:
-                n_dup = _one(mem, "SELECT count(*) - count(DISTINCT (task, item_id, answer_idx)) "
-                                    "FROM t")[0]
+                n_dup = _one(mem, "SELECT coalesce(sum(c - 1), 0) FROM (SELECT count(*) AS c FROM t "
+                                  "GROUP BY task, item_id, answer_idx HAVING count(*) > 1)")[0]
                 if n_dup:
                     mem.register("t_rn", texts.append_column(
                         "_rn", pa.array(np.arange(texts.num_rows, dtype=np.int64))))

@@ -121,12 +121,12 @@ if head:
     unpaired = "unpaired" in str(head.get("kind", "")).lower() or (
         multi and bool(kinds.str.contains("unpaired").any()))
     cols = st.columns(5)
-    cols[0].metric(f"Difference B − A ({confidence:.0%} CI)",
+    cols[0].metric(f"B − A ({confidence:.0%} CI)",
                    f"{common.fmt_value(head['diff'], percent, 1, True)} {unit}".strip(),
                    help="Paired difference over shared items, interval = diff ± z·paired SE.")
     cols[0].caption(f"[{common.fmt_value(head['low'], percent, 1, True)}, "
                     f"{common.fmt_value(head['high'], percent, 1, True)}] {unit}")
-    cols[1].metric("SE (unpaired: no item-level data)" if unpaired else "Paired SE",
+    cols[1].metric("SE (unpaired)" if unpaired else "Paired SE",
                    f"{common.fmt_value(head['se'], percent, 2)} {unit}".strip(),
                    help="sd(d, ddof=1)/sqrt(n), d = per-item difference B − A; without "
                         "item-level data only the unpaired SE is available.")
@@ -134,8 +134,9 @@ if head:
                    f"{common.fmt_value(head.get('se_unpaired'), percent, 2)} {unit}".strip(),
                    help="sqrt(SE_A² + SE_B²): what ignoring the pairing would give.")
     corr = head.get("correlation")
-    cols[3].metric("Correlation of A and B", "–" if corr is None or pd.isna(corr) else f"{corr:.3f}",
-                   help="Pearson correlation of the item scores of A and B.")
+    cols[3].metric("Correlation", "–" if corr is None or pd.isna(corr) else f"{corr:.3f}",
+                   help="Pearson correlation of the item scores of A and B (how much pairing "
+                        "gains: the paired SE shrinks as it grows).")
     b, c = head.get("b"), head.get("c")
     if b is not None and not pd.isna(b):
         cols[4].metric("Exact McNemar p", common.fmt_p(head.get("p_exact")),
@@ -189,8 +190,9 @@ common.show_chart(fig, f"difference_{run_a}_vs_{run_b}", "cmp_diff_chart")
 st.subheader("4 · Disagreements")
 binary = per_task[per_task["b"].notna()]
 if binary.empty:
-    st.info("The 2x2 table needs 0/1 scores; these metrics are not binary, so there is no "
-            "McNemar table. The paired difference above is the comparison.")
+    st.info("The 2x2 table needs item-level 0/1 scores from both runs (sample logs, not only "
+            "a results JSON); here there is none, so there is no McNemar table. The difference "
+            "above is the comparison.")
     st.stop()
 task_rows = {f"{r.task} / {r.metric}": r for r in binary.itertuples()}
 choice = st.selectbox("Task for the 2x2 table", list(task_rows), key="cmp_2x2_task") \

@@ -77,6 +77,8 @@ def _cell_text(row: pd.Series) -> str:
         text += " ~chance"
     if not bool(row.get("has_items", True)):
         text += " (reported)"
+    elif str(row.get("method", lb.method)) != lb.method:
+        text += f" ({row['method']})"          # e.g. CLT for a continuous metric
     return text
 
 
@@ -99,7 +101,9 @@ st.subheader("Scores")
 st.caption(f"Each cell: score [{lb.confidence:.0%} interval] "
            f"{'in %' if percent else '(in % for proportions)'} "
            f"({method_label}). ~chance: the interval contains the chance level, so this score "
-           "cannot rank anything. (reported): summary-only run, interval from the harness's stderr.")
+           "cannot rank anything. (reported): summary-only run, interval from the harness's stderr. "
+           "A method in brackets: the interval method used for that cell instead of the chosen "
+           "one (e.g. CLT for a continuous metric).")
 common.show_table(pivot, f"leaderboard_{task}_{lb.method}", "lb_pivot")
 
 with st.expander("All numbers (long format)"):

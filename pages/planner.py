@@ -100,6 +100,7 @@ if source == "store":
 
 cols = st.columns(4)
 spread = common.url_choice("Spread assumption", list(SPREAD), "spread", key="pl_spread",
+                           default="sd" if pair is not None else "disagreement",
                            format_func=lambda s: SPREAD[s], container=cols[0])
 if spread == "sd":
     sd_default = pair.sd_diff if pair is not None else 0.4
@@ -180,7 +181,8 @@ comparison = c1.text_input("Planned comparison", value=default_cmp, key="pl_cmp"
 metric = c2.text_input("Metric", value=(pair.metric if pair is not None else "accuracy"),
                        key="pl_metric")
 n_plan = c1.number_input("Items n to run", min_value=1, max_value=10_000_000, value=int(need),
-                         step=1, key="pl_nplan")
+                         step=1, key=f"pl_nplan_{need}",
+                         help="Defaults to the items needed for the target gap above.")
 stopping = c2.text_input("Stopping rule", key="pl_stop",
                          value="Run all n items once; no peeking and no early stopping.")
 assumptions = st.text_area("Other assumptions (optional)", key="pl_assume", height=70)

@@ -14,9 +14,12 @@ functions, but must not rename or remove these):
 
 Added by the ingest owner
 -------------------------
-- ``cluster_key`` (both parse functions): the inspect sample-metadata field to use as the
-  cluster of each item (``None``: auto-pick an obvious grouping key, see
-  ``inspect_log.pick_cluster_key``; ``""``: no clusters).
+- ``cluster_key`` (both parse functions): the field to use as the cluster of each item: an
+  inspect sample-metadata field, or a top-level field of lm_eval's ``doc`` (``"passage_id"``
+  or ``"doc.passage_id"``). ``None``: auto-pick an obvious grouping key per log / per
+  lm_eval task (see ``inspect_log.pick_cluster_key``, ``lm_eval.pick_cluster_key``),
+  recorded in the (task) protocol as ``cluster_key`` with ``cluster_key_candidates`` and
+  announced in a warning; ``""``: no clusters.
 - ``detect_format(name, head) -> str``: the format of a file from its first bytes (content
   first; the name only breaks ties). One of ``FORMATS`` or ``"zip"`` / ``"unknown"``.
 - ``max_file_bytes()``: the size limit (``$EVALBARS_MAX_FILE_MB``, default 2048 MB), checked
@@ -340,15 +343,15 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
 
     def read_samples(src: Source, task: str) -> lm_eval.SampleColumns:
         if formats[src.name] == lm_eval.SAMPLES_JSON:
-            cols = lm_eval.read_samples_json_array(src, task)
+            cols = lm_eval.read_samples_json_array(src, task, cluster_key)
         else:
-            cols = lm_eval.read_samples_jsonl(src, task, progress, done, total)
+            cols = lm_eval.read_samples_jsonl(src, task, progress, done, total, cluster_key)
         step(src.name, src.size)
         return cols
 
     for i, res in enumerate(results):
         samples = [(s, t, read_samples(s, t)) for s, t in attached[i]]
-        runs.append(lm_eval.build_run(res, samples, formats))
+        runs.append(lm_eval.build_run(res, samples, formats, cluster_key))
         step(res.src.name, res.src.size)
     alone_groups: dict[str, list[tuple[Source, str]]] = {}
     for s, t in alone:
@@ -358,7 +361,7 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
         alone_groups.setdefault(f"{s.folder}|{key}", []).append((s, t))
     for group in alone_groups.values():
         samples = [(s, t, read_samples(s, t)) for s, t in group]
-        runs.append(lm_eval.build_run(None, samples, formats))
+        runs.append(lm_eval.build_run(None, samples, formats, cluster_key))
 
     # inspect logs: one run each
     for src in by_fmt.get(inspect_log.EVAL_ZIP, []):

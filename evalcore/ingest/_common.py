@@ -48,6 +48,14 @@ Progress = Callable[[int, int, str], None]
 # Canonical string dtype: pandas 3 "str" is Arrow-backed (compact, no Python objects per row).
 STR = "str"
 
+# Field names that look like grouping keys (shared by the inspect metadata and lm_eval doc
+# cluster pickers): ``*_id``, subject, category, group, topic, passage, problem, ...
+CLUSTER_NAME = re.compile(r"(^|_)(id|subject|category|group|topic|passage|problem|domain|"
+                          r"cluster|subset|family)s?($|_)", re.I)
+# Cluster values longer than this (a passage body used as the key) are replaced by
+# ``cluster_label``'s short hash.
+CLUSTER_TEXT_LIMIT = 64
+
 
 def max_file_bytes() -> int:
     """The per-file size limit in bytes: ``$EVALBARS_MAX_FILE_MB`` (default 2048 MB).
@@ -190,6 +198,19 @@ def dumps(obj: Any) -> str:
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def cluster_label(value: str) -> str:
+    """A short, stable cluster label for a grouping value.
+
+    Values of at most ``CLUSTER_TEXT_LIMIT`` characters are kept as written; longer ones (a
+    reading passage used as the grouping key) become the first 12 hex digits of the sha256
+    of their UTF-8 bytes (48 bits: a collision among even a million distinct passages has
+    probability about 2e-3), so the same text gets the same label in every run.
+    """
+    if len(value) <= CLUSTER_TEXT_LIMIT:
+        return value
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def jsonable(obj: Any) -> Any:

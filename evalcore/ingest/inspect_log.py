@@ -48,6 +48,7 @@ import numpy as np
 
 from evalcore.errors import IngestError
 from evalcore.ingest._common import (
+    CLUSTER_NAME,
     Source,
     check_unique,
     dumps,
@@ -72,8 +73,6 @@ PREFERRED_CLUSTER_KEYS = (
     "problem_id", "subject", "passage_id", "category", "topic", "domain", "group", "passage",
     "question_group", "source", "subset", "subcategory", "level", "difficulty", "type",
 )
-CLUSTER_NAME = re.compile(r"(^|_)(id|subject|category|group|topic|passage|problem|domain|"
-                          r"cluster|subset|family)s?($|_)", re.I)
 CENTRAL_METRICS = ("accuracy", "mean")
 SPREAD_METRICS = ("stderr", "std", "var", "bootstrap_stderr", "clustered_stderr")
 

@@ -35,6 +35,28 @@ the option with the highest loglikelihood for multiple choice or the raw generat
 ``n_choices`` is the most common number of loglikelihood arguments of a multiple-choice
 task's docs (else the length of a literal ``doc_to_choice`` list in the task config).
 
+Clusters
+--------
+``cluster_key`` (``parse_paths``/``parse_uploads``) names a top-level field of the
+record's ``doc`` (``"passage_id"``; ``"doc.passage_id"`` means the same). ``""`` turns
+clusters off (no doc field is read). With ``None`` each task's key is picked automatically
+(``pick_cluster_key``) among the doc fields whose *name* looks like a grouping key (listed
+in ``CLUSTER_KEYS``, or matching ``CLUSTER_NAME``: ``*_id``, subject, category, topic, ...;
+never a per-item field such as ``question``, ``answer``, ``label``, ``id``, ``idx``), with a
+str/int value in the first record, at most ``MAX_CLUSTER_FIELDS`` of them. A field is a
+candidate when, over the task's distinct docs (n >= 3), it is present in every doc, has
+2 <= G < n distinct values, more than half of its clusters hold at least 2 docs, and it is
+not the gold label (a short value equal to the record's target, raw or as option text,
+in at least ``GOLD_SHARE`` of the records). The pick is the first candidate in
+``CLUSTER_KEYS`` order, else the first by name. The task protocol records ``cluster_key`` (and, when picked
+automatically, ``cluster_key_candidates``); a warning names the pick and the other
+candidates. Values longer than ``CLUSTER_TEXT_LIMIT`` characters (a passage body, e.g.
+RACE's ``article``) become ``cluster_label``'s 12-hex sha256 prefix, never the text itself.
+An explicit key missing from (or not a scalar in) some docs gives no clusters for that task,
+with a warning; an explicit key is used even when it is per-item or the gold label. Every
+reader (DuckDB, pyarrow, line by line) gives the same labels: numbers as their JSON text,
+bools as ``true``/``false``.
+
 Pairing files of one run, and ``source_key``
 --------------------------------------------
 lm_eval writes ``<output>/<model_name_sanitized>/results_<ts>.json`` next to
@@ -51,7 +73,7 @@ Speed
 -----
 Sample logs on disk are streamed in record batches of ``CHUNK_LINES`` rows read with an
 explicit schema of only the needed fields (ids, hashes, filter, metric values, the
-first context, option texts, loglikelihoods): by DuckDB's JSON reader (``read_json`` through
+first context, option texts, loglikelihoods, and only the cluster doc fields): by DuckDB's JSON reader (``read_json`` through
 the Python relational API on a private in-memory connection: no SQL statement, no store
 file; ENGINEERING.md recommends it for large sample logs) or, for in-memory uploads, by
 ``pyarrow.json``. Texts, hashes and ids stay Arrow strings (pandas 3 ``str`` dtype); a
@@ -76,6 +98,9 @@ import pyarrow.compute as pc
 
 from evalcore.errors import IngestError
 from evalcore.ingest._common import (
+    CLUSTER_NAME,
+    CLUSTER_TEXT_LIMIT,
+    cluster_label,
     empty_frame,
     STR,
     Progress,
@@ -127,6 +152,21 @@ TASK_CONFIG_KEYS = (
     "target_delimiter", "fewshot_delimiter", "fewshot_config", "num_fewshot", "metric_list",
     "output_type", "generation_kwargs", "repeats", "filter_list", "should_decontaminate",
 )
+
+# Clusters from doc fields (see "Clusters" in the module docstring).
+CLUSTER_KEYS = (
+    "passage_id", "passage", "article", "context_id", "context", "document_id", "document",
+    "story_id", "story", "dialogue_id", "conversation_id", "subject", "category", "problem_id",
+    "topic", "question_concept", "domain", "subcategory", "subset", "group", "source",
+)
+PER_ITEM_FIELDS = frozenset({
+    "id", "idx", "index", "doc_id", "example_id", "sample_id", "item_id", "uid", "guid", "qid",
+    "key", "question", "query", "answer", "answers", "answerkey", "label", "labels", "gold",
+    "target", "targets", "choices", "options", "endings",
+})
+PER_ITEM_PREFIX = re.compile(r"^(answer|label|gold|target|correct)", re.I)
+MAX_CLUSTER_FIELDS = 12
+GOLD_SHARE = 0.9
 
 
 # ---------------------------------------------------------------------------------------
@@ -327,10 +367,19 @@ class SampleColumns:
     rows: int = 0
     nonscalar: dict[str, int] = field(default_factory=dict)   # metric -> rows left out
     mc_like: bool = False                                     # loglikelihood responses
+    cluster_key: str | None = None        # the caller's setting: None auto, "" off, a doc field
+    doc_fields: list[str] | None = None   # doc fields read for clusters (None: not decided yet)
+    doc_vals: dict[str, list[pa.Array]] = field(default_factory=dict)  # cluster labels per row
+    gold_hits: dict[str, int] = field(default_factory=dict)   # rows where the field == target
+    hashed: set[str] = field(default_factory=set)             # fields with hashed long values
 
     def add_chunk(self, n: int, item_id: pa.Array, filt: pa.Array, item_hash: pa.Array,
                   prompt_hash: pa.Array, prompt: pa.Array, target: pa.Array,
-                  response: pa.Array, n_opts: np.ndarray, metrics: dict[str, np.ndarray]) -> None:
+                  response: pa.Array, n_opts: np.ndarray, metrics: dict[str, np.ndarray],
+                  doc_vals: dict[str, pa.Array] | None = None) -> None:
+        for f in self.doc_fields or []:
+            arr = (doc_vals or {}).get(f)
+            self.doc_vals.setdefault(f, []).append(arr if arr is not None else pa.nulls(n, pa.string()))
         for m in metrics:
             if m not in self.metrics:
                 self.metrics[m] = [np.full(r, np.nan) for r in self._chunk_sizes()]
@@ -360,6 +409,107 @@ def _cap(arr: pa.Array) -> pa.Array:
     if longest is not None and longest > TEXT_LIMIT:
         return pc.utf8_slice_codeunits(arr, 0, TEXT_LIMIT)
     return arr
+
+
+def doc_field_name(cluster_key: str) -> str:
+    """The doc field a ``cluster_key`` names: ``"doc.passage_id"`` -> ``"passage_id"``."""
+    return cluster_key[4:] if cluster_key.startswith("doc.") else cluster_key
+
+
+def _auto_eligible(name: str) -> bool:
+    """Whether a doc field's name allows it to be picked automatically as a cluster key."""
+    low = name.lower()
+    if low in PER_ITEM_FIELDS or PER_ITEM_PREFIX.match(low):
+        return False
+    return name in CLUSTER_KEYS or bool(CLUSTER_NAME.search(name))
+
+
+def cluster_fields(doc: Any, cluster_key: str | None) -> list[str]:
+    """The doc fields to read for clusters, decided from the first record's ``doc``.
+
+    ``""``: none. An explicit key: that field only. ``None``: the fields whose name is
+    auto-eligible (``_auto_eligible``) and whose value is a str or int, ``CLUSTER_KEYS``
+    first (in that order), then in doc order; at most ``MAX_CLUSTER_FIELDS``.
+    """
+    if cluster_key == "":
+        return []
+    if cluster_key:
+        return [doc_field_name(cluster_key)]
+    if not isinstance(doc, dict):
+        return []
+    names = [k for k, v in doc.items() if isinstance(k, str) and isinstance(v, (str, int))
+             and not isinstance(v, bool) and _auto_eligible(k)]
+    rank = {k: i for i, k in enumerate(CLUSTER_KEYS)}
+    names.sort(key=lambda k: rank.get(k, len(rank)))   # stable: doc order after the list
+    return names[:MAX_CLUSTER_FIELDS]
+
+
+def _doc_text(v: Any) -> str | None:
+    """A scalar doc value as text, as DuckDB's VARCHAR cast writes it (bools lower case);
+    None for missing and non-scalar values."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)) and not (isinstance(v, float) and not math.isfinite(v)):
+        return str(v)
+    return None
+
+
+def _label_array(raw: pa.Array) -> tuple[pa.Array, bool]:
+    """Cluster labels of a string array (``cluster_label`` of each distinct value longer
+    than ``CLUSTER_TEXT_LIMIT``; nulls stay null) and whether any value was hashed."""
+    if len(raw) == 0 or raw.null_count == len(raw):
+        return raw, False
+    longest = pc.max(pc.utf8_length(raw)).as_py()
+    if longest is None or longest <= CLUSTER_TEXT_LIMIT:
+        return raw, False
+    enc = pc.dictionary_encode(raw)
+    labels = pa.array([cluster_label(v) for v in enc.dictionary.to_pylist()], pa.string())
+    return pa.DictionaryArray.from_arrays(enc.indices, labels).cast(pa.string()), True
+
+
+def _gold_hits(raw: pa.Array, *targets: pa.Array) -> int:
+    """Rows where the doc value equals any of the target arrays (nulls never match)."""
+    hit = None
+    for t in targets:
+        eq = pc.fill_null(pc.equal(raw, t), False)
+        hit = eq if hit is None else pc.or_(hit, eq)
+    return int(pc.sum(hit).as_py() or 0) if hit is not None else 0
+
+
+def pick_cluster_key(per_doc: dict[str, Any], gold: Iterable[str] = ()) -> tuple[str | None, list[str]]:
+    """An obvious grouping key among doc fields: (pick, candidates).
+
+    ``per_doc`` maps a field name to its value (cluster label) for each distinct doc, in
+    the same doc order (Arrow arrays or lists; None = missing). A field is a candidate when
+    n >= 3 docs, it is not per-item by name (``PER_ITEM_FIELDS``/``PER_ITEM_PREFIX``) nor
+    listed in ``gold`` (the gold label), it has a value in every doc, 2 <= G < n distinct
+    values, and more than half of its G clusters hold at least 2 docs. The pick is the first
+    candidate in ``CLUSTER_KEYS`` order, else the first (by name) whose name looks like a
+    grouping key (``CLUSTER_NAME``), else None. Candidates are sorted by name.
+    """
+    gold = set(gold)
+    candidates: list[str] = []
+    for name, vals in per_doc.items():
+        arr = vals if isinstance(vals, (pa.Array, pa.ChunkedArray)) else pa.array(list(vals), pa.string())
+        n = len(arr)
+        low = name.lower()
+        if (n < 3 or name in gold or low in PER_ITEM_FIELDS or PER_ITEM_PREFIX.match(low)
+                or arr.null_count):
+            continue
+        counts = pc.value_counts(arr).field("counts").to_numpy(zero_copy_only=False)
+        g = len(counts)
+        if 2 <= g < n and 2 * int((counts >= 2).sum()) > g:
+            candidates.append(name)
+    candidates.sort()
+    for k in CLUSTER_KEYS:
+        if k in candidates:
+            return k, candidates
+    for k in candidates:
+        if CLUSTER_NAME.search(k):
+            return k, candidates
+    return None, candidates
 
 
 def _str_or_none(v: Any) -> str | None:
@@ -453,9 +603,9 @@ def _target_text(target: Any, options: list[Any]) -> str | None:
 class RecordReader:
     """Turns sample records (dicts) into ``SampleColumns`` chunks, line by line."""
 
-    def __init__(self, src: Source, task: str):
+    def __init__(self, src: Source, task: str, cluster_key: str | None = None):
         self.src = src
-        self.cols = SampleColumns(task=task)
+        self.cols = SampleColumns(task=task, cluster_key=cluster_key)
         self._reset()
 
     def _reset(self) -> None:
@@ -468,6 +618,7 @@ class RecordReader:
         self._resp: list[str | None] = []
         self._nopts: list[int] = []
         self._metrics: dict[str, list[float]] = {}
+        self._doc: dict[str, list[str | None]] = {f: [] for f in self.cols.doc_fields or []}
 
     def add(self, rec: Any, where: str) -> None:
         src = self.src
@@ -517,13 +668,32 @@ class RecordReader:
             best = int(np.argmax(lls)) if len(lls) > 1 else None
             resp = (opts[best].strip() if best is not None and best < len(opts)
                     and isinstance(opts[best], str) else None)
+        target = rec.get("target")
+        target_text = _target_text(target, opts)
+        cols = self.cols
+        if cols.doc_fields is None:
+            cols.doc_fields = cluster_fields(rec.get("doc"), cols.cluster_key)
+            self._doc = {f: [] for f in cols.doc_fields}
+        if cols.doc_fields:
+            doc = rec.get("doc")
+            raw_target = _doc_text(target)
+            for f in cols.doc_fields:
+                text = _doc_text(doc.get(f)) if isinstance(doc, dict) else None
+                if text is not None:
+                    label = cluster_label(text)
+                    if label is not text:
+                        cols.hashed.add(f)
+                    elif text == raw_target or text == target_text:
+                        cols.gold_hits[f] = cols.gold_hits.get(f, 0) + 1
+                    text = label
+                self._doc[f].append(text)
         self._ids.append(str(doc_id))
         filt = rec.get("filter")
         self._filters.append(filt if isinstance(filt, str) and filt else "none")
         self._ih.append(_str_or_none(rec.get("doc_hash")))
         self._ph.append(_str_or_none(rec.get("prompt_hash")))
         self._prompt.append(ctx)
-        self._target.append(_target_text(rec.get("target"), opts))
+        self._target.append(target_text)
         self._resp.append(resp)
         self._nopts.append(nopt)
         if len(self._ids) >= CHUNK_LINES:
@@ -542,7 +712,8 @@ class RecordReader:
             n, pa.array(self._ids, pa.string()), pa.array(self._filters, pa.string()),
             pa.array(self._ih, pa.string()), pa.array(self._ph, pa.string()),
             _cap(pa.array(self._prompt, pa.string())), _cap(pa.array(self._target, pa.string())),
-            _cap(pa.array(self._resp, pa.string())), np.asarray(self._nopts), metrics)
+            _cap(pa.array(self._resp, pa.string())), np.asarray(self._nopts), metrics,
+            {f: pa.array(v, pa.string()) for f, v in self._doc.items()})
         self._reset()
 
     def finish(self) -> SampleColumns:
@@ -550,17 +721,19 @@ class RecordReader:
         return self.cols
 
 
-def read_records(src: Source, task: str, records: Iterable[Any], where_prefix: str) -> SampleColumns:
-    reader = RecordReader(src, task)
+def read_records(src: Source, task: str, records: Iterable[Any], where_prefix: str,
+                 cluster_key: str | None = None) -> SampleColumns:
+    reader = RecordReader(src, task, cluster_key)
     for i, rec in enumerate(records):
         reader.add(rec, f"{where_prefix}[{i}]")
     return reader.finish()
 
 
 def read_jsonl_slow(src: Source, task: str, progress: Progress | None = None,
-                    done_before: int = 0, total: int = 0) -> SampleColumns:
+                    done_before: int = 0, total: int = 0,
+                    cluster_key: str | None = None) -> SampleColumns:
     """Line by line with orjson (exact line numbers in errors)."""
-    reader = RecordReader(src, task)
+    reader = RecordReader(src, task, cluster_key)
     done = 0
     with src.open() as fh:
         for lineno, line in enumerate(fh, start=1):
@@ -708,6 +881,7 @@ def _fast_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str], 
     args = get(names.index("arguments"))
     prompt = pc.struct_field(args, ["gen_args_0", "arg_0"])
     target_raw = get(names.index("target"))
+    raw_target = target_raw.cast(pa.string())
     if mc:
         fr = get(names.index("filtered_resps"))
         if fr.null_count:
@@ -754,8 +928,28 @@ def _fast_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str], 
     for m in metrics:
         arr = get(names.index(m)).to_numpy(zero_copy_only=False)
         metric_arrays[m] = np.asarray(arr, dtype="float64")
+    doc_vals: dict[str, pa.Array] = {}
+    if cols.doc_fields:
+        target_str = target.cast(pa.string())
+        doc = get(names.index("doc")) if "doc" in names else None
+        for i, f in enumerate(cols.doc_fields):
+            if doc is not None:   # pyarrow reader: raw values, labelled here
+                raw = pc.struct_field(doc, [f]).cast(pa.string())
+                if doc.null_count:   # a record without a doc: the field is missing there
+                    raw = pc.if_else(pc.is_valid(doc), raw, pa.scalar(None, pa.string()))
+                labels, hashed = _label_array(raw)
+            else:                 # DuckDB reader: labelled inside DuckDB (_batches_duckdb)
+                labels = get(names.index(f"__cl_{i}"))
+                hashed = bool(pc.any(get(names.index(f"__lg_{i}"))).as_py())
+            if hashed:
+                cols.hashed.add(f)
+            # the gold label: a short value equal to the target (hashed labels never match)
+            hits = _gold_hits(labels, raw_target, target_str)
+            if hits:
+                cols.gold_hits[f] = cols.gold_hits.get(f, 0) + hits
+            doc_vals[f] = labels
     cols.add_chunk(n, item_id, filt, get(names.index("doc_hash")), get(names.index("prompt_hash")),
-                   _cap(prompt), _cap(target), _cap(response), n_opts, metric_arrays)
+                   _cap(prompt), _cap(target), _cap(response), n_opts, metric_arrays, doc_vals)
 
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_\-@.]{1,100}$")
@@ -770,19 +964,40 @@ def _duckdb_type(t: pa.DataType) -> str:
     return {pa.int64(): "BIGINT", pa.string(): "VARCHAR", pa.float64(): "DOUBLE"}[t]
 
 
-def _batches_duckdb(path: str, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+def _batches_duckdb(path: str, schema: pa.Schema,
+                    doc_fields: list[str] | None = None) -> Iterator[pa.RecordBatch]:
     """Record batches of the schema's fields read by DuckDB's JSON reader (yyjson, all cores).
 
     Only the Python relational API is used (no SQL statement); field names other than the
-    fixed ones are metric names from the file, checked against ``_SAFE_NAME`` by the caller.
-    The in-memory connection is private to this call (no store file, no lock).
+    fixed ones are metric and doc field names from the file, checked against ``_SAFE_NAME``
+    by the caller. The in-memory connection is private to this call (no store file, no lock).
+
+    Cluster doc fields are read as VARCHAR (numbers as their JSON text, like ``_doc_text``)
+    and labelled inside DuckDB with expression objects: ``__cl_<i>`` is the value, or
+    ``left(sha256(value), 12)`` when ``length(value)`` (code points, like Python's ``len``)
+    exceeds ``CLUSTER_TEXT_LIMIT`` (the same label as ``cluster_label``); ``__lg_<i>`` says
+    whether it was hashed. The ``doc`` struct itself never leaves DuckDB: an Arrow batch's
+    buffers live as long as any of its columns (the kept prompt texts), so a passage body in
+    it would stay in memory for the whole read.
     """
     import duckdb
 
     con = duckdb.connect()
     try:
-        rel = con.read_json(path, format="newline_delimited",
-                            columns={f.name: _duckdb_type(f.type) for f in schema})
+        columns = {f.name: _duckdb_type(f.type) for f in schema}
+        if doc_fields:
+            columns["doc"] = "STRUCT(" + ", ".join(f'"{f}" VARCHAR' for f in doc_fields) + ")"
+        rel = con.read_json(path, format="newline_delimited", columns=columns)
+        if doc_fields:
+            C, F, K = duckdb.ColumnExpression, duckdb.FunctionExpression, duckdb.ConstantExpression
+            extra = []
+            for i, f in enumerate(doc_fields):
+                value = F("struct_extract", C("doc"), K(f))
+                long_ = F("length", value) > K(CLUSTER_TEXT_LIMIT)
+                label = duckdb.CaseExpression(long_, F("left", F("sha256", value), K(12))
+                                              ).otherwise(value)
+                extra += [label.alias(f"__cl_{i}"), long_.alias(f"__lg_{i}")]
+            rel = rel.select(duckdb.StarExpression(exclude=["doc"]), *extra)
         yield from rel.to_arrow_reader(CHUNK_LINES)
     finally:
         con.close()
@@ -798,23 +1013,43 @@ def _batches_pyarrow(src: Source, schema: pa.Schema) -> Iterator[pa.RecordBatch]
                                       newlines_in_values=False))
 
 
+def _doc_schema(first: dict[str, Any], fields: list[str]) -> pa.DataType:
+    """Struct type of the cluster doc fields, typed from the first record (str -> string,
+    int -> int64, absent -> string); other first values raise ``_Fallback``."""
+    doc = first.get("doc") if isinstance(first.get("doc"), dict) else {}
+    out = []
+    for f in fields:
+        v = doc.get(f)
+        if v is None or isinstance(v, str):
+            out.append((f, pa.string()))
+        elif isinstance(v, int) and not isinstance(v, bool):
+            out.append((f, pa.int64()))
+        else:
+            raise _Fallback()
+    return pa.struct(out)
+
+
 def read_jsonl_fast(src: Source, task: str, progress: Progress | None = None,
-                    done_before: int = 0, total: int = 0) -> SampleColumns:
+                    done_before: int = 0, total: int = 0,
+                    cluster_key: str | None = None) -> SampleColumns:
     """Columnar read of a sample log: DuckDB's JSON reader for files on disk, pyarrow.json
     for in-memory uploads (or if DuckDB fails). Raises ``_Fallback`` for anything unusual."""
     first, line_bytes = _first_record(src)
     schema, metrics, mc, max_args = _fast_schema(first)
+    doc_fields = cluster_fields(first.get("doc"), cluster_key)
+    if doc_fields:
+        schema = schema.append(pa.field("doc", _doc_schema(first, doc_fields)))
     engines = ["pyarrow"]
-    if (src.path is not None and all(_SAFE_NAME.match(m) for m in metrics)
+    if (src.path is not None and all(_SAFE_NAME.match(m) for m in metrics + doc_fields)
             and not any(ch in str(src.path) for ch in "*?[]{}")):   # DuckDB would glob these
         engines.insert(0, "duckdb")
     for engine in engines:
-        cols = SampleColumns(task=task)
+        cols = SampleColumns(task=task, cluster_key=cluster_key, doc_fields=doc_fields)
         for m, v in first.items():
             if m in (first.get("metrics") or []) and isinstance(v, (list, dict)):
                 cols.nonscalar[m] = -1   # count unknown on the fast path
         try:
-            batches = (_batches_duckdb(str(src.path), schema) if engine == "duckdb"
+            batches = (_batches_duckdb(str(src.path), schema, doc_fields) if engine == "duckdb"
                        else _batches_pyarrow(src, schema))
             done_rows = 0
             for batch in batches:
@@ -839,7 +1074,8 @@ def read_jsonl_fast(src: Source, task: str, progress: Progress | None = None,
 
 
 def read_samples_jsonl(src: Source, task: str, progress: Progress | None = None,
-                       done_before: int = 0, total: int = 0) -> SampleColumns:
+                       done_before: int = 0, total: int = 0,
+                       cluster_key: str | None = None) -> SampleColumns:
     hasher = None
     if src.path is not None and src.size > (8 << 20):
         # sha256 of a large file in parallel with parsing (hashlib releases the GIL)
@@ -847,21 +1083,21 @@ def read_samples_jsonl(src: Source, task: str, progress: Progress | None = None,
         hasher.start()
     try:
         try:
-            return read_jsonl_fast(src, task, progress, done_before, total)
+            return read_jsonl_fast(src, task, progress, done_before, total, cluster_key)
         except _Fallback:
-            return read_jsonl_slow(src, task, progress, done_before, total)
+            return read_jsonl_slow(src, task, progress, done_before, total, cluster_key)
     finally:
         if hasher is not None:
             hasher.join()
 
 
-def read_samples_json_array(src: Source, task: str) -> SampleColumns:
+def read_samples_json_array(src: Source, task: str, cluster_key: str | None = None) -> SampleColumns:
     obj = load_json(src, what="a JSON array of sample records")
     if isinstance(obj, dict) and isinstance(obj.get("samples"), list):
         obj = obj["samples"]
     if not isinstance(obj, list) or not obj:
         raise IngestError(src.name, "top level", "a non-empty JSON array of sample records")
-    return read_records(src, task, obj, "record")
+    return read_records(src, task, obj, "record", cluster_key)
 
 
 # ---------------------------------------------------------------------------------------
@@ -884,6 +1120,50 @@ class TaskData:
     texts: pd.DataFrame
     n_choices: int | None
     warnings: list[str]
+    cluster_protocol: dict[str, Any] = field(default_factory=dict)   # task protocol entries
+
+
+def _choose_cluster(src_name: str, cols: SampleColumns, first_rows: np.ndarray | None
+                    ) -> tuple[pa.Array | None, dict[str, Any], list[str]]:
+    """(cluster label per record or None, task protocol entries, warnings).
+
+    ``first_rows``: the first record of each distinct doc (None: every record is one doc).
+    """
+    task, key = cols.task, cols.cluster_key
+    per_row = {f: _concat(chunks) for f, chunks in cols.doc_vals.items()}
+    cols.doc_vals = {}
+    if not cols.doc_fields:   # cluster_key "" or no eligible doc field
+        return None, {}, []
+    take = None if first_rows is None else pa.array(first_rows)
+    per_doc = {f: (a if take is None else a.take(take)) for f, a in per_row.items()}
+    warnings: list[str] = []
+    if key:   # explicit
+        f = doc_field_name(key)
+        arr = per_doc[f]
+        if arr.null_count or len(arr) == 0:
+            warnings.append(f"{src_name}: task {task}: cluster key {key!r} is missing (or not a "
+                            f"scalar) in {arr.null_count} of {len(arr)} docs; no clusters for "
+                            f"this task")
+            return None, {}, warnings
+        g = len(pc.unique(arr))
+        if f in cols.hashed:
+            warnings.append(f"{src_name}: task {task}: cluster key {key!r}: long texts are "
+                            f"labelled by a 12-hex sha256 prefix ({g} clusters)")
+        return per_row[f], {"cluster_key": f}, warnings
+    gold = {f for f, hits in cols.gold_hits.items() if hits >= GOLD_SHARE * cols.rows}
+    auto, candidates = pick_cluster_key(per_doc, gold)
+    proto: dict[str, Any] = {}
+    if auto or candidates:
+        proto = {"cluster_key": auto, "cluster_key_candidates": candidates}
+    if auto is None:
+        return None, proto, warnings
+    g = len(pc.unique(per_doc[auto]))
+    others = [c for c in candidates if c != auto]
+    warnings.append(f"{src_name}: task {task}: cluster key {auto!r} picked automatically from "
+                    f"the docs ({g} clusters"
+                    + ("; long texts labelled by a 12-hex sha256 prefix" if auto in cols.hashed else "")
+                    + ")" + (f"; other candidates: {', '.join(others)}" if others else ""))
+    return per_row[auto], proto, warnings
 
 
 def assemble(src_name: str, cols: SampleColumns) -> TaskData:
@@ -907,12 +1187,19 @@ def assemble(src_name: str, cols: SampleColumns) -> TaskData:
     n = len(item_id)
     # integer codes for ids and filters (duplicate checks, first-record-per-doc texts)
     id_codes, id_uniques = pd.factorize(pd.Series(item_id, dtype=STR), sort=False)
+    _, first_rows = np.unique(id_codes, return_index=True)
+    first_rows.sort()
+    identity = len(first_rows) == n
+    cluster, cluster_proto, cluster_warn = _choose_cluster(src_name, cols,
+                                                           None if identity else first_rows)
+    warnings.extend(cluster_warn)
     f_codes, f_uniques = pd.factorize(pd.Series(filt, dtype=STR), sort=False)
     f_names = [str(x) for x in f_uniques]
     metric_names: list[str] = []
     id_parts: list[pa.Array] = []
     ih_parts: list[pa.Array] = []
     ph_parts: list[pa.Array] = []
+    cl_parts: list[pa.Array] = []
     code_parts: list[np.ndarray] = []
     val_parts: list[np.ndarray] = []
     for m, chunks in cols.metrics.items():
@@ -940,6 +1227,8 @@ def assemble(src_name: str, cols: SampleColumns) -> TaskData:
         id_parts.append(item_id if full else item_id.take(take))
         ih_parts.append(ih if full else ih.take(take))
         ph_parts.append(ph if full else ph.take(take))
+        if cluster is not None:
+            cl_parts.append(cluster if full else cluster.take(take))
     cols.metrics = {}
     if val_parts:
         total = sum(len(v) for v in val_parts)
@@ -951,16 +1240,14 @@ def assemble(src_name: str, cols: SampleColumns) -> TaskData:
             "item_id": pd.Series(pa.chunked_array(id_parts, pa.string()), dtype=STR),
             "answer_idx": np.zeros(total, dtype="int64"),
             "score": np.concatenate(val_parts),
-            "cluster": pd.Series(pa.nulls(total, pa.string()), dtype=STR),
+            "cluster": pd.Series(pa.chunked_array(cl_parts, pa.string()) if cl_parts
+                                 else pa.nulls(total, pa.string()), dtype=STR),
             "item_hash": pd.Series(pa.chunked_array(ih_parts, pa.string()), dtype=STR),
             "prompt_hash": pd.Series(pa.chunked_array(ph_parts, pa.string()), dtype=STR),
         })[list(SCORE_COLUMNS)]
     else:
         scores = empty_frame(SCORE_COLUMNS)
     # texts: the first record of each doc
-    _, first_rows = np.unique(id_codes, return_index=True)
-    first_rows.sort()
-    identity = len(first_rows) == n
     take = None if identity else pa.array(first_rows)
 
     def pick(chunks: list[pa.Array]) -> pa.Array:
@@ -981,7 +1268,7 @@ def assemble(src_name: str, cols: SampleColumns) -> TaskData:
         multi = multi[multi > 1]
         if len(multi):
             n_choices = int(np.argmax(np.bincount(multi)))
-    return TaskData(scores, texts, n_choices, warnings)
+    return TaskData(scores, texts, n_choices, warnings, cluster_proto)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1006,8 +1293,11 @@ def samples_ts(src: Source) -> str | None:
 
 
 def build_run(results: ResultsFile | None, samples: list[tuple[Source, str, SampleColumns]],
-              sample_formats: dict[str, str]) -> ParsedRun:
-    """One ParsedRun from an optional results file and sample columns per task."""
+              sample_formats: dict[str, str], cluster_key: str | None = None) -> ParsedRun:
+    """One ParsedRun from an optional results file and sample columns per task.
+
+    ``cluster_key`` applies to samples embedded in the results file (sample files were read
+    with it already); each task's cluster choice goes into its protocol."""
     warnings: list[str] = []
     score_frames: list[pd.DataFrame] = []
     text_frames: list[pd.DataFrame] = []
@@ -1032,7 +1322,7 @@ def build_run(results: ResultsFile | None, samples: list[tuple[Source, str, Samp
             if not isinstance(recs, list):
                 raise IngestError(results.src.name, f"samples.{task}", "a list of sample records")
             samples = samples + [(results.src, task, read_records(results.src, task, recs,
-                                                                  f"samples.{task}"))]
+                                                                  f"samples.{task}", cluster_key))]
     else:
         model, version, protocol, ts = None, None, {"harness": HARNESS}, None
         first = samples[0][0]
@@ -1052,6 +1342,8 @@ def build_run(results: ResultsFile | None, samples: list[tuple[Source, str, Samp
         info = task_info.setdefault(task, {"task": task, "n_choices": None, "protocol": {}})
         if data.n_choices is not None:
             info["n_choices"] = data.n_choices
+        for k, v in data.cluster_protocol.items():   # a task split over files: first file wins
+            info["protocol"].setdefault(k, v)
         ts = ts or samples_ts(src)
         if src is not (results.src if results else None):
             files.append(src.source_file(sample_formats.get(src.name, SAMPLES_JSONL)))

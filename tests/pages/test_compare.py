@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from scipy import stats as sps
@@ -48,7 +50,7 @@ def test_mistral_vs_dialogpt_numbers(fixture_store, fixtures_dir):
     assert p == pytest.approx(0.015625)
     assert metric(at, "Exact McNemar p") == f"{p:.4f}" == "0.0156"
     assert any("b = 7, c = 0" in t for t in texts(at.caption))
-    assert metric(at, "Difference B − A") == f"{100 * d.mean():+.1f} pp" == "+46.7 pp"
+    assert metric(at, "B − A (95% CI)") == f"{100 * d.mean():+.1f} pp" == "+46.7 pp"
     assert any(f"[{100 * (d.mean() - z * se):+.1f}, {100 * (d.mean() + z * se):+.1f}] pp" in t
                for t in texts(at.caption))
     assert metric(at, "Paired SE") == f"{100 * se:.2f} pp"
@@ -103,7 +105,7 @@ def test_url_round_trip_of_selection(fixture_store):
     again.run()
     assert again.selectbox(key="cmp_a").value == b
     assert again.selectbox(key="cmp_metric").value == "acc_norm"
-    assert metric(again, "Difference B − A") == metric(at, "Difference B − A")
+    assert metric(again, "B − A (95% CI)") == metric(at, "B − A (95% CI)")
 
 
 def test_one_run_only_message(tmp_path):
@@ -154,3 +156,23 @@ def test_same_task_but_no_shared_items_is_a_message(tmp_path):
     no_exception(at)
     assert not at.metric
     assert any("share no items" in t for t in texts(at.info))
+
+
+def test_runs_without_item_level_data_compare_unpaired_with_a_message(tmp_path, fixtures_dir):
+    from evalcore.ingest import parse_paths
+
+    one = fixtures_dir / "lm_eval/results_v0.4.x_llama-3.2-1b_mmlu-arc-hellaswag-glue.json"
+    three = fixtures_dir / "lm_eval/results_v0.4.x_llama-3.2-3b_mmlu-arc-hellaswag-glue.json"
+    Store(store_file(tmp_path)).ingest(parse_paths([one, three]))
+    at = page("compare")
+    at.query_params["task"] = "arc_easy"
+    at.query_params["metric"] = "acc"
+    at.run()
+    no_exception(at)
+    assert any("no item-level data" in w.lower() for w in texts(at.warning))
+    assert any("item-level 0/1 scores" in t for t in texts(at.info))
+    ra = json.loads(one.read_text())["results"]["arc_easy"]
+    rb = json.loads(three.read_text())["results"]["arc_easy"]
+    se = np.hypot(ra["acc_stderr,none"], rb["acc_stderr,none"])
+    assert metric(at, "SE (unpaired)") == f"{100 * se:.2f} pp"
+    assert metric(at, "B − A (95% CI)") == f"{100 * (rb['acc,none'] - ra['acc,none']):+.1f} pp"

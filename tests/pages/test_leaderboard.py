@@ -33,7 +33,7 @@ def test_empty_store_gets_a_message():
     assert not at.dataframe
 
 
-def test_wilson_default_cells_chance_and_average(toy_store):
+def test_wilson_default_cells_chance_average_and_forest_plot(toy_store):
     at = page("leaderboard").run()
     no_exception(at)
     table = pivot(at)
@@ -50,9 +50,7 @@ def test_wilson_default_cells_chance_and_average(toy_store):
     assert list(table) == ["beta", "alpha", "gamma"]
     assert any("Wilson score" in t and "95%" in t for t in texts(at.caption))
 
-
-def test_forest_plot_json_has_scores_intervals_and_chance_line(toy_store):
-    at = page("leaderboard").run()
+    # the forest plot (chart JSON): scores, intervals, chance line, macro average panel
     figs = charts(at)
     forest = figs[0]
     mc = next(t for t in forest["data"] if t["name"] == "mc")

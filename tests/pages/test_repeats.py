@@ -3,6 +3,8 @@ variants, each checked against an independent computation (numpy/statsmodels/sci
 
 from __future__ import annotations
 
+from math import comb
+
 import numpy as np
 import pytest
 import statsmodels.api as sm
@@ -39,7 +41,8 @@ def store(tmp_path) -> Store:
     return s
 
 
-def test_variance_components_and_se_curve(store):
+def test_answers_per_item_and_rerun_sections(store):
+    """One page run, three sections read: variance components + SE curve, pass@k, reruns."""
     at = page("repeats").run()
     no_exception(at)
     means = ANSWERS.mean(axis=1)
@@ -56,22 +59,16 @@ def test_variance_components_and_se_curve(store):
     assert curve["data"][1]["y"][0] == pytest.approx(100 * np.sqrt(between / N))  # the floor
     assert curve["data"][2]["x"] == [K]
 
-
-def test_pass_at_k_matches_unbiased_estimator(store):
-    at = page("repeats").run()
+    # pass@k: unbiased estimator 1 - C(N-c, k)/C(N, k) per item, mean and SE over items
     table = next(d.value for d in at.dataframe if "estimate" in d.value.columns)
     c = ANSWERS.sum(axis=1)
-    from math import comb
     for k in (1, 2, K):
         per_item = [1 - comb(int(K - ci), k) / comb(K, k) for ci in c]
         row = table[table["k"] == k].iloc[0]
         assert row["estimate"] == pytest.approx(np.mean(per_item))
         assert row["se"] == pytest.approx(np.std(per_item, ddof=1) / np.sqrt(N))
 
-
-def test_rerun_noise_of_two_passes(store):
-    at = page("repeats").run()
-    # defaults pick the two runs of the same model
+    # reruns: the defaults pick the two runs of the same model
     assert {at.selectbox(key="rr_a_w").value, at.selectbox(key="rr_b_w").value} == \
         {"pass-1", "pass-2"}
     assert metric(at, "Flip rate f") == f"{100 * 6 / N:.1f}%"

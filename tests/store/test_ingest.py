@@ -123,7 +123,7 @@ def _bad(kind: str):
 @pytest.mark.parametrize("kind,message", [
     ("nan", "item '1' is nan; expected a finite number"),
     ("inf", "is inf; expected a finite number"),
-    ("dup", "has 2 score rows for 1 distinct answer_idx; expected one score per"),
+    ("dup", "appears 2 times; expected one score per"),
     ("extra", "unexpected oops"),
     ("missing", "missing cluster"),
     ("text_score", "column 'score'"),
