@@ -2,7 +2,9 @@
 
 1. Generates synthetic lm_eval 0.4.3+ sample logs (``bench/synth_lm_eval.py``; 1,000,000 lines
    across 8 files by default) into a temporary folder.
-2. Times, each phase in its own child process (so peak memory is that phase's ``ru_maxrss``):
+2. Times, each phase in its own child process (so peak memory is that phase's ``ru_maxrss``;
+   the two phases alternate ``--repeat`` times, default 2, and the fastest run of each
+   counts, so load from other processes on a shared machine does not decide the ratio):
    (a) DuckDB ``read_json`` (newline-delimited, every line parsed) computing
        ``count(*), sum(acc), sum(acc_norm), count(doc_hash), count(prompt_hash)``;
    (b) the evalbars ingest path: ``evalcore.ingest.parse_paths`` + ``Store.ingest`` into a
@@ -11,8 +13,9 @@
    < 2 GB).
 3. Builds a store with 5,000,000 item scores directly from canonical frames (40 runs x 10
    tasks x 2 metrics x 6,250 items by default) and times the queries behind the leaderboard
-   (``cell_stats`` over everything, the same aggregate recomputed from raw scores,
-   ``tasks``, item means of every run on one task) and behind a compare (item means of two
+   (``cell_stats`` over everything, ``tasks``, item means of every run on one task; plus,
+   for reference only, the same aggregate recomputed from the raw scores, which the
+   leaderboard does not run because the store maintains it at ingest) and behind a compare (item means of two
    runs on one task joined on item_id, in pandas and in SQL; ``pairing``), each against a
    1 s target; then ``evalcore.analysis.leaderboard`` / ``compare`` if they work.
 
@@ -169,7 +172,7 @@ def phase_queries(store_path: str, n_scores: int) -> dict:
 
     queries = {
         "cell_stats over everything (maintained)": lambda: store.cell_stats(),
-        "cell_stats recomputed from the raw scores": lambda: store.recompute_cell_stats(),
+        "(ref.) same aggregate from raw scores, not used": lambda: store.recompute_cell_stats(),
         "tasks() over everything": lambda: store.tasks(),
         "item_means, all runs, one task+metric": lambda: store.item_means(every, task="task_00", metric="acc"),
         "compare: item_means(2 runs) + pandas join": compare_pandas,
@@ -219,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lines", type=int, default=1_000_000, help="sample lines to generate")
     ap.add_argument("--files", type=int, default=8, help="sample files (one task each)")
     ap.add_argument("--scores", type=int, default=5_000_000, help="scores in the query store")
+    ap.add_argument("--repeat", type=int, default=2,
+                    help="alternating runs of the two read phases; the fastest of each counts")
     ap.add_argument("--data-dir", help="folder for the generated files (reused if complete)")
     ap.add_argument("--keep", action="store_true", help="keep generated files and stores")
     ap.add_argument("--skip-ingest", action="store_true")
@@ -264,11 +269,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n1. synthetic lm_eval samples: {args.lines:,} lines, {len(paths)} files, "
                   f"{size_mb:,.1f} MB" + (f" (generated in {gen_s:.1f} s)" if gen_s else " (reused)"))
 
-            duck = _run_child(["duckdb", *paths])
+            # the phases alternate (a, b, a, b, ...) and the fastest of each counts, so a
+            # burst of load from other processes does not decide the ratio
+            ducks, ourses = [], []
             store_path = str(work / "ingest-bench.duckdb")
-            for p in Path(store_path).parent.glob(Path(store_path).name + "*"):
-                p.unlink()
-            ours = _run_child(["ours", store_path, *paths])
+            for _ in range(max(1, args.repeat)):
+                ducks.append(_run_child(["duckdb", *paths]))
+                for p in Path(store_path).parent.glob(Path(store_path).name + "*"):
+                    p.unlink()
+                ourses.append(_run_child(["ours", store_path, *paths]))
+            duck = dict(min(ducks, key=lambda r: r["seconds"]), peak_mb=max(r["peak_mb"] for r in ducks))
+            ours = dict(min(ourses, key=lambda r: r["seconds"]), peak_mb=max(r["peak_mb"] for r in ourses))
             lines = duck["lines"]
             print(f"\n2. read {lines:,} lines")
             print(f"  {'':<52} {'seconds':>8} {'lines/s':>11} {'MB/s':>8} {'peak MB':>8}")
@@ -277,6 +288,11 @@ def main(argv: list[str] | None = None) -> int:
                     ("(b) evalbars parse_paths + Store.ingest", ours, ours["seconds"])):
                 print(f"  {label:<52} {secs:8.2f} {lines / secs:11,.0f} {size_mb / secs:8.1f} "
                       f"{r['peak_mb']:8.0f}")
+            if len(ducks) > 1:
+                all_duck = ", ".join(f"{r['seconds']:.2f}" for r in ducks)
+                all_ours = ", ".join(f"{r['seconds']:.2f}" for r in ourses)
+                print(f"  (fastest of {len(ducks)} alternating runs; all runs: DuckDB {all_duck} s, "
+                      f"evalbars {all_ours} s; peak memory = the largest)")
             _line("    of which parse_paths", f"{ours['parse_s']:8.2f} s")
             _line("    of which Store.ingest (scores + texts)", f"{ours['store_s']:8.2f} s "
                   f"({ours['n_scores']:,} scores, {ours['n_texts']:,} texts; store "
@@ -303,9 +319,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {'query':<52} {'first s':>8} {'warm s':>8} {'rows':>9}")
             for label, r in q["queries"].items():
                 fine = max(r["first_s"], r["warm_s"]) < QUERY_TARGET_S
-                ok = ok and fine
-                print(f"  {label:<52} {r['first_s']:8.3f} {r['warm_s']:8.3f} {r['rows']:9,}"
-                      f"  {'OK' if fine else 'OVER 1 s'}")
+                counted = not label.startswith("(ref.)")  # a reference figure, not a target
+                ok = ok and (fine or not counted)
+                verdict = ("OK" if fine else "OVER 1 s") if counted else "(reference)"
+                print(f"  {label:<52} {r['first_s']:8.3f} {r['warm_s']:8.3f} {r['rows']:9,}  {verdict}")
             for label, r in q["analysis"].items():
                 if "error" in r:
                     print(f"  {label:<52} not timed: {r['error']}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -47,7 +46,9 @@ def test_duckdb_alone_would_change_the_file_on_rollback(tmp_path):
         con.execute("BEGIN")
         con.execute("INSERT INTO t SELECT range, 'abc' || range FROM range(1000000)")
         con.execute("ROLLBACK")
-    assert p.read_bytes() != before
+    if p.read_bytes() == before:  # a DuckDB that no longer does this: the premise is gone
+        pytest.skip(f"duckdb {duckdb.__version__} kept the file unchanged on ROLLBACK")
+    assert len(p.read_bytes()) > len(before)   # rolled-back rows were written to the file
 
 
 def test_exception_mid_ingest_after_a_bulk_insert_leaves_bytes_unchanged(store, monkeypatch):

@@ -101,3 +101,43 @@ def test_foreign_read_write_holder_makes_the_store_busy_then_a_retry_succeeds(st
             holder.kill()
         holder.wait()
     assert store.runs()["name"].tolist() == ["a", "b"]
+
+
+def test_threads_of_one_process_read_while_another_thread_writes(store):
+    """DuckDB shares one instance per path inside a process: reads must never see a stale
+    file after a write of the same process, and never fail while it swaps the file."""
+    errors, seen = [], []
+    done = threading.Event()
+
+    def reader():
+        while not done.is_set():
+            try:
+                seen.append(len(store.runs()))
+            except Exception as exc:  # noqa: BLE001
+                errors.append(exc)
+
+    threads = [threading.Thread(target=reader) for _ in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        for i in range(4):
+            store.ingest([make_run(f"w{i}", files=[f"w{i}"])])
+            assert len(store.runs()) == i + 1          # the writer sees its own write at once
+    finally:
+        done.set()
+        for t in threads:
+            t.join()
+    assert errors == [] and seen and max(seen) <= 4
+
+
+def test_unwritable_lock_file_is_a_clear_error(tmp_path):
+    store = Store(tmp_path / "s.duckdb")
+    store.ingest([make_run("a")])
+    before = store_fingerprint(store.path)
+    lock = store.path.with_name(store.path.name + ".lock")
+    lock.unlink()
+    lock.mkdir()   # as root a read-only folder would still be writable; a folder in the way is not
+    with pytest.raises(StoreError, match="cannot write to the store: the lock file"):
+        store.ingest([make_run("b", files=["b"])])
+    assert store.runs()["name"].tolist() == ["a"]      # reading still works
+    assert store_fingerprint(store.path) == before

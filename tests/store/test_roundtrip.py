@@ -169,3 +169,12 @@ def test_maintained_cell_stats_equal_a_recomputation_from_scores(store):
     again = store.recompute_cell_stats()
     cols = ["run_id", "task", "metric", "n", "sum", "sumsq", "binary", "k_max", "n_scores", "has_cluster"]
     pd.testing.assert_frame_equal(kept[cols], again[cols], check_dtype=False)
+
+
+def test_protocol_values_json_cannot_write_are_kept_as_numbers_or_text(store):
+    import datetime as dt
+    run = make_run("np", protocol={"n": np.int64(5), "x": np.float32(0.5), "v": np.array([1, 2]),
+                                   "when": dt.date(2025, 1, 2), "s": {"b", "a"}})
+    store.ingest([run])
+    assert store.run_info("np")["protocol"] == {"n": 5, "x": 0.5, "v": [1, 2], "when": "2025-01-02",
+                                                "s": ["a", "b"]}
