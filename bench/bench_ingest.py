@@ -62,12 +62,14 @@ def _peak_mb() -> float:
 def phase_duckdb(paths: list[str]) -> dict:
     import duckdb
     con = duckdb.connect()
+    c0 = time.process_time()
     t0 = time.perf_counter()
     row = con.execute(
         "SELECT count(*), sum(acc), sum(acc_norm), count(doc_hash), count(prompt_hash) "
         "FROM read_json(?, format = 'newline_delimited')", [paths]).fetchall()[0]
     secs = time.perf_counter() - t0
-    return {"seconds": secs, "lines": int(row[0]), "sum_acc": float(row[1]),
+    cpu = time.process_time() - c0
+    return {"seconds": secs, "cpu_s": cpu, "lines": int(row[0]), "sum_acc": float(row[1]),
             "peak_mb": _peak_mb(), "threads": int(con.execute(
                 "SELECT current_setting('threads')").fetchall()[0][0])}
 
@@ -75,19 +77,24 @@ def phase_duckdb(paths: list[str]) -> dict:
 def phase_ours(paths: list[str], store_path: str) -> dict:
     from evalcore.ingest import parse_paths
     from evalcore.store import Store
+    c0 = time.process_time()
     t0 = time.perf_counter()
     runs = parse_paths(paths)
     t1 = time.perf_counter()
+    c1 = time.process_time()
     store = Store(store_path)
     t2 = time.perf_counter()
+    c2 = time.process_time()
     report = store.ingest(runs)
     t3 = time.perf_counter()
+    c3 = time.process_time()
     n_scores = int(sum(len(r.scores) for r in runs))
     n_texts = int(sum(len(r.texts) for r in runs))
     del runs
     cs = store.cell_stats()
     acc = cs[cs["metric"] == "acc"]
     return {"parse_s": t1 - t0, "open_s": t2 - t1, "store_s": t3 - t2, "seconds": t3 - t0,
+            "cpu_s": c3 - c0, "parse_cpu_s": c1 - c0, "store_cpu_s": c3 - c2,
             "n_scores": n_scores, "n_texts": n_texts, "runs": int(len(report.runs)),
             "lines": int(acc["n"].sum()), "sum_acc": float(acc["sum"].sum()),
             "store_mb": Path(store_path).stat().st_size / 1e6, "peak_mb": _peak_mb()}
@@ -272,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
             # the phases alternate (a, b, a, b, ...) and the fastest of each counts, so a
             # burst of load from other processes does not decide the ratio
             ducks, ourses = [], []
+            load_before = os.getloadavg()[0]
             store_path = str(work / "ingest-bench.duckdb")
             for _ in range(max(1, args.repeat)):
                 ducks.append(_run_child(["duckdb", *paths]))
@@ -297,6 +305,13 @@ def main(argv: list[str] | None = None) -> int:
             _line("    of which Store.ingest (scores + texts)", f"{ours['store_s']:8.2f} s "
                   f"({ours['n_scores']:,} scores, {ours['n_texts']:,} texts; store "
                   f"{ours['store_mb']:,.0f} MB)")
+            # CPU seconds of all threads of each phase: on a shared machine the wall-clock
+            # ratio depends on what else runs; the CPU ratio says how much work each does
+            _line("    CPU seconds, all threads (DuckDB / ours)",
+                  f"{duck['cpu_s']:8.2f} / {ours['cpu_s']:.2f} s (parse {ours['parse_cpu_s']:.2f}, "
+                  f"store {ours['store_cpu_s']:.2f}); CPU ratio {duck['cpu_s'] / ours['cpu_s']:.2f}x")
+            _line("    load average (1 min) before / after",
+                  f"{load_before:8.2f} / {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
             ratio = duck["seconds"] / ours["seconds"]
             ok_ratio = ratio >= RATIO_TARGET
             ok_mem = ours["peak_mb"] < MEMORY_TARGET_MB

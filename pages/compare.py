@@ -25,6 +25,7 @@ def _text(value: object) -> str:
     return "" if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
 
 
+common.ensure_app_navigation()
 st.title("Compare two runs")
 store = common.get_store()
 runs = common.require_runs(store, 2, "a comparison")

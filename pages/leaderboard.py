@@ -17,6 +17,7 @@ ALL = "*"
 DEFAULT_METRIC = "(default)"
 MAX_PANELS = 6
 
+common.ensure_app_navigation()
 st.title("Leaderboard")
 store = common.get_store()
 runs = common.require_runs(store, 1, "the leaderboard")

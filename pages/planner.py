@@ -25,6 +25,7 @@ SPREAD = {"disagreement": "Disagreement rate (share of items where the runs diff
           "sd": "sd of per-item differences d = x_B − x_A"}
 SOURCE = {"typed": "Typed assumptions", "store": "Estimated from two runs in the store"}
 
+common.ensure_app_navigation()
 st.title("Planner")
 st.caption("How many items do I need? Closed forms from evalcore.stats (METHODS: planning).")
 

@@ -14,6 +14,7 @@ import streamlit as st
 
 from ui import charts, common
 
+common.ensure_app_navigation()
 st.title("Repeats & clusters")
 store = common.get_store()
 runs = common.require_runs(store, 1, "this page")

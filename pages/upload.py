@@ -18,6 +18,7 @@ FORMATS_HELP = ("lm-evaluation-harness results JSON and sample logs (samples_*.j
                 "(CSV/JSONL/Parquet with model, task, item_id, score). Upload a results file "
                 "together with its sample logs so they become one run.")
 
+common.ensure_app_navigation()
 st.title("Upload & runs")
 store = common.get_store()
 

@@ -19,9 +19,12 @@ The simulation is item response theory with a guessing floor (3PL with unit slop
     P(correct | model m, item i) = c + (1 - c) * sigmoid(theta_{m,t} - b_i)
 
 with c = 1 / (number of choices) for multiple-choice tasks and 0 otherwise, theta the
-model's ability on task t (logit scale) and b_i the item difficulty. Difficulties of the
-reading task share a passage effect (b_i = mu + u_passage + e_i) and those of the inspect
-task a category effect, so clustered standard errors differ from iid ones there.
+model's ability on task t (logit scale) and b_i the item difficulty. Difficulties are drawn
+from a skewed mixture (``DIFFICULTY_MIX``: many easy items, a minority of very hard ones, a
+middle band), shared by all models, so different models' per-item correctness correlates
+(about 0.3-0.5) as in real evals. Difficulties of the reading task share a passage effect
+(b_i = mu + u_passage + e_i, u_passage from the mixture) and those of the inspect task a
+category effect, so clustered standard errors differ from iid ones there.
 
 Determinism: all randomness flows from ``random.Random(seed).random()`` (whose sequence
 Python guarantees across versions), through small helpers written here (no numpy
@@ -52,7 +55,19 @@ SEED = 20260301
 LM_EVAL_VERSION = "0.4.13.dev0"
 N_ARC, N_BOOLQ, N_GSM = 200, 120, 120          # items per lm_eval task
 N_PASSAGES, PER_PASSAGE = 30, 5                # reading_demo: passages x questions
-READING_MU, READING_PASSAGE_SD, READING_WITHIN_SD = 0.0, 1.4, 0.5   # difficulty = mu + u_p + e_i
+READING_MU, READING_WITHIN_SD = 0.0, 0.8   # difficulty = mu + u_p + e_i, u_p ~ DIFFICULTY_MIX
+# Item difficulty (logit) is a skewed mixture, as in real benchmarks: many items are easy for
+# every model, a sizeable minority are hard for every model (answered at about chance), and a
+# middle band separates the models. The resulting spread (sd 2.4-3.7 on the logit scale) is
+# what makes different models' per-item correctness correlate (0.3-0.5 on the 4-option tasks);
+# a sd near 1 gives almost independent runs, which real evals are not.
+#   task -> ((weight, mean, sd) of the easy, hard and middle components)
+DIFFICULTY_MIX: dict[str, tuple[tuple[float, float, float], ...]] = {
+    "arc_easy_demo": ((0.5, -4.5, 1.0), (0.25, 4.0, 1.0), (0.25, 0.0, 1.2)),
+    "boolq_demo": ((0.45, -4.5, 1.0), (0.3, 4.0, 1.0), (0.25, 0.0, 1.2)),
+    "gsm8k_demo": ((0.3, -3.0, 1.0), (0.2, 2.5, 1.0), (0.5, 0.0, 1.3)),
+    "reading_demo": ((0.45, -3.8, 0.6), (0.25, 3.2, 0.6), (0.3, 0.0, 0.8)),   # the passage effect u_p
+}
 INSPECT_VERSION = "0.3.179"
 
 # ---------------------------------------------------------------------------------------
@@ -105,6 +120,21 @@ class DemoRng:
         return "".join(self.choice("0123456789abcdef") for _ in range(n))
 
 
+def mixture_difficulty(rng: DemoRng, task: str, shift: float = 0.0) -> float:
+    """Draw one item difficulty from the mixture ``DIFFICULTY_MIX[task]``, plus ``shift``.
+
+    One uniform picks the component (by cumulative weight), one normal draw gives the value.
+    """
+    comps = DIFFICULTY_MIX[task]
+    u, acc = rng.uniform(), 0.0
+    for weight, mu, sd in comps:
+        acc += weight
+        if u < acc:
+            return rng.normal(mu + shift, sd)
+    _, mu, sd = comps[-1]
+    return rng.normal(mu + shift, sd)
+
+
 def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -144,11 +174,11 @@ class DemoModel:
 
 
 MODELS: tuple[DemoModel, ...] = (
-    DemoModel("demo-org/atlas-13b", 13_015_864_320, 2.10, {"gsm8k_demo": 0.2}, gsm_format=0.78),
-    DemoModel("demo-org/boreal-8b", 8_030_261_248, 1.10, {"reading_demo": 0.15}, gsm_format=0.64),
-    DemoModel("demo-org/atlas-7b", 6_738_415_616, 1.00, {}, gsm_format=0.62),
-    DemoModel("demo-org/cirrus-3b-instruct", 3_212_749_824, 0.00, {"gsm8k_demo": 0.55}, gsm_format=0.92),
-    DemoModel("demo-org/cirrus-3b", 3_212_749_824, -0.10, {"gsm8k_demo": -0.2}, gsm_format=0.35),
+    DemoModel("demo-org/atlas-13b", 13_015_864_320, 2.00, {"gsm8k_demo": 0.2}, gsm_format=0.78),
+    DemoModel("demo-org/boreal-8b", 8_030_261_248, 0.60, {"reading_demo": 0.15}, gsm_format=0.64),
+    DemoModel("demo-org/atlas-7b", 6_738_415_616, 0.50, {}, gsm_format=0.62),
+    DemoModel("demo-org/cirrus-3b-instruct", 3_212_749_824, -0.80, {"gsm8k_demo": 0.55}, gsm_format=0.92),
+    DemoModel("demo-org/cirrus-3b", 3_212_749_824, -0.90, {"gsm8k_demo": -0.2}, gsm_format=0.35),
 )
 MODEL_BY_NAME = {m.name: m for m in MODELS}
 
@@ -159,7 +189,7 @@ PROTOCOL_SHOTS = 3                         # num_fewshot of the variant (the mai
 RERUN_TASKS = ("arc_easy_demo", "gsm8k_demo")
 PROTOCOL_SHIFT = {"arc_easy_demo": 0.25, "gsm8k_demo": 0.45}   # few-shot helps a little
 PROTOCOL_GSM_FORMAT = 0.97                 # with worked examples the model copies "#### n"
-RERUN_RESAMPLE = {"arc_easy_demo": 0.25, "gsm8k_demo": 0.2}   # share of items redrawn on rerun
+RERUN_RESAMPLE = {"arc_easy_demo": 0.4, "gsm8k_demo": 0.4}   # share of items redrawn on rerun
 ACC_SPLIT = 0.12       # arc_easy_demo: share of items where raw and length-normalised choices differ
 
 
@@ -329,7 +359,7 @@ def build_arc(n: int, rng: DemoRng, names: Sequence[str], prefix: str) -> list[I
         labels = ["A", "B", "C", "D"]
         doc = {"id": f"{prefix}_{k + 1:04d}", "question": q,
                "choices": {"text": list(opts), "label": labels}, "answerKey": labels[gold]}
-        b = rng.normal(-0.9 if kind == "unit" else -0.5, 1.1)
+        b = mixture_difficulty(rng, "arc_easy_demo", -0.3 if kind == "unit" else 0.0)
         items.append(Item(doc=doc, question=q, choices=opts, gold=gold, difficulty=b, target=gold))
     return items
 
@@ -362,7 +392,7 @@ def build_boolq(n: int, rng: DemoRng) -> list[Item]:
             question = f"is the market in {town.lower()} held on {day2.lower()}"
         label = 1 if truth else 0
         doc = {"question": question, "passage": passage, "idx": k, "label": label}
-        b = rng.normal(-0.2 + 0.25 * kind, 1.0)
+        b = mixture_difficulty(rng, "boolq_demo", -0.3 + 0.2 * kind)
         items.append(Item(doc=doc, question=question, choices=("no", "yes"), gold=label,
                           difficulty=b, target=label))
     return items
@@ -389,7 +419,7 @@ def build_reading(n_passages: int, per_passage: int, rng: DemoRng) -> list[Item]
             (f"Who will {name} visit in {city}?", f"{pos} {relative}", [f"{pos} {r}" for r in RELATIVES]),
             (f"Which city will {name} visit?", city, CITIES),
         ]
-        passage_effect = rng.normal(0.0, READING_PASSAGE_SD)
+        passage_effect = mixture_difficulty(rng, "reading_demo")
         for q_idx, (question, gold_text, pool) in enumerate(rng.sample(questions, per_passage)):
             opts, gold = _mc_options(rng, gold_text, pool)
             labels = ["A", "B", "C", "D"]
@@ -467,7 +497,7 @@ def build_gsm(n: int, rng: DemoRng, names: Sequence[str]) -> list[Item]:
     for _ in range(n):
         q, sol, ans, wrong = _gsm_problem(rng, rng.choice(names))
         doc = {"question": q, "answer": sol}
-        items.append(Item(doc=doc, question=q, choices=(), gold=-1, difficulty=rng.normal(0.6, 1.0),
+        items.append(Item(doc=doc, question=q, choices=(), gold=-1, difficulty=mixture_difficulty(rng, "gsm8k_demo"),
                           target=sol, answer=str(ans), wrong_answer=str(wrong), solution=sol))
     return items
 
@@ -667,8 +697,9 @@ def mc_loglikelihoods(task: LmTask, item: Item, correct: bool, rng: DemoRng) -> 
     The simulated choice ``b`` (gold when ``correct``) is the one with the best
     length-normalised log-likelihood (what ``acc_norm`` scores; for acc-only tasks also the
     raw argmax). For tasks with ``acc_norm``, the raw argmax ``a`` (what ``acc`` scores) equals
-    ``b`` on most items; on about ACC_SPLIT of them it is a shorter option, which is only
-    possible when len(a) < len(b): then ll_a > ll_b while ll_a/len(a) < ll_b/len(b).
+    ``b`` on most items; on about ACC_SPLIT of them (the same items for every model) it is a
+    shorter option, which is only possible when len(a) < len(b): then ll_a > ll_b while
+    ll_a/len(a) < ll_b/len(b).
     The metrics written to the files are recomputed from the rounded values, so they always
     agree with ``resps``.
     """
@@ -677,7 +708,10 @@ def mc_loglikelihoods(task: LmTask, item: Item, correct: bool, rng: DemoRng) -> 
     lengths = [float(len(c)) for c in item.choices]
     rate_b = rng.uniform(0.3, 0.9)                     # nats per character of the chosen option
     a = b
-    if "acc_norm" in task.metrics and rng.bernoulli(ACC_SPLIT):
+    # whether raw and normalised choices can part is a property of the item (its option
+    # lengths), shared by all models, so acc correlates between models as acc_norm does
+    split = DemoRng("acc-split", task.name, item.doc.get("id", item.question)).bernoulli(ACC_SPLIT)
+    if "acc_norm" in task.metrics and split:
         shorter = [j for j in range(k) if lengths[j] < lengths[b]]
         if shorter:
             a = rng.choice(shorter)
@@ -947,6 +981,7 @@ INSPECT_EPOCHS = 5
 INSPECT_SYSTEM = "Answer the question with just the answer: no explanation, no full sentence."
 CATEGORY_EFFECT = {"geography": -1.1, "chemistry": 0.2, "arithmetic": 0.9, "literature": -0.4,
                    "science": -0.9, "history": 0.3}
+TRIVIA_WITHIN_SD = 0.9        # question-level difficulty sd around the category effect
 INSPECT_THETA_SHIFT = -0.2     # short-answer recall is a little harder than the lm_eval tasks
 
 
@@ -962,7 +997,7 @@ class TriviaItem:
 
 def build_trivia() -> list[TriviaItem]:
     rng = DemoRng("items", "trivia")
-    return [TriviaItem(k + 1, cat, q, t, w, CATEGORY_EFFECT[cat] + rng.normal(0.0, 0.9))
+    return [TriviaItem(k + 1, cat, q, t, w, CATEGORY_EFFECT[cat] + rng.normal(0.0, TRIVIA_WITHIN_SD))
             for k, (cat, q, t, w) in enumerate(TRIVIA)]
 
 
@@ -1160,6 +1195,12 @@ def expected_scores(tasks: dict[str, LmTask], trivia: list[TriviaItem]) -> dict[
     return out
 
 
+def _sd(xs: Sequence[float]) -> float:
+    """Population sd of the drawn difficulties (what the README reports)."""
+    mu = sum(xs) / len(xs)
+    return math.sqrt(sum((x - mu) ** 2 for x in xs) / len(xs))
+
+
 def write_truth(tasks: dict[str, LmTask], trivia: list[TriviaItem], observed: dict[str, Any],
                 data_dir: Path) -> dict[str, Any]:
     truth = {
@@ -1173,12 +1214,15 @@ def write_truth(tasks: dict[str, LmTask], trivia: list[TriviaItem], observed: di
         "inspect": {"task": INSPECT_TASK, "epochs": INSPECT_EPOCHS, "theta_shift": INSPECT_THETA_SHIFT,
                     "category_effect": CATEGORY_EFFECT},
         "reading_demo": {"passages": N_PASSAGES, "questions_per_passage": PER_PASSAGE,
-                         "difficulty_mean": READING_MU, "passage_effect_sd": READING_PASSAGE_SD,
+                         "difficulty_mean": READING_MU,
+                         "passage_effect_mixture": DIFFICULTY_MIX["reading_demo"],
                          "within_passage_sd": READING_WITHIN_SD, "cluster_key": "doc.passage_id"},
         "rerun": {"model": RERUN_MODEL, "resample_share": RERUN_RESAMPLE},
         "protocol_variant": {"model": PROTOCOL_MODEL, "tasks": list(PROTOCOL_TASKS), "num_fewshot": PROTOCOL_SHOTS,
                              "apply_chat_template": True, "theta_shift": PROTOCOL_SHIFT,
                              "gsm8k_format_compliance": PROTOCOL_GSM_FORMAT},
+        "difficulty_mixture": {t: [list(c) for c in comps] for t, comps in DIFFICULTY_MIX.items()},
+        "difficulty_sd": {t.name: round(_sd([it.difficulty for it in t.items]), 6) for t in tasks.values()},
         "expected_accuracy": expected_scores(tasks, trivia),
         "observed": observed,
     }
@@ -1187,10 +1231,37 @@ def write_truth(tasks: dict[str, LmTask], trivia: list[TriviaItem], observed: di
     return truth
 
 
+def _pearson(xs: Sequence[float], ys: Sequence[float]) -> float:
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else float("nan")
+
+
+def correlation_rows() -> list[str]:
+    """README rows: between-model per-item correlations of the main runs, per task and metric."""
+    rows = []
+    keys = sorted({(t, k) for (_, label, t, k) in ITEM_SCORES if label == "main"})
+    for task, metric in keys:
+        vecs = [ITEM_SCORES[(m.name, "main", task, metric)] for m in MODELS]
+        rs = [_pearson(vecs[i], vecs[j]) for i in range(len(vecs)) for j in range(i + 1, len(vecs))]
+        rows.append(f"| `{task}` | `{metric.removesuffix(',none')}` | {min(rs):.2f} | "
+                    f"{sum(rs) / len(rs):.2f} | {max(rs):.2f} |")
+    return rows
+
+
 def write_readme(truth: dict[str, Any], data_dir: Path) -> None:
     exp = truth["expected_accuracy"]
     obs = truth["observed"]
     task_names = ["arc_easy_demo", "boolq_demo", "gsm8k_demo", "reading_demo", INSPECT_TASK]
+    difficulty_rows = []
+    for t, comps in DIFFICULTY_MIX.items():
+        cells = [f"{w:.2f}, {mu:+.1f}, {sd:.1f}" for w, mu, sd in comps]
+        sd_total = truth["difficulty_sd"][t]
+        label = f"`{t}`" + (" (passage effect)" if t == "reading_demo" else "")
+        difficulty_rows.append(f"| {label} | " + " | ".join(cells) + f" | {sd_total:.2f} |")
     lines = [
         "# The bundled demo",
         "",
@@ -1226,7 +1297,21 @@ def write_readme(truth: dict[str, Any], data_dir: Path) -> None:
         "",
         "with chance = 1/(number of options) for multiple-choice tasks, 0 for generation and",
         "short-answer tasks. Item difficulties are drawn once and shared by all models, so runs",
-        "are strongly correlated item by item (which is why paired comparisons pay off).",
+        "are correlated item by item (which is why paired comparisons pay off). As in real",
+        "benchmarks the difficulties are spread widely: a skewed mixture of many easy items",
+        "(nearly every model right), a minority of very hard ones (every model near chance) and a",
+        "middle band that separates the models (weight, mean, sd on the logit scale):",
+        "",
+        "| task | easy | hard | middle | sd of difficulty |",
+        "|---|---|---|---|---:|",
+        *difficulty_rows,
+        "",
+        "Correlation of per-item correctness between two models (Pearson, main runs), min / mean / max",
+        "over the 10 model pairs:",
+        "",
+        "| task | metric | min | mean | max |",
+        "|---|---|---:|---:|---:|",
+        *correlation_rows(),
         "",
         "| task | harness | items | kind | metrics | chance |",
         "|---|---|---:|---|---|---:|",
@@ -1240,9 +1325,9 @@ def write_readme(truth: dict[str, Any], data_dir: Path) -> None:
         "`accuracy` | 0 |",
         "",
         "- **Clusters.** `reading_demo` items share passages: `doc[\"passage_id\"]`",
-        f"  (`p001`..`p{N_PASSAGES:03d}`) is the cluster key; a passage effect",
-        f"  with sd {READING_PASSAGE_SD} (logit; within-passage sd {READING_WITHIN_SD}) makes clustered SEs "
-        "wider than iid ones.",
+        f"  (`p001`..`p{N_PASSAGES:03d}`) is the cluster key; a passage effect drawn from the",
+        f"  mixture above (within-passage sd {READING_WITHIN_SD}) makes clustered SEs wider than iid ones",
+        "  (easy passages, hard passages).",
         f"  `{INSPECT_TASK}` samples carry `metadata.category` (6 categories of 10 questions) with",
         "  category effects on difficulty.",
         f"- **Several answers per item.** `{INSPECT_TASK}` ran with `epochs=5` at temperature 0.7;",

@@ -198,17 +198,180 @@ def test_tiers_agree_with_stats_indistinguishable_from_best(lb):
                 assert row["p_holm"] == pytest.approx(ref.p_adjusted[j], rel=1e-9)
 
 
-def test_paired_columns_match_paired_difference_with_missing_items():
-    rng = np.random.default_rng(3)
-    x = rng.normal(size=(200, 5))
-    x[rng.random(x.shape) < 0.1] = np.nan
-    diff, se, p, nsh = an._paired_columns(x, 2, binary=False)
-    for j in (0, 1, 3, 4):
-        m = np.isfinite(x[:, j]) & np.isfinite(x[:, 2])
-        r = st.paired_difference(x[m, 2], x[m, j])
-        assert nsh[j] == m.sum()
-        assert (diff[j], se[j], p[j]) == pytest.approx((r.diff, r.se, r.p_value), rel=1e-9)
-    assert math.isnan(p[2])
+# ---- the SQL aggregates behind the tiers / ranks / compare, against numpy on the items ----
+
+# three runs on one task: 0/1 scores, some items missing in some runs, and run "k3" with
+# three answers per item (its item means are fractions); a continuous task as well
+_MISS_RNG = np.random.default_rng(7)
+_N_MISS = 80
+_BIN = {f"r{i}": (_MISS_RNG.random(_N_MISS) < p).astype(float)
+        for i, p in enumerate([0.4, 0.6, 0.7])}
+_KANS = (_MISS_RNG.random((_N_MISS, 3)) < 0.5).astype(float)
+_CNT = {f"r{i}": _MISS_RNG.normal(0.5 + 0.05 * i, 0.2, _N_MISS) for i in range(3)}
+_DROP = {"r0": {3, 10, 11}, "r1": {10, 40}, "r2": set(), "k3": {5}}
+
+
+def _as_items(arr, drop):
+    return {str(i): float(v) for i, v in enumerate(arr) if i not in drop}
+
+
+def _missing_runs():
+    runs = []
+    for name in ("r0", "r1", "r2"):
+        runs.append(make_run(name, {("bin", "acc"): _as_items(_BIN[name], _DROP[name]),
+                                    ("cnt", "f1"): _as_items(_CNT[name], _DROP[name])}))
+    kans = _KANS.copy()
+    kans[sorted(_DROP["k3"])] = np.nan
+    runs.append(make_run("k3", {("bin", "acc"): kans}))
+    return runs
+
+
+def _item_vectors():
+    """{run: {task: per-item means as an array over 0..n-1 with NaN where missing}}."""
+    out = {}
+    for name in ("r0", "r1", "r2"):
+        out[name] = {}
+        for task, data in (("bin", _BIN), ("cnt", _CNT)):
+            v = data[name].astype(float).copy()
+            v[sorted(_DROP[name])] = np.nan
+            out[name][task] = v
+    k = _KANS.mean(axis=1)
+    k[sorted(_DROP["k3"])] = np.nan
+    out["k3"] = {"bin": k}
+    return out
+
+
+@pytest.fixture(scope="module")
+def miss_store(tmp_path_factory):
+    return make_store(_missing_runs(), tmp_path_factory.mktemp("miss"), kind="real")
+
+
+@pytest.mark.parametrize("kind", ["real", "memory"])
+def test_reference_moments_equal_numpy_on_items(miss_store, kind):
+    store = miss_store if kind == "real" else MemoryStore(_missing_runs())
+    ids = {n: store.resolve_run(n) for n in ("r0", "r1", "r2", "k3")}
+    vec = _item_vectors()
+    # three references on "bin" (the store pairs two per pass: the third needs a second pass)
+    comps = [("bin", "acc", ids["r2"]), ("bin", "acc", ids["k3"]), ("cnt", "f1", ids["r1"]),
+             ("bin", "acc", ids["r0"])]
+    mom = store.reference_moments(comps)
+    got = {(r.task, int(r.ref_run_id), int(r.run_id)): r for r in mom.itertuples(index=False)}
+    checked = 0
+    for task, _, ref in comps:
+        ref_name = next(n for n, i in ids.items() if i == ref)
+        for name, rid in ids.items():
+            if task not in vec[name]:
+                assert (task, ref, rid) not in got
+                continue
+            x, y = vec[name][task], vec[ref_name][task]
+            both = np.isfinite(x) & np.isfinite(y)
+            d = x[both] - y[both]
+            row = got[(task, ref, rid)]
+            assert row.n == both.sum()
+            assert row.sum_d == pytest.approx(d.sum(), abs=1e-9)
+            assert row.sum_d2 == pytest.approx((d * d).sum(), abs=1e-9)
+            assert row.b == np.sum((x[both] == 1) & (y[both] == 0))
+            assert row.c == np.sum((x[both] == 0) & (y[both] == 1))
+            checked += 1
+    assert checked == 15
+    # restricted to some runs; no comparison: empty frame with the columns
+    only = store.reference_moments(comps[:1], run_ids=[ids["r0"]])
+    assert list(only["run_id"]) == [ids["r0"]]
+    assert store.reference_moments([]).empty
+
+
+@pytest.mark.parametrize("kind", ["real", "memory"])
+def test_item_mean_rows_and_paired_item_means_tasks(miss_store, kind):
+    store = miss_store if kind == "real" else MemoryStore(_missing_runs())
+    vec = _item_vectors()
+    k3, r0 = store.resolve_run("k3"), store.resolve_run("r0")
+    rows = store.item_mean_rows([("bin", "acc"), ("cnt", "f1")], run_ids=[k3, r0])
+    assert set(map(tuple, rows[["task", "metric"]].drop_duplicates().to_numpy())) == \
+        {("bin", "acc"), ("cnt", "f1")}
+    for (rid, task), g in rows.groupby(["run_id", "task"]):
+        name = "k3" if rid == k3 else "r0"
+        want = vec[name][task]
+        got = np.full(_N_MISS, np.nan)
+        got[g["item_id"].astype(int).to_numpy()] = g["score"].to_numpy(float)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    pm = store.paired_item_means_tasks(r0, k3, [("bin", "acc")])
+    assert len(pm) == _N_MISS - len(_DROP["r0"] & _DROP["k3"])
+    a = pm.set_index(pm["item_id"].astype(int))
+    np.testing.assert_allclose(a["score_a"].sort_index().to_numpy(),
+                               vec["r0"]["bin"][a.index.sort_values()], atol=1e-12)
+    np.testing.assert_allclose(a["score_b"].sort_index().to_numpy(),
+                               vec["k3"]["bin"][a.index.sort_values()], atol=1e-12)
+
+
+def _check_tiers(board, vec, task, mcnemar):
+    """Tier rows of ``task`` against scipy/statsmodels on the shared items."""
+    t = board.tiers[board.tiers["task"] == task].set_index("run")
+    cells = board.cells[board.cells["task"] == task].set_index("run")
+    best = cells["score"].idxmax()
+    assert (t["best_run"] == best).all() and bool(t.loc[best, "indistinguishable_from_best"])
+    raw = {}
+    for name in t.index.drop(best):
+        x, y = vec[name][task], vec[best][task]
+        both = np.isfinite(x) & np.isfinite(y)
+        d = x[both] - y[both]
+        assert t.loc[name, "n_shared"] == both.sum()
+        assert t.loc[name, "diff_vs_best"] == pytest.approx(d.mean())
+        if mcnemar:
+            b, c = int(np.sum(d == 1)), int(np.sum(d == -1))
+            raw[name] = sps.binomtest(min(b, c), b + c, 0.5).pvalue
+        else:
+            z = d.mean() / (np.std(d, ddof=1) / math.sqrt(d.size))
+            raw[name] = 2 * sps.norm.sf(abs(z))
+        assert t.loc[name, "p_raw"] == pytest.approx(raw[name], rel=1e-9)
+    holm = multipletests(list(raw.values()), method="holm")[1]
+    for name, p in zip(raw, holm):
+        assert t.loc[name, "p_holm"] == pytest.approx(p, rel=1e-9)
+        assert bool(t.loc[name, "indistinguishable_from_best"]) == (p >= 0.05)
+
+
+def test_tiers_from_sql_moments_match_scipy_with_missing_items(miss_store, tmp_path):
+    vec = _item_vectors()
+    board = an.leaderboard(miss_store, n_resamples=200)
+    _check_tiers(board, vec, "cnt", mcnemar=False)
+    # "k3" has fractional item means (3 answers per item): the task is not 0/1, so z-tests
+    _check_tiers(board, vec, "bin", mcnemar=False)
+    # without it the task is 0/1: exact McNemar on the shared items
+    only01 = make_store(_missing_runs()[:3], tmp_path, kind="real")
+    _check_tiers(an.leaderboard(only01, n_resamples=200), vec, "bin", mcnemar=True)
+
+
+def test_p_value_adapters_against_scipy():
+    diff = np.array([0.1, -0.3, 0.0, 0.2, np.nan, 0.05])
+    se = np.array([0.05, 0.1, 0.0, 0.0, 0.1, np.inf])
+    p = an._z_test_p(diff, se)
+    assert p[:2] == pytest.approx(2 * sps.norm.sf(np.abs(diff[:2] / se[:2])), rel=1e-12)
+    assert (p[2], p[3]) == (1.0, 0.0)
+    assert np.isnan(p[4]) and np.isnan(p[5])
+    b = np.array([0, 3, 12, 40, 7])
+    c = np.array([0, 9, 12, 25, 0])
+    want = [1.0] + [sps.binomtest(min(x, y), x + y, 0.5).pvalue for x, y in zip(b[1:], c[1:])]
+    assert an._mcnemar_exact_p(b, c) == pytest.approx(want, rel=1e-12)
+
+
+def test_rank_tasks_limits_rank_intervals(store):
+    board = an.leaderboard(store, n_resamples=200, include_tiers=False, rank_tasks=["cont"])
+    assert set(board.ranks["task"]) == {"cont"}
+    assert len(board.ranks) == 4
+    none = an.leaderboard(store, n_resamples=200, include_tiers=False,
+                          rank_tasks=["no such task", an.AVERAGE_TASK])
+    assert none.ranks.empty
+
+
+def test_audit_recomputed_from_cell_sums_matches_numpy(store):
+    aud = store.audit()
+    for name in ("m0", "m3"):
+        rid = store.resolve_run(name)
+        row = aud[(aud["run_id"] == rid) & (aud["task"] == "arc_easy") & (aud["metric"] == "acc")]
+        x = ARC[name]
+        assert row["recomputed_stderr"].iloc[0] == pytest.approx(
+            np.std(x, ddof=1) / math.sqrt(x.size), rel=1e-9)
+        assert row["recomputed"].iloc[0] == pytest.approx(x.mean())
+        assert row["n_items"].iloc[0] == N_ARC and pd.isna(row["flag"].iloc[0])
 
 
 def test_average_tier_row(lb):

@@ -390,3 +390,23 @@ def test_ingest_reads_the_demo(parsed_demo: list) -> None:
         assert sorted(sc["answer_idx"].unique()) == list(range(EPOCHS))
         assert len(sc) == TRIVIA_N * EPOCHS
         assert r.model is not None and any(r.model.endswith(m) for m in MODELS)
+
+
+def test_models_correlate_item_by_item_on_arc() -> None:
+    """Items differ a lot in difficulty, so models' per-item correctness correlates (0.3-0.5 in
+    real evals); a regression to a narrow difficulty spread gives near-independent runs (~0.05)."""
+    task = "arc_easy_demo"
+    rows = []
+    for model in MODELS:
+        by_doc = scores_by_doc(samples(model, run_timestamps(model)[0], task), PRIMARY[task])
+        rows.append([by_doc[d] for d in sorted(by_doc)])
+    corr = np.corrcoef(np.array(rows))
+    pairs = corr[np.triu_indices(len(MODELS), k=1)]
+    assert 0.3 <= pairs.mean() <= 0.5, pairs.round(2)
+    assert pairs.min() >= 0.2 and pairs.max() <= 0.6, pairs.round(2)
+    # the paired SE of the far pair is clearly smaller than the unpaired one
+    a, b = np.array(rows[0]), np.array(rows[-1])
+    n = len(a)
+    se_paired = (a - b).std(ddof=1) / np.sqrt(n)
+    se_unpaired = np.sqrt(a.var(ddof=1) / n + b.var(ddof=1) / n)
+    assert se_paired / se_unpaired < 0.9

@@ -47,6 +47,24 @@ EMPTY_STORE = (
 )
 
 
+# ---- navigation --------------------------------------------------------------------------
+def ensure_app_navigation() -> None:
+    """Make a page that was opened by its URL run inside ``app.py``'s ``st.navigation``.
+
+    Streamlit (1.67) starts a server whose folder has a ``pages/`` directory in its legacy
+    multipage mode: until ``st.navigation`` has run once in the process, the first request
+    for a page URL (``/compare?run_a=...``, a shared link) runs that page's script alone,
+    without ``app.py``'s setup and sidebar. A page that finds itself in that mode switches
+    the mode off and reruns, which executes ``app.py`` and its navigation for the same URL.
+    Every page calls this first.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 # ---- store -------------------------------------------------------------------------------
 def store_path() -> Path:
     """The store file this server uses: ``$EVALBARS_STORE`` or the default path."""

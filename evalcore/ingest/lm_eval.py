@@ -86,6 +86,7 @@ tokens, list-valued metrics, missing values, bad JSON) is re-read line by line w
 from __future__ import annotations
 
 import math
+import queue
 import re
 import threading
 from dataclasses import dataclass, field
@@ -372,11 +373,15 @@ class SampleColumns:
     doc_vals: dict[str, list[pa.Array]] = field(default_factory=dict)  # cluster labels per row
     gold_hits: dict[str, int] = field(default_factory=dict)   # rows where the field == target
     hashed: set[str] = field(default_factory=set)             # fields with hashed long values
+    doc_num: list[np.ndarray] = field(default_factory=list)   # integer doc_ids (fast path)
 
     def add_chunk(self, n: int, item_id: pa.Array, filt: pa.Array, item_hash: pa.Array,
                   prompt_hash: pa.Array, prompt: pa.Array, target: pa.Array,
                   response: pa.Array, n_opts: np.ndarray, metrics: dict[str, np.ndarray],
-                  doc_vals: dict[str, pa.Array] | None = None) -> None:
+                  doc_vals: dict[str, pa.Array] | None = None,
+                  doc_num: np.ndarray | None = None) -> None:
+        if doc_num is not None:
+            self.doc_num.append(doc_num)
         for f in self.doc_fields or []:
             arr = (doc_vals or {}).get(f)
             self.doc_vals.setdefault(f, []).append(arr if arr is not None else pa.nulls(n, pa.string()))
@@ -404,6 +409,10 @@ def _cap(arr: pa.Array) -> pa.Array:
     if arr.type != pa.string():
         arr = arr.cast(pa.string())
     if len(arr) == 0:
+        return arr
+    # bytes >= characters: the byte lengths come from the offsets alone (no text scan)
+    longest_bytes = pc.max(pc.binary_length(arr)).as_py()
+    if longest_bytes is None or longest_bytes <= TEXT_LIMIT:
         return arr
     longest = pc.max(pc.utf8_length(arr)).as_py()
     if longest is not None and longest > TEXT_LIMIT:
@@ -857,10 +866,13 @@ def _argmax_segments(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return out
 
 
-def _pick_option(args: pa.StructArray, idx: np.ndarray, max_args: int) -> pa.Array:
-    """The ``arg_1`` text of argument ``idx[i]`` for each row (null where ``idx`` is -1)."""
+def _pick_option(args: pa.StructArray, idx: np.ndarray, max_args: int,
+                 options: list[pa.Array] | None = None) -> pa.Array:
+    """The ``arg_1`` text of argument ``idx[i]`` for each row (null where ``idx`` is -1);
+    ``options``: the ``arg_1`` arrays of the arguments, if already extracted."""
     n = len(idx)
-    options = [pc.struct_field(args, [f"gen_args_{k}", "arg_1"]) for k in range(max_args)]
+    if options is None:
+        options = [pc.struct_field(args, [f"gen_args_{k}", "arg_1"]) for k in range(max_args)]
     choice = np.where((idx >= 0) & (idx < max_args), idx, max_args).astype("int32")
     out = pc.choose(pa.array(choice), *options, pa.nulls(n, pa.string()))
     return pc.utf8_trim_whitespace(out)
@@ -899,11 +911,12 @@ def _fast_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str], 
         offsets = offsets - offsets[0]
         best = _argmax_segments(lls, offsets)
         best[n_opts < 2] = -1
-        response = _pick_option(args, best, max_args)
+        options = [pc.struct_field(args, [f"gen_args_{k}", "arg_1"]) for k in range(max_args)]
+        response = _pick_option(args, best, max_args, options)
         # target: an option index -> that option's text
         if pa.types.is_integer(target_raw.type):
             t_idx = pc.fill_null(target_raw, -1).to_numpy(zero_copy_only=False).astype("int64")
-            t_str = target_raw.cast(pa.string())
+            t_str = raw_target
         else:
             t_str = target_raw
             try:   # the usual case: every target is an option index written as a string
@@ -914,13 +927,13 @@ def _fast_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str], 
                                            pa.scalar(None, pa.string())), pa.int64())
             t_idx = pc.fill_null(t_int, -1).to_numpy(zero_copy_only=False).astype("int64")
         t_idx[(t_idx >= n_opts) | (n_opts < 2)] = -1
-        t_text = _pick_option(args, t_idx, max_args)
+        t_text = _pick_option(args, t_idx, max_args, options)
         target = pc.if_else(pa.array(t_idx >= 0), t_text, t_str)
         cols.mc_like = True
     else:
         resps = get(names.index("resps"))
         response = pc.list_element(pc.list_element(resps, 0), 0) if len(resps) else resps
-        target = target_raw.cast(pa.string())
+        target = raw_target
         present = [pc.is_valid(pc.struct_field(args, [f"gen_args_{k}", "arg_1"] if k
                                                else ["gen_args_0", "arg_1"])) for k in range(max_args)]
         n_opts = np.sum([p.to_numpy(zero_copy_only=False) for p in present], axis=0).astype("int64")
@@ -948,8 +961,12 @@ def _fast_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str], 
             if hits:
                 cols.gold_hits[f] = cols.gold_hits.get(f, 0) + hits
             doc_vals[f] = labels
+    doc_ids = get(names.index("doc_id"))
+    doc_num = (doc_ids.to_numpy(zero_copy_only=False).astype("int64", copy=False)
+               if pa.types.is_integer(doc_ids.type) else None)
     cols.add_chunk(n, item_id, filt, get(names.index("doc_hash")), get(names.index("prompt_hash")),
-                   _cap(prompt), _cap(target), _cap(response), n_opts, metric_arrays, doc_vals)
+                   _cap(prompt), _cap(target), _cap(response), n_opts, metric_arrays, doc_vals,
+                   doc_num)
 
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_\-@.]{1,100}$")
@@ -1003,6 +1020,66 @@ def _batches_duckdb(path: str, schema: pa.Schema,
         con.close()
 
 
+class _Raised:
+    """An exception raised by the reader thread of ``_prefetch``, handed to the consumer."""
+
+    def __init__(self, exc: BaseException):
+        self.exc = exc
+
+
+_END = object()
+
+
+def _prefetch(batches: Iterator[pa.RecordBatch], depth: int = 2) -> Iterator[pa.RecordBatch]:
+    """Iterate ``batches`` in a helper thread, up to ``depth`` batches ahead.
+
+    DuckDB's streaming result computes the next batch only when asked (measured: a pause
+    after each batch adds its full length to the read), so without this the reader waits
+    while ``_fast_batch`` works on a batch. The JSON readers and pyarrow compute release
+    the GIL, so the two overlap. Reader exceptions are re-raised here, at the batch where
+    they happened. Closing this generator (or an exception in the consumer) stops the
+    thread and closes ``batches`` in it (the DuckDB connection is closed there).
+    """
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for batch in batches:
+                if not put(batch):
+                    return
+            put(_END)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            put(_Raised(exc))
+        finally:
+            close = getattr(batches, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=work, name="evalbars-json-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = q.get()
+            if item is _END:
+                return
+            if isinstance(item, _Raised):
+                raise item.exc
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
+
 def _batches_pyarrow(src: Source, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     import pyarrow.json as pj
 
@@ -1049,14 +1126,17 @@ def read_jsonl_fast(src: Source, task: str, progress: Progress | None = None,
             if m in (first.get("metrics") or []) and isinstance(v, (list, dict)):
                 cols.nonscalar[m] = -1   # count unknown on the fast path
         try:
-            batches = (_batches_duckdb(str(src.path), schema, doc_fields) if engine == "duckdb"
-                       else _batches_pyarrow(src, schema))
-            done_rows = 0
-            for batch in batches:
-                _fast_batch(batch, cols, metrics, mc, max_args)
-                done_rows += batch.num_rows
-                call_progress(progress, done_before + min(src.size, done_rows * line_bytes), total,
-                              src.name)
+            batches = _prefetch(_batches_duckdb(str(src.path), schema, doc_fields)
+                                if engine == "duckdb" else _batches_pyarrow(src, schema))
+            try:
+                done_rows = 0
+                for batch in batches:
+                    _fast_batch(batch, cols, metrics, mc, max_args)
+                    done_rows += batch.num_rows
+                    call_progress(progress, done_before + min(src.size, done_rows * line_bytes),
+                                  total, src.name)
+            finally:
+                batches.close()   # stops the reader thread now, also on _Fallback
         except _Fallback:
             raise
         except Exception:   # any reader error (bad JSON, type conflict): next engine
@@ -1110,7 +1190,15 @@ def _concat(chunks: list[pa.Array], typ: pa.DataType = pa.string()) -> pa.Array:
     return pa.concat_arrays(chunks) if len(chunks) > 1 else chunks[0]
 
 
-def _pd_str(arr: pa.Array) -> pd.Series:
+def _chunked(chunks: list[pa.Array | pa.ChunkedArray], typ: pa.DataType = pa.string()
+             ) -> pa.ChunkedArray:
+    """The chunks as one ChunkedArray of ``typ`` without copying their buffers (a
+    concatenation would copy every text once more)."""
+    flat = [c for a in chunks for c in (a.chunks if isinstance(a, pa.ChunkedArray) else [a])]
+    return pa.chunked_array([c.cast(typ) if c.type != typ else c for c in flat], typ)
+
+
+def _pd_str(arr: pa.Array | pa.ChunkedArray) -> pd.Series:
     return pd.Series(arr, dtype=STR)
 
 
@@ -1178,15 +1266,25 @@ def assemble(src_name: str, cols: SampleColumns) -> TaskData:
             f"corpus value stays in the summaries")
     if cols.rows == 0:
         return TaskData(empty_frame(SCORE_COLUMNS), empty_frame(TEXT_COLUMNS), None, warnings)
-    item_id = _concat(cols.item_id)
-    filt = _concat(cols.filter)
-    ih = _concat(cols.item_hash)
-    ph = _concat(cols.prompt_hash)
+    item_id = _chunked(cols.item_id)
+    filt = _chunked(cols.filter)
+    ih = _chunked(cols.item_hash)
+    ph = _chunked(cols.prompt_hash)
     n_opts = np.concatenate(cols.n_opts)
     cols.item_id, cols.filter, cols.item_hash, cols.prompt_hash = [], [], [], []
     n = len(item_id)
-    # integer codes for ids and filters (duplicate checks, first-record-per-doc texts)
-    id_codes, id_uniques = pd.factorize(pd.Series(item_id, dtype=STR), sort=False)
+    # integer codes for ids and filters (duplicate checks, first-record-per-doc texts),
+    # numbered in order of first appearance
+    if cols.doc_num and sum(len(a) for a in cols.doc_num) == n:
+        # integer doc_ids (the fast path): np.unique on the numbers, no string hashing
+        nums = np.concatenate(cols.doc_num)
+        uniq, first_idx, inverse = np.unique(nums, return_index=True, return_inverse=True)
+        rank = np.empty(len(uniq), dtype="int64")
+        rank[np.argsort(first_idx, kind="stable")] = np.arange(len(uniq))
+        id_codes = rank[inverse.reshape(-1)]
+    else:
+        id_codes, _ = pd.factorize(pd.Series(item_id, dtype=STR), sort=False)
+    cols.doc_num = []
     _, first_rows = np.unique(id_codes, return_index=True)
     first_rows.sort()
     identity = len(first_rows) == n
@@ -1217,7 +1315,7 @@ def assemble(src_name: str, cols: SampleColumns) -> TaskData:
             metric = m if fname == "none" else f"{m},{fname}"
             raise IngestError(src_name, f"task {task!r}, metric {metric!r}",
                               "each doc_id once per (filter, metric)",
-                              f"doc_id {str(id_uniques[id_codes[bad]])!r} appears more than once")
+                              f"doc_id {str(item_id[int(bad)].as_py())!r} appears more than once")
         base = len(metric_names)
         metric_names.extend(m if f == "none" else f"{m},{f}" for f in f_names)
         code_parts.append((f_codes[idx] + base).astype("int32"))
@@ -1237,21 +1335,21 @@ def assemble(src_name: str, cols: SampleColumns) -> TaskData:
         scores = pd.DataFrame({
             "task": pd.Series(pa.repeat(pa.scalar(task, pa.string()), total), dtype=STR),
             "metric": pd.Series(metric_arr, dtype=STR),
-            "item_id": pd.Series(pa.chunked_array(id_parts, pa.string()), dtype=STR),
+            "item_id": pd.Series(_chunked(id_parts), dtype=STR),
             "answer_idx": np.zeros(total, dtype="int64"),
             "score": np.concatenate(val_parts),
-            "cluster": pd.Series(pa.chunked_array(cl_parts, pa.string()) if cl_parts
+            "cluster": pd.Series(_chunked(cl_parts) if cl_parts
                                  else pa.nulls(total, pa.string()), dtype=STR),
-            "item_hash": pd.Series(pa.chunked_array(ih_parts, pa.string()), dtype=STR),
-            "prompt_hash": pd.Series(pa.chunked_array(ph_parts, pa.string()), dtype=STR),
+            "item_hash": pd.Series(_chunked(ih_parts), dtype=STR),
+            "prompt_hash": pd.Series(_chunked(ph_parts), dtype=STR),
         })[list(SCORE_COLUMNS)]
     else:
         scores = empty_frame(SCORE_COLUMNS)
     # texts: the first record of each doc
     take = None if identity else pa.array(first_rows)
 
-    def pick(chunks: list[pa.Array]) -> pa.Array:
-        arr = _concat(chunks)
+    def pick(chunks: list[pa.Array]) -> pa.ChunkedArray:
+        arr = _chunked(chunks)
         return arr if identity else arr.take(take)
 
     prompt, target, response = pick(cols.prompt), pick(cols.target), pick(cols.response)

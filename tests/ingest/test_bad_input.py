@@ -233,3 +233,20 @@ def test_same_task_items_in_two_sample_files() -> None:
     err = fail([("run/samples_arc_easy_2026-01-01T00-00-00.1.jsonl", a),
                 ("run/samples_arc_easy_2026-01-01T00-00-00.1.json", b)])
     assert err.where == "task 'arc_easy'" and "item id '1'" in str(err)
+
+
+@pytest.mark.parametrize("ids, reported", [([9, 3, 9, 3], "9"), ([3, 9, 9, 3], "3"),
+                                           (["b", "a", "b", "a"], "b")])
+def test_duplicate_doc_id_reported_is_the_first_seen_of_the_repeated_ones(
+        tmp_path: Path, ids: list, reported: str) -> None:
+    # integer doc_ids take a numeric path (no string hashing); like the string path it must
+    # name, of the repeated ids, the one that first appears in the file, on disk (DuckDB
+    # reader) and in memory (pyarrow reader)
+    text = "\n".join(sample_line(i) for i in ids) + "\n"
+    path = tmp_path / "samples_arc_easy_2026-01-01T00-00-00.1.jsonl"
+    path.write_text(text)
+    with pytest.raises(IngestError) as exc:
+        parse_paths([path])
+    assert f"doc_id '{reported}' appears more than once" in str(exc.value)
+    err = fail([(path.name, text.encode())])
+    assert f"doc_id '{reported}' appears more than once" in str(err)
