@@ -76,9 +76,12 @@ explicit schema of only the needed fields (ids, hashes, filter, metric values, t
 first context, option texts, loglikelihoods, and only the cluster doc fields): by DuckDB's JSON reader (``read_json`` through
 the Python relational API on a private in-memory connection: no SQL statement, no store
 file; ENGINEERING.md recommends it for large sample logs) or, for in-memory uploads, by
-``pyarrow.json``. Texts, hashes and ids stay Arrow strings (pandas 3 ``str`` dtype); a
-metric present on every row shares the id/hash buffers. The file's sha256 is computed in a
-thread while it is parsed. Any file the columnar readers cannot type (mixed types, NaN
+``pyarrow.json``. The reader runs in a helper thread a few batches ahead (``_prefetch``:
+DuckDB's streaming result is computed only when asked), so JSON parsing overlaps the
+per-batch Arrow work. Texts, hashes and ids stay Arrow strings (pandas 3 ``str`` dtype),
+kept as the reader's chunks (no concatenation copy); a metric present on every row shares
+the id/hash buffers; integer doc ids are deduplicated as numbers. The file's sha256 is
+computed in a thread while it is parsed. Any file the columnar readers cannot type (mixed types, NaN
 tokens, list-valued metrics, missing values, bad JSON) is re-read line by line with orjson
 (json without it), which handles every variant and gives exact line numbers in errors.
 """

@@ -34,6 +34,16 @@ def test_names_are_made_unique(store):
     assert store.runs()["name"].tolist() == ["m", "m (2)", "m (3)"]
 
 
+def test_colliding_lm_eval_runs_are_named_by_their_time(store):
+    """Two lm_eval runs of one model (a rerun, another protocol) differ by their results time."""
+    rep = store.ingest([
+        make_run("org/m", files=["1"], source_key="lm_eval:2026-03-02T10-47-33.550921"),
+        make_run("org/m", files=["2"], source_key="lm_eval:2026-03-03T08-21-09.733208"),
+        make_run("org/m", files=["3"], source_key="lm_eval:2026-03-03T08-21-59.000001"),
+    ])
+    assert rep.runs["name"].tolist() == ["org/m", "org/m @ 2026-03-03 08:21", "org/m (2)"]
+
+
 def test_empty_name_falls_back_to_model(store):
     rep = store.ingest([make_run("  ", model="org/model")])
     assert rep.runs["name"].tolist() == ["org/model"]

@@ -1,0 +1,122 @@
+"""The columnar sample-log reader's speed mechanics: many record batches kept as chunks, the
+reader thread (``_prefetch``), integer doc ids and the text cap.
+
+Every test compares against the line-by-line reader (``read_jsonl_slow``, plain Python), so
+the expected values never come from the fast path itself.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalcore.errors import IngestError
+from evalcore.ingest import lm_eval, parse_paths
+from evalcore.ingest._common import Source
+
+
+def _record(doc_id: int, lls: list[float], gold: int, acc: float, filt: str = "none",
+            prompt: str | None = None) -> dict:
+    prompt = prompt if prompt is not None else f"Question {doc_id}?\nAnswer:"
+    opts = [f" option {k} of {doc_id}" for k in range(len(lls))]
+    return {"doc_id": doc_id, "doc": {"q": doc_id}, "target": gold,
+            "arguments": {f"gen_args_{k}": {"arg_0": prompt, "arg_1": o} for k, o in enumerate(opts)},
+            "resps": [[[f"{ll:.4f}", "False"]] for ll in lls],
+            "filtered_resps": [[f"{ll:.4f}", "False"] for ll in lls], "filter": filt,
+            "metrics": ["acc", "acc_norm"], "doc_hash": f"d{doc_id}", "prompt_hash": f"p{doc_id}",
+            "target_hash": "t", "acc": acc, "acc_norm": 1.0 - acc}
+
+
+def _write(path: Path, records: list[dict]) -> Source:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return Source(name=str(path), path=path)
+
+
+def _both(src: Source) -> tuple[lm_eval.TaskData, lm_eval.TaskData]:
+    fast = lm_eval.assemble(src.name, lm_eval.read_jsonl_fast(src, "arc"))
+    slow = lm_eval.assemble(src.name, lm_eval.read_jsonl_slow(src, "arc"))
+    return fast, slow
+
+
+def test_many_batches_give_the_same_frames_as_the_line_reader(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 6,000 records in batches of 1,000: the batches are kept as Arrow chunks (no copy)
+    monkeypatch.setattr(lm_eval, "CHUNK_LINES", 1000)
+    rng = np.random.default_rng(7)
+    records = []
+    for i in range(3000):
+        k = 3 + i % 3
+        lls = rng.normal(size=k).tolist()
+        for filt in ("none", "other"):       # one doc under two filters: texts once per doc
+            records.append(_record(i, lls, gold=i % k, acc=float(rng.random() < .5), filt=filt))
+    src = _write(tmp_path / "samples_arc_2026-01-01T00-00-00.000001.jsonl", records)
+    cols = lm_eval.read_jsonl_fast(src, "arc")
+    assert len(cols.item_id) > 1                       # really several batches
+    fast = lm_eval.assemble(src.name, cols)
+    slow = lm_eval.assemble(src.name, lm_eval.read_jsonl_slow(src, "arc"))
+    pd.testing.assert_frame_equal(fast.scores, slow.scores)
+    pd.testing.assert_frame_equal(fast.texts, slow.texts)
+    assert len(fast.scores) == 4 * 3000 and len(fast.texts) == 3000
+    assert fast.n_choices == slow.n_choices
+
+
+def test_texts_are_cut_at_the_limit_in_characters_not_bytes(tmp_path: Path) -> None:
+    # 5,000 two-byte characters (10,000 bytes) stay whole; 9,000 are cut to TEXT_LIMIT
+    short, long_ = "é" * 5000, "é" * 9000
+    records = [_record(0, [-1.0, -2.0], 0, 1.0, prompt=short),
+               _record(1, [-1.0, -2.0], 0, 1.0, prompt=long_)]
+    fast, slow = _both(_write(tmp_path / "samples_arc_2026-01-01T00-00-00.000001.jsonl", records))
+    pd.testing.assert_frame_equal(fast.texts, slow.texts)
+    prompts = fast.texts.set_index("item_id").prompt
+    assert prompts["0"] == short
+    assert prompts["1"] == "é" * lm_eval.TEXT_LIMIT
+
+
+def test_duplicate_integer_doc_id_across_batches_is_an_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lm_eval, "CHUNK_LINES", 1000)
+    records = [_record(i, [-1.0, -2.0], 0, 1.0) for i in range(3000)] + [_record(17, [-1.0, -2.0], 0, 1.0)]
+    path = tmp_path / "samples_arc_2026-01-01T00-00-00.000001.jsonl"
+    _write(path, records)
+    with pytest.raises(IngestError) as exc:
+        parse_paths([path])
+    assert "doc_id '17' appears more than once" in str(exc.value)
+    assert "metric 'acc'" in exc.value.where
+
+
+def test_prefetch_yields_in_order_and_reraises_reader_errors_in_place() -> None:
+    def reader():
+        yield 1
+        yield 2
+        raise ValueError("bad JSON at batch 3")
+
+    got = []
+    with pytest.raises(ValueError, match="batch 3"):
+        for item in lm_eval._prefetch(reader()):
+            got.append(item)
+    assert got == [1, 2]
+
+
+def test_prefetch_closed_early_stops_its_thread_and_closes_the_reader() -> None:
+    closed = threading.Event()
+
+    def reader():
+        try:
+            for i in range(1000):
+                yield i
+        finally:
+            closed.set()
+
+    before = {t.ident for t in threading.enumerate()}
+    gen = lm_eval._prefetch(reader(), depth=2)
+    assert next(gen) == 0
+    gen.close()
+    assert closed.is_set()                       # the reader's finally ran (connection closed)
+    left = [t for t in threading.enumerate()
+            if t.ident not in before and t.name == "evalbars-json-reader"]
+    assert left == []
