@@ -110,13 +110,21 @@ def interactions(store: Store) -> dict[str, Callable[[], object]]:
     """What each page computes on one interaction (the calls in pages/*.py)."""
     a, b = "model-48", "model-49"
 
+    # pages/leaderboard.py: the board with tiers (one call), then rank intervals for the task
+    # whose tiers are shown (a second call, method "clt", rank_tasks=[that task])
     def leaderboard_all():
         store.version(); store.runs(); store.tasks()
-        return analysis.leaderboard(store, method="wilson")
+        return analysis.leaderboard(store, method="wilson", include_ranks=False)
+
+    def leaderboard_ranks():
+        return analysis.leaderboard(store, method="clt", include_tiers=False,
+                                    include_audit=False, rank_tasks=["task_03"])
 
     def leaderboard_task():
         store.version(); store.runs(); store.tasks()
-        return analysis.leaderboard(store, task="task_03", method="wilson")
+        analysis.leaderboard(store, task="task_03", method="wilson", include_ranks=False)
+        return analysis.leaderboard(store, task="task_03", method="clt", include_tiers=False,
+                                    include_audit=False, rank_tasks=["task_03"])
 
     def leaderboard_task_bootstrap():
         return analysis.leaderboard(store, task="task_03", method="bootstrap")
@@ -157,8 +165,9 @@ def interactions(store: Store) -> dict[str, Callable[[], object]]:
         return analysis.overview(store)
 
     return {
-        "Leaderboard: all tasks (Wilson, tiers, rank intervals)": leaderboard_all,
-        "Leaderboard: one task (Wilson)": leaderboard_task,
+        "Leaderboard: all tasks (Wilson, tiers, macro average)": leaderboard_all,
+        "Leaderboard: rank intervals for the task shown": leaderboard_ranks,
+        "Leaderboard: one task (Wilson, tiers, rank intervals)": leaderboard_task,
         "Leaderboard: one task (bootstrap method)": leaderboard_task_bootstrap,
         "Compare: all 20 tasks + discordant list": compare_all,
         "Compare: one task + discordant list": compare_task,

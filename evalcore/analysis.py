@@ -62,7 +62,7 @@ TIER_COLUMNS = ("run_id", "run", "task", "best_run", "diff_vs_best", "p_raw", "p
                 "indistinguishable_from_best", "n_shared")
 RANK_COLUMNS = ("run_id", "run", "task", "rank", "rank_low", "rank_high")
 PER_TASK_COLUMNS = ("task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high",
-                    "se_unpaired", "correlation", "b", "c", "p_exact", "p_midp", "p_adjusted",
+                    "se_unpaired", "correlation", "b", "c", "both", "neither", "p_exact", "p_midp", "p_adjusted",
                     "adjustment", "mde", "verdict", "kind", "points_scale", "sd_diff")
 PROTOCOL_COLUMNS = ("scope", "setting", "value_a", "value_b")
 # protocol_diff categories (store) that differ between any two models and are listed in
@@ -194,50 +194,6 @@ def _proportion(method: str, successes: int, n: int, confidence: float):
     """(low, high) of a 0/1 score by a closed-form method (``stats.proportion_interval``)."""
     r = st.proportion_interval(int(successes), int(n), method, confidence)
     return float(r.low), float(r.high)
-
-
-def _z_test_p(diff, se) -> np.ndarray:
-    """Two-sided normal p-value 2 Phi(-|diff/se|), elementwise (se = 0: 1 if diff = 0 else 0;
-    NaN or infinite input: NaN), for differences known only through an estimate and its SE
-    (macro averages, SQL moments, reported stderrs).
-
-    Thin adapter: ``evalcore.stats`` has this rule only inside ``paired_difference`` /
-    ``paired_columns``, which take item values. The two-item column (diff + se, diff - se)
-    against a zero column has mean difference diff and paired SE sd(ddof=1)/sqrt(2) = se,
-    so ``stats.paired_columns`` returns exactly that p for all inputs in one call.
-    """
-    d = np.atleast_1d(np.asarray(diff, dtype=float))
-    s = np.atleast_1d(np.asarray(se, dtype=float))
-    ok = np.isfinite(d) & np.isfinite(s)
-    if not ok.any():
-        return np.full(d.shape, np.nan)
-    x = np.zeros((2, d.size + 1))
-    x[0, 1:] = np.where(ok, d + s, np.nan)
-    x[1, 1:] = np.where(ok, d - s, np.nan)
-    return st.paired_columns(x, 0, binary=False).p_value[1:]
-
-
-def _mcnemar_exact_p(b, c) -> np.ndarray:
-    """Exact McNemar p-values min(1, 2 BinomCDF(min(b, c); b + c, 1/2)) for arrays of
-    discordant counts (b + c = 0: p = 1).
-
-    Thin adapter: ``stats.mcnemar`` takes one (b, c) pair at a time (~0.3 ms each, 0.4 s for a
-    50-run x 20-task board). ``stats.paired_columns`` computes the same p for every column
-    of a 0/1 matrix from its discordant counts alone, so a matrix built with exactly these
-    counts (reference 1 / column 0 in c rows, reference 0 / column 1 in b rows, the rest
-    concordant) gives them all in one call; the counts are checked.
-    """
-    b = np.asarray(b, dtype=np.int64).reshape(-1)
-    c = np.asarray(c, dtype=np.int64).reshape(-1)
-    if b.size == 0:
-        return np.empty(0)
-    cb, cc = int(b.max()), int(c.max())
-    i = np.arange(max(cb + cc, 2))[:, None]
-    ref = (i[:, 0] < cc).astype(float)
-    x = np.where(i < cc, i >= c[None, :], (i - cc) < b[None, :]).astype(float)
-    pc = st.paired_columns(np.column_stack([ref, x]), 0, binary=True)
-    assert np.array_equal(pc.b[1:], b) and np.array_equal(pc.c[1:], c)
-    return pc.p_value[1:]
 
 
 def _paired(xa: np.ndarray, xb: np.ndarray, confidence: float, clusters=None):
@@ -546,12 +502,15 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     averages = _macro_averages(cells, confidence, notes)
     tiers = _empty(TIER_COLUMNS)
     ranks = _empty(RANK_COLUMNS)
-    if include_tiers:
-        tiers = _tiers(store, cells, averages, metrics_by_task, names, confidence)
+    # rank intervals need the items x runs matrices of their tasks; the tiers of those
+    # tasks reuse them, the other tasks' tiers come from one SQL aggregate
+    mats = {}
     if include_ranks:
-        ranks = _ranks(store, cells, metrics_by_task,
-                       None if rank_tasks is None else {str(t) for t in rank_tasks},
-                       names, confidence, n_resamples, seed, notes)
+        mats = _item_matrices(store, cells, metrics_by_task,
+                              None if rank_tasks is None else {str(t) for t in rank_tasks})
+        ranks = _ranks(mats, names, confidence, n_resamples, seed, notes)
+    if include_tiers:
+        tiers = _tiers(store, cells, averages, metrics_by_task, names, confidence, mats)
     return Leaderboard(method, confidence, metric, cells, averages, tiers, ranks,
                        tuple(notes), metrics_by_task)
 
@@ -599,8 +558,16 @@ def _item_runs_by_task(cells: pd.DataFrame) -> dict[str, list[int]]:
     return out
 
 
+def _compared_runs(cells: pd.DataFrame, metrics_by_task: dict[str, str],
+                   tasks=None) -> dict[str, list[int]]:
+    """Tasks with 2+ item-level runs (optionally only ``tasks``) -> their run ids."""
+    return {t: r for t, r in _item_runs_by_task(cells).items()
+            if t in metrics_by_task and len(r) >= 2 and (tasks is None or t in tasks)}
+
+
 def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
-           metrics_by_task: dict[str, str], names, confidence: float) -> pd.DataFrame:
+           metrics_by_task: dict[str, str], names, confidence: float,
+           mats: dict[str, tuple[list[int], np.ndarray]] | None = None) -> pd.DataFrame:
     """Runs indistinguishable from the best, per task and for the macro average.
 
     Per task: the best run is the highest score; every other run is tested against it on
@@ -616,14 +583,17 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     shared-item sums n, sum d, sum d^2, b, c in one SQL aggregate, from which
     diff = sum d / n, SE = ``stats.mean_se_from_moments(n, sum d, sum d^2)`` (= sd(d)/sqrt(n))
     and the McNemar / z p-values follow; runs sharing no item with the reference get n = 0
-    and NaN statistics.
+    and NaN statistics. Tasks whose items x runs matrix was already pulled for the rank
+    intervals (``mats``: task -> (run ids, matrix)) use ``stats.paired_columns`` on it
+    instead (the same numbers; one pull serves both when a page shows one task).
     """
     alpha = 1.0 - confidence
     item_cells = cells[cells["has_items"].astype(bool)]
-    runs_of = {t: r for t, r in _item_runs_by_task(cells).items()
-               if t in metrics_by_task and len(r) >= 2}
+    runs_of = _compared_runs(cells, metrics_by_task)
     if not runs_of:
         return _empty(TIER_COLUMNS)
+    mats = {t: (cols, x) for t, (cols, x) in (mats or {}).items()
+            if t in runs_of and sorted(cols) == sorted(runs_of[t])}
     score_of = {(int(r), str(t)): float(v) for r, t, v in
                 zip(item_cells["run_id"].tolist(), item_cells["task"].tolist(),
                     item_cells["score"].tolist())}
@@ -645,12 +615,15 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
             if len(same) >= 2:
                 group = set(int(r) for r in same["run_id"])
                 best_avg = int(same.iloc[0]["run_id"])
-    comparisons = [(t, metrics_by_task[t], best_of[t]) for t in runs_of]
+    sql_tasks = [t for t in runs_of if t not in mats]
+    comparisons = [(t, metrics_by_task[t], best_of[t]) for t in sql_tasks]
     if best_avg is not None:
-        comparisons += [(t, metrics_by_task[t], best_avg) for t, rids in runs_of.items()
-                        if best_avg in rids and best_avg != best_of[t]]
-    all_runs = sorted({r for rids in runs_of.values() for r in rids})
-    mom = store.reference_moments(comparisons, run_ids=all_runs)
+        comparisons += [(t, metrics_by_task[t], best_avg) for t in sql_tasks
+                        if best_avg in runs_of[t] and best_avg != best_of[t]]
+    all_runs = sorted({r for t in sql_tasks for r in runs_of[t]})
+    mom = store.reference_moments(comparisons, run_ids=all_runs) if comparisons else None
+    mom = mom if mom is not None else pd.DataFrame(
+        columns=["task", "ref_run_id", "run_id", "n", "sum_d", "sum_d2", "b", "c"])
     by_key = {(str(t), int(ref), int(r)): (int(n), float(sd), float(sd2), int(b), int(c))
               for t, ref, r, n, sd, sd2, b, c in zip(
                   mom["task"].tolist(), mom["ref_run_id"].tolist(), mom["run_id"].tolist(),
@@ -658,23 +631,30 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
                   mom["b"].tolist(), mom["c"].tolist())}
 
     def against(t: str, ref: int) -> tuple[np.ndarray, ...]:
-        """diff, se, n, b, c of every run of task t against run ref (arrays over runs)."""
+        """diff, se, n_shared and the test's p of every run of task t against run ref
+        (arrays over ``runs_of[t]``; p is NaN below 2 shared items)."""
+        binary = bool(binary_of.get(t, False))
+        if t in mats:
+            cols, x = mats[t]
+            order = [cols.index(r) for r in runs_of[t]]
+            pc = st.paired_columns(x[:, order], runs_of[t].index(ref), binary=binary)
+            return pc.diff, pc.se, np.asarray(pc.n_shared, dtype=int), pc.p_value
         v = np.array([by_key.get((t, ref, r), (0, np.nan, np.nan, 0, 0)) for r in runs_of[t]],
                      dtype=float)
         n = v[:, 0]
         with np.errstate(invalid="ignore", divide="ignore"):
             diff = np.where(n >= 1, v[:, 1] / n, np.nan)
         se = st.mean_se_from_moments(n, v[:, 1], v[:, 2])
-        return diff, se, n.astype(int), v[:, 3].astype(int), v[:, 4].astype(int)
+        p = st.mcnemar_exact_p(v[:, 3], v[:, 4]) if binary else st.normal_p_value(diff, se)
+        return diff, se, n.astype(int), np.where(n >= 2, p, np.nan)
 
     rows = []
     per_run: dict[int, list[tuple[float, float, int]]] = {}
     for t, rids in runs_of.items():
         best = best_of[t]
         bc = rids.index(best)
-        diff, se, nsh, b, c = against(t, best)
-        p = _mcnemar_exact_p(b, c) if bool(binary_of.get(t, False)) else _z_test_p(diff, se)
-        p = np.where(nsh >= 2, p, np.nan)
+        diff, se, nsh, p = against(t, best)
+        p = np.array(p, dtype=float)
         p[bc] = np.nan
         padj = _holm(p)
         for j, rid in enumerate(rids):
@@ -687,7 +667,7 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
                          "indistinguishable_from_best": bool(is_best or not padj[j] < alpha),
                          "n_shared": int(nsh[j])})
         if best_avg is not None and best_avg in rids:
-            d2, se2, n2, _, _ = (diff, se, nsh, b, c) if best_avg == best else \
+            d2, se2, n2, _ = (diff, se, nsh, p) if best_avg == best else \
                 against(t, best_avg)
             for j, rid in enumerate(rids):
                 if rid != best_avg and rid in group and np.isfinite(d2[j]) and np.isfinite(se2[j]):
@@ -702,7 +682,7 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
             dd.append(float(agg.estimate))
             ses.append(float(agg.se))
             nn.append(sum(k for _, _, k in v))
-        pp = _z_test_p(dd, ses)
+        pp = st.normal_p_value(dd, ses)
         padj = _holm(pp)
         bname = names.get(best_avg, str(best_avg))
         rows.append({"run_id": best_avg, "run": bname, "task": AVERAGE_TASK, "best_run": bname,
@@ -719,23 +699,18 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     return pd.DataFrame(rows, columns=list(TIER_COLUMNS))
 
 
-def _ranks(store, cells: pd.DataFrame, metrics_by_task: dict[str, str], rank_tasks,
-           names, confidence: float, n_resamples: int, seed: int,
-           notes: list[str]) -> pd.DataFrame:
-    """Paired-bootstrap rank intervals per task (``stats.paired_bootstrap_ranks``) over the
-    items every run of the task has, for the tasks in ``rank_tasks`` (None: all).
-
-    The item means of all those tasks come in one query (``store.item_mean_rows``) and are
-    pivoted items x runs in numpy (runs in the cells' order, items in store order).
-    """
-    runs_of = {t: r for t, r in _item_runs_by_task(cells).items()
-               if t in metrics_by_task and len(r) >= 2
-               and (rank_tasks is None or t in rank_tasks)}
+def _item_matrices(store, cells: pd.DataFrame, metrics_by_task: dict[str, str],
+                   tasks) -> dict[str, tuple[list[int], np.ndarray]]:
+    """task -> (run ids, items x runs matrix of item means, NaN where a run lacks an item)
+    for the tasks in ``tasks`` (None: all) with 2+ item-level runs: one query for all of
+    them (``store.item_mean_rows``), pivoted in numpy (runs in the cells' order, items in
+    store order)."""
+    runs_of = _compared_runs(cells, metrics_by_task, tasks)
     if not runs_of:
-        return _empty(RANK_COLUMNS)
+        return {}
     all_runs = sorted({r for rids in runs_of.values() for r in rids})
     im = store.item_mean_rows([(t, metrics_by_task[t]) for t in runs_of], run_ids=all_runs)
-    rows = []
+    out = {}
     for (t, m), g in im.groupby(["task", "metric"], sort=False):
         t = str(t)
         if t not in runs_of or metrics_by_task[t] != str(m):
@@ -747,8 +722,16 @@ def _ranks(store, cells: pd.DataFrame, metrics_by_task: dict[str, str], rank_tas
         x = np.full((len(items), len(rids)), np.nan)
         x[item_codes, cols[keep]] = g["score"].to_numpy(dtype=float)[keep]
         present = ~np.all(np.isnan(x), axis=0)
-        x = x[:, present]
-        run_cols = [r for r, ok in zip(rids, present) if ok]
+        out[t] = ([r for r, ok in zip(rids, present) if ok], x[:, present])
+    return out
+
+
+def _ranks(mats: dict[str, tuple[list[int], np.ndarray]], names, confidence: float,
+           n_resamples: int, seed: int, notes: list[str]) -> pd.DataFrame:
+    """Paired-bootstrap rank intervals per task (``stats.paired_bootstrap_ranks``) over the
+    items every run of the task has."""
+    rows = []
+    for t, (run_cols, x) in mats.items():
         complete = np.all(np.isfinite(x), axis=1)
         if len(run_cols) < 2 or complete.sum() < 2:
             notes.append(f"{t}: fewer than 2 items shared by all runs; no rank intervals")
@@ -933,13 +916,14 @@ def _paired_row(frame: pd.DataFrame, task: str, metric: str, confidence: float,
         sd_diff = float(r.se) * math.sqrt(n) if clusters is None else \
             float(np.std(xb - xa, ddof=1))
     binary = _is_binary(xa) and _is_binary(xb)
-    bcount = ccount = float("nan")
+    bcount = ccount = both = neither = float("nan")
     p_exact = p_midp = float("nan")
     if binary:
-        bcount = float(getattr(r, "b", np.sum((xb == 1) & (xa == 0))))
-        ccount = float(getattr(r, "c", np.sum((xb == 0) & (xa == 1))))
-        mc = getattr(r, "mcnemar", None) or st.mcnemar(int(bcount), int(ccount))
-        p_exact, p_midp = float(mc.p_exact), float(mc.p_midp)
+        # the 2x2 table: b = only B right, c = only A right, and the two concordant cells
+        bcount, ccount = float(r.b), float(r.c)
+        both = float(np.sum((xa == 1) & (xb == 1)))
+        neither = float(np.sum((xa == 0) & (xb == 0)))
+        p_exact, p_midp = float(r.mcnemar.p_exact), float(r.mcnemar.p_midp)
     else:
         p_exact = _fnum(r.p_value)
     if clusters is not None:
@@ -953,7 +937,7 @@ def _paired_row(frame: pd.DataFrame, task: str, metric: str, confidence: float,
             "diff": float(r.diff), "se": float(r.se), "low": float(r.low), "high": float(r.high),
             "se_unpaired": _fnum(getattr(r, "se_unpaired", float("nan"))),
             "correlation": _fnum(getattr(r, "correlation", float("nan"))),
-            "b": bcount, "c": ccount, "p_exact": p_exact, "p_midp": p_midp,
+            "b": bcount, "c": ccount, "both": both, "neither": neither, "p_exact": p_exact, "p_midp": p_midp,
             "p_adjusted": p_exact, "adjustment": "none", "mde": mde,
             "verdict": verdict_text(float(r.diff), float(r.low), float(r.high), mde,
                                     scale=scale, threshold=thr, name_a=name_a, name_b=name_b),
@@ -990,10 +974,10 @@ def _unpaired_row(store, a: int, b: int, task: str, metric: str, confidence: flo
     mde = _mde(1, se, 1.0 - confidence)
     unit = 0 <= va <= 1 and 0 <= vb <= 1
     scale = 100.0 if unit else 1.0
-    p = float(_z_test_p(diff, se)[0])
+    p = float(st.normal_p_value(diff, se)[0])
     return {"task": task, "metric": metric, "n": n, "score_a": va, "score_b": vb, "diff": diff,
             "se": se, "low": diff - z * se, "high": diff + z * se, "se_unpaired": se,
-            "correlation": float("nan"), "b": float("nan"), "c": float("nan"),
+            "correlation": float("nan"), "b": float("nan"), "c": float("nan"), "both": float("nan"), "neither": float("nan"),
             "p_exact": p, "p_midp": float("nan"), "p_adjusted": p, "adjustment": "none",
             "mde": mde,
             "verdict": "unpaired (reported stderr, no item-level data): " + verdict_text(
@@ -1177,13 +1161,13 @@ def _overall(per_task: pd.DataFrame, confidence: float, mde_threshold, name_a, n
     sa = float(per_task["score_a"].mean())
     sb = float(per_task["score_b"].mean())
     low, high = diff - z * se, diff + z * se
-    p = float(_z_test_p(diff, se)[0])
+    p = float(st.normal_p_value(diff, se)[0])
     return {"task": AVERAGE_TASK, "metric": ",".join(dict.fromkeys(per_task["metric"])),
             "n": int(per_task["n"].sum()), "score_a": sa, "score_b": sb, "diff": diff,
             "se": se, "low": low, "high": high,
             "se_unpaired": float(np.sqrt(np.sum(per_task["se_unpaired"].to_numpy(float) ** 2))
                                  / len(per_task)),
-            "correlation": float("nan"), "b": float("nan"), "c": float("nan"),
+            "correlation": float("nan"), "b": float("nan"), "c": float("nan"), "both": float("nan"), "neither": float("nan"),
             "p_exact": p, "p_midp": float("nan"), "p_adjusted": p, "adjustment": "none",
             "mde": mde,
             "verdict": verdict_text(diff, low, high, mde, scale=scale,

@@ -45,7 +45,8 @@ differences, SEs and MDEs are in the metric's own units (0.05 = 5 points for 0/1
 
 ``compare``: ``{"run_a", "run_b", "confidence", "verdict", "warnings": [str], "per_task":
 [{"task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high", "se_unpaired",
-"correlation", "b", "c", "p_exact", "p_midp", "p_adjusted", "adjustment", "mde", "verdict",
+"correlation", "b", "c", "both", "neither", "p_exact", "p_midp", "p_adjusted", "adjustment",
+"mde", "verdict",
 "kind", "points_scale", "sd_diff"}], "overall": {same keys as a per_task row} | null, "pairing":
 [{"task", "metric", "n_shared", "only_a": [item_id], "only_b": [item_id], "hash_mismatch":
 [item_id]}], "protocol_diff": [{"scope", "setting", "value_a", "value_b"}]}``.

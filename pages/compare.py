@@ -199,13 +199,7 @@ task_rows = {f"{r.task} / {r.metric}": r for r in binary.itertuples()}
 choice = st.selectbox("Task for the 2x2 table", list(task_rows), key="cmp_2x2_task") \
     if len(task_rows) > 1 else next(iter(task_rows))
 row = task_rows[choice]
-b, c, n = int(row.b), int(row.c), int(row.n)
-if hasattr(row, "both") and not pd.isna(getattr(row, "both")):
-    both, neither = int(row.both), int(row.neither)
-else:
-    # bookkeeping from the table's margins: A right = both + c, all = both + b + c + neither
-    both = int(round(float(row.score_a) * n)) - c
-    neither = n - b - c - both
+b, c, both, neither = int(row.b), int(row.c), int(row.both), int(row.neither)
 fig = charts.mcnemar_table(both, b, c, neither, label_a="A", label_b="B", p_exact=row.p_exact)
 left, right = st.columns([2, 3])
 with left:

@@ -52,10 +52,11 @@ if not chosen:
     st.info("No run selected: choose at least one run above.")
     st.stop()
 
-lb = common.compute("leaderboard", task=None if task == ALL else task,
-                    metric=None if metric == DEFAULT_METRIC else metric, method=method,
-                    confidence=confidence,
-                    runs=None if len(chosen) == len(run_names) else chosen)
+board_args = dict(task=None if task == ALL else task,
+                  metric=None if metric == DEFAULT_METRIC else metric, confidence=confidence,
+                  runs=None if len(chosen) == len(run_names) else chosen)
+# rank intervals bootstrap a task's items x runs matrix: computed below, for the task shown
+lb = common.compute("leaderboard", method=method, include_ranks=False, **board_args)
 cells = lb.cells
 if cells.empty:
     st.info("No scores for this selection. Pick another task or metric.")
@@ -138,7 +139,7 @@ st.caption("Filled circle: interval excludes chance. Open circle: interval conta
 
 # ---- tiers and ranks ---------------------------------------------------------------------
 st.subheader("Which runs are indistinguishable from the best?")
-tiers, ranks = lb.tiers, lb.ranks
+tiers = lb.tiers
 tier_scopes = list(dict.fromkeys(tiers["task"].astype(str))) if len(tiers) else []
 if not tier_scopes:
     st.info("Tiers need item-level scores of at least two runs on shared items.")
@@ -162,7 +163,14 @@ else:
         "Indistinguishable from best": t["indistinguishable_from_best"].astype(bool),
         "Shared items": t["n_shared"],
     })
-    r = ranks[ranks["task"].astype(str) == scope_choice] if len(ranks) else ranks
+    r = pd.DataFrame()
+    if scope_choice != "__average__":
+        # rank intervals do not depend on the interval method; "clt" keeps the cells cheap
+        ranked = common.compute("leaderboard", method="clt", include_tiers=False,
+                                include_audit=False, rank_tasks=[scope_choice], stop=False,
+                                **board_args)
+        if ranked is not None and len(ranked.ranks):
+            r = ranked.ranks[ranked.ranks["task"].astype(str) == scope_choice]
     if len(r):
         r = r.assign(rank_interval=r.apply(
             lambda x: "–" if pd.isna(x["rank"]) else

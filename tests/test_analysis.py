@@ -251,7 +251,7 @@ def test_reference_moments_equal_numpy_on_items(miss_store, kind):
     store = miss_store if kind == "real" else MemoryStore(_missing_runs())
     ids = {n: store.resolve_run(n) for n in ("r0", "r1", "r2", "k3")}
     vec = _item_vectors()
-    # three references on "bin" (the store pairs two per pass: the third needs a second pass)
+    # three references on "bin", one on "cnt"
     comps = [("bin", "acc", ids["r2"]), ("bin", "acc", ids["k3"]), ("cnt", "f1", ids["r1"]),
              ("bin", "acc", ids["r0"])]
     mom = store.reference_moments(comps)
@@ -331,26 +331,27 @@ def _check_tiers(board, vec, task, mcnemar):
 
 def test_tiers_from_sql_moments_match_scipy_with_missing_items(miss_store, tmp_path):
     vec = _item_vectors()
-    board = an.leaderboard(miss_store, n_resamples=200)
+    # include_ranks=False: every tier from the SQL aggregate (store.reference_moments)
+    board = an.leaderboard(miss_store, include_ranks=False)
     _check_tiers(board, vec, "cnt", mcnemar=False)
     # "k3" has fractional item means (3 answers per item): the task is not 0/1, so z-tests
     _check_tiers(board, vec, "bin", mcnemar=False)
     # without it the task is 0/1: exact McNemar on the shared items
     only01 = make_store(_missing_runs()[:3], tmp_path, kind="real")
-    _check_tiers(an.leaderboard(only01, n_resamples=200), vec, "bin", mcnemar=True)
+    _check_tiers(an.leaderboard(only01, include_ranks=False), vec, "bin", mcnemar=True)
 
 
-def test_p_value_adapters_against_scipy():
-    diff = np.array([0.1, -0.3, 0.0, 0.2, np.nan, 0.05])
-    se = np.array([0.05, 0.1, 0.0, 0.0, 0.1, np.inf])
-    p = an._z_test_p(diff, se)
-    assert p[:2] == pytest.approx(2 * sps.norm.sf(np.abs(diff[:2] / se[:2])), rel=1e-12)
-    assert (p[2], p[3]) == (1.0, 0.0)
-    assert np.isnan(p[4]) and np.isnan(p[5])
-    b = np.array([0, 3, 12, 40, 7])
-    c = np.array([0, 9, 12, 25, 0])
-    want = [1.0] + [sps.binomtest(min(x, y), x + y, 0.5).pvalue for x, y in zip(b[1:], c[1:])]
-    assert an._mcnemar_exact_p(b, c) == pytest.approx(want, rel=1e-12)
+@pytest.mark.parametrize("which", ["main", "missing"])
+def test_tiers_same_from_sql_aggregate_and_from_pulled_matrices(which, store, miss_store):
+    """Tasks whose matrices were pulled for the ranks take their tiers from
+    stats.paired_columns; the others from the SQL moments: the two give the same rows."""
+    s = store if which == "main" else miss_store
+    tasks = sorted(set(an.leaderboard(s, include_tiers=False, include_ranks=False).cells["task"]))
+    sql = an.leaderboard(s, include_ranks=False).tiers
+    for rank_tasks in (None, tasks[:1]):
+        mixed = an.leaderboard(s, n_resamples=100, rank_tasks=rank_tasks).tiers
+        pd.testing.assert_frame_equal(mixed.reset_index(drop=True), sql.reset_index(drop=True),
+                                      check_exact=False, rtol=1e-9, atol=1e-12)
 
 
 def test_rank_tasks_limits_rank_intervals(store):

@@ -179,9 +179,12 @@ def test_compare_text_and_json(capsys, store_file):
                         "overall", "pairing", "protocol_diff"}
     row = doc["per_task"][0]
     assert {"task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high",
-            "se_unpaired", "correlation", "b", "c", "p_exact", "p_midp", "p_adjusted",
-            "adjustment", "mde", "verdict", "kind", "points_scale", "sd_diff"} == set(row)
+            "se_unpaired", "correlation", "b", "c", "both", "neither", "p_exact", "p_midp",
+            "p_adjusted", "adjustment", "mde", "verdict", "kind", "points_scale",
+            "sd_diff"} == set(row)
     assert row["p_exact"] == pytest.approx(0.015625)
+    # the 2x2 table adds up: Mistral 12/15 right, DialoGPT 5/15, b = 0, c = 7
+    assert (row["both"], row["b"], row["c"], row["neither"]) == (5, 0, 7, 3)
     assert doc["overall"] is None
     assert doc["pairing"][0]["n_shared"] == 15 and doc["pairing"][0]["only_a"] == []
     code, out, _ = run(capsys, "--store", store_file, "compare", "1", "2", "--format", "csv")

@@ -28,7 +28,8 @@ from evalcore.stats.intervals import (PROPORTION_METHODS, SCORE_METHODS, Interva
                                       proportion_interval, required_n_for_half_width,
                                       score_interval, wilson_interval)
 from evalcore.stats.paired import (McNemarResult, PairedColumns, PairedDifference, correlation,
-                                   mcnemar, paired_columns, paired_difference)
+                                   mcnemar, mcnemar_exact_p, normal_p_value,
+                                   paired_columns, paired_difference)
 from evalcore.stats.planning import (effective_n, minimum_detectable_effect,
                                      minimum_detectable_effect_unpaired,
                                      preregistration_markdown, required_items,
@@ -51,7 +52,7 @@ __all__ = [
     "ClusteredSE", "clustered_se",
     # paired
     "PairedDifference", "McNemarResult", "PairedColumns", "paired_difference", "mcnemar",
-    "paired_columns", "correlation",
+    "paired_columns", "correlation", "mcnemar_exact_p", "normal_p_value",
     # repeats
     "VarianceComponents", "RerunNoise", "PassAtK", "variance_components", "rerun_noise",
     "pass_at_k", "pass_at_k_summary",

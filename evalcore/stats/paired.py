@@ -70,6 +70,42 @@ def mcnemar(b: int, c: int) -> McNemarResult:
     return McNemarResult(bi, ci, p_exact, p_midp, float(stat), float(chi2.sf(stat, 1)))
 
 
+def mcnemar_exact_p(b: Any, c: Any) -> np.ndarray:
+    """Exact two-sided McNemar p-values for arrays of discordant counts, elementwise.
+
+    p = min(1, 2 * BinomCDF(min(b, c); b + c, 1/2)), and p = 1 where b + c = 0: the same rule
+    as :func:`mcnemar`'s ``p_exact``, for a whole leaderboard's (b, c) pairs in one call.
+    """
+    bi = np.atleast_1d(np.asarray(b))
+    ci = np.atleast_1d(np.asarray(c))
+    if bi.shape != ci.shape:
+        raise StatsInputError(f"b and c must have the same shape, got {bi.shape} and {ci.shape}")
+    if bi.size and (np.any(bi < 0) or np.any(ci < 0) or np.any(bi != np.round(bi))
+                    or np.any(ci != np.round(ci))):
+        raise StatsInputError("discordant counts must be whole numbers >= 0")
+    bi, ci = bi.astype(np.int64), ci.astype(np.int64)
+    m = bi + ci
+    p = np.minimum(1.0, 2.0 * binom.cdf(np.minimum(bi, ci), np.maximum(m, 1), 0.5))
+    return np.where(m == 0, 1.0, p).astype(float)
+
+
+def normal_p_value(estimate: Any, se: Any) -> np.ndarray:
+    """Two-sided normal (Wald) p-values 2 * Phi(-|estimate / se|), elementwise.
+
+    For differences known only through an estimate and its standard error (macro averages,
+    aggregates computed in SQL, harness-reported stderrs). se = 0 gives p = 1 if the estimate
+    is 0, else 0; NaN or infinite input gives NaN. The rule :func:`paired_difference` uses.
+    """
+    d = np.atleast_1d(np.asarray(estimate, dtype=float))
+    s = np.atleast_1d(np.asarray(se, dtype=float))
+    d, s = np.broadcast_arrays(d, s)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = 2.0 * ndtr(-np.abs(d / s))
+    p = np.where(s == 0, np.where(d == 0, 1.0, 0.0), p)
+    ok = np.isfinite(d) & np.isfinite(s) & (s >= 0)
+    return np.where(ok, p, np.nan).astype(float)
+
+
 def correlation(a: np.ndarray, b: np.ndarray) -> float:
     """Pearson correlation, NaN (not a warning) when either vector is constant or n < 2."""
     if a.size < 2:
@@ -246,13 +282,9 @@ def paired_columns(matrix: Any, ref: int, *, binary: bool | None = None) -> Pair
     if binary:
         b = ((x == 1.0) & (xr == 0.0) & fin).sum(axis=0)
         c = ((x == 0.0) & (xr == 1.0) & fin).sum(axis=0)
-        m = b + c
-        p = np.minimum(1.0, 2.0 * binom.cdf(np.minimum(b, c), np.maximum(m, 1), 0.5))
-        p = np.where(m == 0, 1.0, p)
+        p = mcnemar_exact_p(b, c)
     else:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            p = 2.0 * ndtr(-np.abs(diff / se))
-        p = np.where(se == 0, np.where(diff == 0, 1.0, 0.0), p)
+        p = normal_p_value(diff, se)
     p = np.where(nsh >= 2, p, np.nan).astype(float)
     p[j] = np.nan
     return PairedColumns(ref=j, diff=diff, se=se, p_value=p, n_shared=nsh, b=b, c=c,

@@ -234,3 +234,23 @@ def test_paired_columns_continuous_uses_the_paired_z_test():
     assert res.diff[0] == 0.0 and math.isnan(res.p_value[0])
     with pytest.raises(StatsInputError, match="ref"):
         paired_columns(x, 3)
+
+
+def test_vectorised_p_values_against_scipy():
+    """normal_p_value and mcnemar_exact_p: elementwise, equal to scipy's tests."""
+    from evalcore.stats import mcnemar_exact_p, normal_p_value
+
+    diff = np.array([0.1, -0.3, 0.0, 0.2, np.nan, 0.05])
+    se = np.array([0.05, 0.1, 0.0, 0.0, 0.1, np.inf])
+    p = normal_p_value(diff, se)
+    assert p[:2] == pytest.approx(2 * stats.norm.sf(np.abs(diff[:2] / se[:2])), rel=1e-12)
+    assert (p[2], p[3]) == (1.0, 0.0)
+    assert np.isnan(p[4]) and np.isnan(p[5])
+    b = np.array([0, 3, 12, 40, 7])
+    c = np.array([0, 9, 12, 25, 0])
+    want = [1.0] + [stats.binomtest(min(x, y), x + y, 0.5).pvalue for x, y in zip(b[1:], c[1:])]
+    assert mcnemar_exact_p(b, c) == pytest.approx(want, rel=1e-12)
+    assert mcnemar_exact_p(b, c)[1:] == pytest.approx(
+        [mcnemar(int(x), int(y)).p_exact for x, y in zip(b[1:], c[1:])], rel=1e-12)
+    with pytest.raises(ValueError):
+        mcnemar_exact_p([1, -1], [2, 2])
