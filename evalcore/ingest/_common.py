@@ -261,18 +261,23 @@ def empty_frame(columns: tuple[str, ...]) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=_DTYPES.get(c, STR)) for c in columns})
 
 
+def _str_column(v: Any, n: int) -> pd.Series:
+    """A string column of length ``n``: None and a scalar string are broadcast."""
+    if v is None:
+        return pd.Series([None] * n, dtype=STR)
+    if isinstance(v, str):
+        return pd.Series([v] * n, dtype=STR)
+    return pd.Series(v, dtype=STR)
+
+
 def scores_frame(task: Any, metric: Any, item_id: Any, answer_idx: Any, score: Any,
                  cluster: Any = None, item_hash: Any = None, prompt_hash: Any = None) -> pd.DataFrame:
     """Build a SCORE_COLUMNS frame; scalars are broadcast to the length of ``score``."""
     score = np.asarray(score, dtype="float64")
     n = len(score)
 
-    def col(v: Any) -> Any:
-        if v is None:
-            return pd.Series([None] * n, dtype=STR)
-        if isinstance(v, str):
-            return pd.Series([v] * n, dtype=STR)
-        return pd.Series(v, dtype=STR)
+    def col(v: Any) -> pd.Series:
+        return _str_column(v, n)
 
     if np.isscalar(answer_idx):
         answer = np.full(n, int(answer_idx), dtype="int64")
@@ -314,12 +319,8 @@ def texts_frame(task: Any, item_id: Any, answer_idx: Any, prompt: Any, target: A
                 response: Any) -> pd.DataFrame:
     n = len(item_id)
 
-    def col(v: Any) -> Any:
-        if v is None:
-            return pd.Series([None] * n, dtype=STR)
-        if isinstance(v, str):
-            return pd.Series([v] * n, dtype=STR)
-        return pd.Series(v, dtype=STR)
+    def col(v: Any) -> pd.Series:
+        return _str_column(v, n)
 
     answer = (np.full(n, int(answer_idx), dtype="int64") if np.isscalar(answer_idx)
               else np.asarray(answer_idx, dtype="int64"))

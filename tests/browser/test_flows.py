@@ -108,7 +108,12 @@ def test_upload_compare_and_disagreements(app_url, page, fixtures_present):
     no_exception(page)
     text = main_text(page)
     assert "Verdict" in text
-    assert re.search(r"-46\.7\s*pp", text), text[:3000]
+    # st.metric values can paint a moment after the rest of the page: wait for them
+    page.wait_for_function(
+        "() => /-46\\.7\\s*pp/.test(document.querySelector('[data-testid=stMain]').innerText)",
+        timeout=30_000)
+    text = main_text(page)
+    assert re.search(r"-46\.7\s*pp", text)
     # the disagreement list: 7 items only A got right, with prompt and both responses
     assert "7 item(s)" in text
     assert "Prompt" in text and "Response A" in text and "Response B" in text

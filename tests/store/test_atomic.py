@@ -77,7 +77,7 @@ def test_exception_mid_ingest_after_a_bulk_insert_leaves_bytes_unchanged(store, 
 def test_constraint_violation_is_a_store_error_and_changes_nothing(store, monkeypatch):
     store.ingest([make_run("taken", files=["a"])])
     before = store_fingerprint(store.path)
-    monkeypatch.setattr(Store, "_unique_name", staticmethod(lambda con, base, exclude_run=None: "taken"))
+    monkeypatch.setattr(Store, "_unique_name", staticmethod(lambda con, base, exclude_run=None, hint=None: "taken"))
     with pytest.raises(StoreError) as err:
         store.ingest([make_run("other", files=["b"])])
     assert "constraint" in str(err.value)
