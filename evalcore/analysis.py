@@ -1241,7 +1241,7 @@ class RepeatsReport:
     """Several answers per item for one run/task/metric.
 
     curve columns: k, se, low_floor (between-item floor SE), measured (bool: the K observed)
-    pass_at_k columns: k, estimate, se, low, high, n_items
+    pass_at_k columns: k, estimate, se, low, high, n_items, method
     """
 
     run: str
@@ -1311,7 +1311,7 @@ def repeats(store, run: str | int, task: str, metric: str | None = None,
             r = st.pass_at_k_summary(num, cor, k, confidence=confidence)
             rows.append({"k": k, "estimate": float(r.estimate), "se": float(r.se),
                          "low": float(r.low), "high": float(r.high),
-                         "n_items": int(getattr(r, "n_items", getattr(r, "n", len(num))))})
+                         "n_items": int(r.n_items), "method": r.method})
         pak = pd.DataFrame(rows)
     return RepeatsReport(run=_run_names(store).get(rid, str(rid)), task=task, metric=m,
                          n_items=n_items, k_observed=k_obs, between=between, within=within,

@@ -380,6 +380,14 @@ def _leaderboard_table(lb) -> pd.DataFrame:
     return out
 
 
+def _cut(value: Any, width: int = 44) -> Any:
+    """A long text value cut to ``width`` characters with an ellipsis (for terminal tables)."""
+    text = value if isinstance(value, str) else None
+    if text is None or len(text) <= width:
+        return value
+    return text[:width - 1].replace("\n", " ") + "…"
+
+
 def _short_list(text: str, limit: int = 60) -> str:
     """A comma list cut to about ``limit`` characters ("a,b,c,... (+70 more)")."""
     items = str(text).split(",")
@@ -469,8 +477,8 @@ def cmd_compare(args) -> int:
     for w in cmp.warnings:
         lines.append(f"WARNING: {w}")
     if len(cmp.protocol_diff):
-        lines.append("\nProtocol differences:")
-        lines.append(to_table(cmp.protocol_diff))
+        lines.append("\nProtocol differences: (long values cut; --format json has them whole)")
+        lines.append(to_table(cmp.protocol_diff.map(_cut)))
     lines.append("\nPairing:")
     pt = pd.DataFrame([{"task": p["task"], "metric": p["metric"], "shared": p["n_shared"],
                         "only in A": len(p["only_a"]), "only in B": len(p["only_b"]),

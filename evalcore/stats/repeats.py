@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from evalcore.stats.intervals import wilson_interval
 from evalcore.stats._checks import (StatsInputError, as_matrix, as_scores, check_confidence,
                                     check_count, clip_unit, same_length, z_value)
 
@@ -223,8 +224,12 @@ def pass_at_k_summary(num_samples: Any, num_correct: Any, k: int,
                       confidence: float = 0.95) -> PassAtK:
     """Mean of per-item unbiased pass@k, SE = sd(per-item values, ddof=1)/sqrt(n_items).
 
-    Interval: mean -+ z * SE, clipped to [0, 1]. One item: SE and bounds NaN. The SE treats
-    items as the sampling unit (answers within an item are accounted for by the estimator).
+    Interval: mean -+ z * SE, clipped to [0, 1]. When every per-item value is 0 or 1 (k equal
+    to the number of answers, or items all right / all wrong) the values are Bernoulli over
+    items and the Wilson interval on their count is used instead, so the interval is never
+    zero-width at 0 or 1 (the method name says which). One item: SE and bounds NaN. The SE
+    treats items as the sampling unit (answers within an item are accounted for by the
+    estimator).
     """
     conf = check_confidence(confidence)
     ns = as_scores(num_samples, "num_samples")
@@ -237,6 +242,11 @@ def pass_at_k_summary(num_samples: Any, num_correct: Any, k: int,
         nan = float("nan")
         return PassAtK(int(k), est, nan, nan, nan, n, conf)
     se = float(np.std(vals, ddof=1) / math.sqrt(n))
+    if np.all((vals == 0.0) | (vals == 1.0)):
+        w = wilson_interval(int(vals.sum()), n, conf)
+        return PassAtK(int(k), est, se, w.low, w.high, n, conf,
+                       method="unbiased pass@k (Chen et al. 2021), per-item values 0/1: "
+                              "Wilson over items")
     z = z_value(conf)
     low, high = clip_unit(est - z * se, est + z * se)
     return PassAtK(int(k), est, se, low, high, n, conf)

@@ -183,3 +183,17 @@ def test_property_pass_at_k_in_unit_interval_and_monotone_in_k(nck):
     assert 0.0 <= v <= 1.0
     if k < n:
         assert pass_at_k(n, c, k + 1) >= v - 1e-12
+
+
+def test_pass_at_k_summary_is_never_zero_width_when_every_item_is_solved():
+    """k = N with every item solved once: per-item values are all 1; the interval is the
+    Wilson interval of 60/60 (statsmodels), not [1, 1]."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from evalcore.stats import pass_at_k_summary
+
+    res = pass_at_k_summary(np.full(60, 5), np.full(60, 3), 5)
+    low, high = proportion_confint(60, 60, alpha=0.05, method="wilson")
+    assert res.estimate == 1.0 and res.high == pytest.approx(high)
+    assert res.low == pytest.approx(low, rel=1e-9) and res.low < 1.0
+    assert "Wilson" in res.method
