@@ -277,7 +277,8 @@ def cmd_ingest(args) -> int:
         raise _BadInput(f"no such file or folder: {', '.join(missing)}")
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
     try:
-        parsed = parse_paths([Path(p) for p in args.paths], progress=progress)
+        parsed = parse_paths([Path(p) for p in args.paths], progress=progress,
+                             cluster_key=args.cluster_key)
     finally:
         if progress is not None:
             progress.close()
@@ -724,6 +725,10 @@ def build_parser() -> argparse.ArgumentParser:
                                    "become one run; ingesting the same files again changes "
                                    "nothing. Prints what was detected per run.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders (recursive) or zips")
+    p.add_argument("--cluster-key", metavar="KEY", default=None,
+                   help="cluster items by this field: inspect sample metadata key or lm_eval "
+                        "doc field (e.g. passage_id, subject); default: picked automatically "
+                        "when an obvious grouping key exists (reported); '' for no clusters")
     _add_format(p)
     p.set_defaults(func=cmd_ingest)
 

@@ -27,8 +27,20 @@ store = common.get_store()
 uploads = st.file_uploader("Drop result files here (one or many)", accept_multiple_files=True,
                            key="up_files", help=FORMATS_HELP)
 st.caption(FORMATS_HELP)
+CLUSTER_MODES = {"auto": "picked automatically", "none": "none", "field": "this field:"}
+c_mode, c_field = st.columns([3, 2])
+cluster_mode = c_mode.radio(
+    "Clusters (items that share a passage, subject, problem ...)", list(CLUSTER_MODES),
+    format_func=CLUSTER_MODES.get, horizontal=True, key="up_cluster_mode",
+    help="The field of inspect sample metadata or lm_eval docs that groups items, for clustered "
+         "standard errors. Automatic picks an obvious grouping key when one exists and reports it. "
+         "Applies to files not yet in the store.")
+cluster_field = c_field.text_input("Cluster field", key="up_cluster_field",
+                                   placeholder="e.g. passage_id", label_visibility="collapsed",
+                                   disabled=cluster_mode != "field")
+cluster_key = {"auto": None, "none": ""}.get(cluster_mode, cluster_field.strip() or None)
 if uploads:
-    signature = tuple((f.name, f.size, getattr(f, "file_id", "")) for f in uploads)
+    signature = tuple((f.name, f.size, getattr(f, "file_id", "")) for f in uploads) + (cluster_key,)
     if st.session_state.get("up_sig") != signature:
         bar = st.progress(0.0, text="Reading the files ...")
 
@@ -36,7 +48,8 @@ if uploads:
             share = min(1.0, done / total) if total else 0.0
             bar.progress(share, text=f"Reading {common.md_escape(current)} ({share:.0%})")
 
-        result = common.ingest_uploads([(f.name, f.getvalue()) for f in uploads], store, _progress)
+        result = common.ingest_uploads([(f.name, f.getvalue()) for f in uploads], store, _progress,
+                                       cluster_key=cluster_key)
         bar.progress(1.0, text="Done.")
         st.session_state["up_sig"] = signature
         st.session_state["up_result"] = result

@@ -331,3 +331,16 @@ def test_markdown_and_latex_escape_user_text():
     tex = cli.to_latex(df)
     assert "50\\%\\_x\\&y" in tex and tex.count("\\\\") == 3
     assert cli.dump_json({"x": float("nan"), "y": np.int64(3)}) == '{\n  "x": null,\n  "y": 3\n}'
+
+
+def test_ingest_cluster_key_option(capsys, tmp_path, fixtures_dir):
+    """--cluster-key picks the metadata field that groups items; '' turns clusters off."""
+    from evalcore.store import Store
+
+    log = next((fixtures_dir / "inspect").glob("*starsim-benchmark_24Ab*.eval"))
+    auto, off = str(tmp_path / "auto.duckdb"), str(tmp_path / "off.duckdb")
+    assert run(capsys, "--store", auto, "ingest", str(log))[0] == 0
+    assert run(capsys, "--store", off, "ingest", "--cluster-key", "", str(log))[0] == 0
+    with_clusters = Store(auto).scores([1])["cluster"]
+    assert with_clusters.nunique() == 6        # metadata.problem_id: 6 problems
+    assert Store(off).scores([1])["cluster"].isna().all()

@@ -171,8 +171,10 @@ def demo_banner(runs: pd.DataFrame) -> None:
 
 # ---- ingest ----------------------------------------------------------------------------
 def ingest_uploads(files: list[tuple[str, bytes]], store: Store,
-                   progress: Callable[[int, int, str], None] | None = None) -> dict:
-    """Parse in-memory uploads and ingest them in one transaction.
+                   progress: Callable[[int, int, str], None] | None = None,
+                   cluster_key: str | None = None) -> dict:
+    """Parse in-memory uploads and ingest them in one transaction (``cluster_key`` as in
+    ``evalcore.ingest.parse_uploads``: None picks automatically, "" means no clusters).
 
     Returns ``{"ok": True, "report": IngestReport}`` or ``{"ok": False, "error": exc}``; on
     an error nothing was written (``Store.ingest`` is atomic and parsing happens first).
@@ -180,7 +182,7 @@ def ingest_uploads(files: list[tuple[str, bytes]], store: Store,
     from evalcore.ingest import parse_uploads
 
     try:
-        parsed = parse_uploads(files, progress=progress)
+        parsed = parse_uploads(files, progress=progress, cluster_key=cluster_key)
         if not parsed:
             raise IngestError(", ".join(n for n, _ in files) or "upload", None,
                               "at least one run in a supported format")

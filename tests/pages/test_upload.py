@@ -79,3 +79,22 @@ def test_rename_tag_and_delete_with_confirmation(tmp_path):
     at.button(key="up_confirm_yes").click().run()
     no_exception(at)
     assert list(Store(store_file(tmp_path)).runs()["name"]) == ["second"]
+
+
+def test_cluster_key_choice_reaches_the_parser(tmp_path, fixtures_dir):
+    """The starsim inspect log groups its 23 sub-steps into 6 problems (metadata.problem_id):
+    picked automatically by default, left out with 'none', named explicitly with 'field'."""
+    log = next((fixtures_dir / "inspect").glob("*starsim-benchmark_24Ab*.eval"))
+    files = [(log.name, log.read_bytes(), "application/zip")]
+    at = page("upload").run()
+    at.radio(key="up_cluster_mode").set_value("none").run()
+    upload(at, files)
+    assert any("Recognised 1 run(s)" in t for t in texts(at.success))
+    assert Store(store_file(tmp_path)).scores([1])["cluster"].isna().all()
+
+    other = next((fixtures_dir / "inspect").glob("*starsim-benchmark_ZLCP*.eval"))
+    at = page("upload").run()
+    at.radio(key="up_cluster_mode").set_value("field").run()
+    at.text_input(key="up_cluster_field").set_value("problem_id").run()
+    upload(at, [(other.name, other.read_bytes(), "application/zip")])
+    assert Store(store_file(tmp_path)).scores([2])["cluster"].nunique() == 6
