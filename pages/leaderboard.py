@@ -87,11 +87,21 @@ def _cell_text(row: pd.Series) -> str:
 table = cells.assign(cell=cells.apply(_cell_text, axis=1))
 pivot = table.pivot_table(index="run", columns="task", values="cell", aggfunc="first")
 averages = lb.averages
-if len(averages) and cells["task"].nunique() > 1:
-    avg = averages.set_index("run").apply(
-        lambda r: common.fmt_interval(r["score"], r["low"], r["high"], percent), axis=1)
-    pivot.insert(0, "Macro average", avg)
-    order = averages.sort_values("score", ascending=False)["run"].astype(str).tolist()
+n_tasks_shown = int(cells["task"].nunique())
+
+
+def _average_text(row: pd.Series) -> str:
+    text = common.fmt_interval(row["score"], row["low"], row["high"], percent)
+    if int(row["n_tasks"]) < n_tasks_shown:   # an average over fewer tasks is not comparable
+        text += f" ({int(row['n_tasks'])} of {n_tasks_shown} tasks)"
+    return text
+
+
+if len(averages) and n_tasks_shown > 1:
+    pivot.insert(0, "Macro average", averages.set_index("run").apply(_average_text, axis=1))
+    # runs averaged over all tasks first, so a one-task average never tops the table
+    order = averages.sort_values(["n_tasks", "score"], ascending=[False, False])["run"] \
+        .astype(str).tolist()
 else:
     first = cells[cells["task"] == cells["task"].iloc[0]]
     order = first.sort_values("score", ascending=False)["run"].astype(str).tolist()
@@ -128,14 +138,18 @@ if len(plot_tasks) > MAX_PANELS:
                                 "average is always drawn).")
 else:
     shown = plot_tasks
+# the macro-average panel compares like with like: only runs averaged over every task shown
+full_averages = averages[averages["n_tasks"] == n_tasks_shown] if len(averages) else averages
 fig = charts.forest_plot(cells[cells["task"].astype(str).isin(shown)],
-                         averages if cells["task"].nunique() > 1 else None,
+                         full_averages if n_tasks_shown > 1 and len(full_averages) else None,
                          method_label=method_label, confidence=lb.confidence,
                          percent=percent_by_task,
                          run_order=[r for r in order if r in set(cells["run"].astype(str))])
 common.show_chart(fig, f"forest_{task}_{lb.method}", "lb_forest")
 st.caption("Filled circle: interval excludes chance. Open circle: interval contains chance. "
-           "Diamond: summary-only run. Dotted line: chance level of a multiple-choice task.")
+           "Diamond: summary-only run. Dotted line: chance level of a multiple-choice task."
+           + (f" The macro-average panel shows only runs with all {n_tasks_shown} tasks."
+              if n_tasks_shown > 1 and len(full_averages) < len(averages) else ""))
 
 # ---- tiers and ranks ---------------------------------------------------------------------
 st.subheader("Which runs are indistinguishable from the best?")

@@ -154,3 +154,26 @@ def test_run_subset_lives_in_the_url(toy_store):
     again.query_params["runs"] = ["alpha", "gamma"]
     again.run()
     assert set(pivot(again)) == {"alpha", "gamma"}
+
+
+def test_average_over_fewer_tasks_is_labelled_and_kept_out_of_the_average_panel(tmp_path):
+    """A run with 1 of 2 tasks: its macro average is that one score, not comparable with the
+    two-task averages; it says so, sorts after them and stays out of the forest plot's
+    macro-average panel, even when its one score is the highest on the board."""
+    rng = np.random.default_rng(3)
+    full = [parsed_run(n, {("mc", "acc"): (rng.random(80) < p).astype(float),
+                           ("gen", "acc"): (rng.random(80) < p - 0.2).astype(float)})
+            for n, p in (("alpha", 0.6), ("beta", 0.7))]
+    solo = parsed_run("solo", {("mc", "acc"): np.ones(80)})
+    Store(store_file(tmp_path)).ingest(full + [solo])
+    at = page("leaderboard").run()
+    no_exception(at)
+    table = pivot(at)
+    assert table["solo"]["Macro average"].endswith("(1 of 2 tasks)")
+    assert "tasks)" not in table["beta"]["Macro average"]
+    assert list(table)[-1] == "solo"
+    forest = charts(at)[0]
+    panels = {t["name"]: t["y"] for t in forest["data"]}
+    assert "solo" in panels["mc"]                    # drawn in its task panel ...
+    assert sorted(panels["Macro average"]) == ["alpha", "beta"]   # ... not among the averages
+    assert any("only runs with all 2 tasks" in t for t in texts(at.caption))
