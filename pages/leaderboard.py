@@ -88,12 +88,15 @@ table = cells.assign(cell=cells.apply(_cell_text, axis=1))
 pivot = table.pivot_table(index="run", columns="task", values="cell", aggfunc="first")
 averages = lb.averages
 n_tasks_shown = int(cells["task"].nunique())
+# the most complete task set any run has: averages over fewer tasks are not comparable with it
+n_tasks_full = int(averages["n_tasks"].max()) if len(averages) else 0
 
 
 def _average_text(row: pd.Series) -> str:
     text = common.fmt_interval(row["score"], row["low"], row["high"], percent)
-    if int(row["n_tasks"]) < n_tasks_shown:   # an average over fewer tasks is not comparable
-        text += f" ({int(row['n_tasks'])} of {n_tasks_shown} tasks)"
+    k = int(row["n_tasks"])
+    if k < n_tasks_full:
+        text += f" (only {k} task{'s' if k > 1 else ''})"
     return text
 
 
@@ -139,7 +142,7 @@ if len(plot_tasks) > MAX_PANELS:
 else:
     shown = plot_tasks
 # the macro-average panel compares like with like: only runs averaged over every task shown
-full_averages = averages[averages["n_tasks"] == n_tasks_shown] if len(averages) else averages
+full_averages = averages[averages["n_tasks"] == n_tasks_full] if len(averages) else averages
 fig = charts.forest_plot(cells[cells["task"].astype(str).isin(shown)],
                          full_averages if n_tasks_shown > 1 and len(full_averages) else None,
                          method_label=method_label, confidence=lb.confidence,
@@ -148,7 +151,8 @@ fig = charts.forest_plot(cells[cells["task"].astype(str).isin(shown)],
 common.show_chart(fig, f"forest_{task}_{lb.method}", "lb_forest")
 st.caption("Filled circle: interval excludes chance. Open circle: interval contains chance. "
            "Diamond: summary-only run. Dotted line: chance level of a multiple-choice task."
-           + (f" The macro-average panel shows only runs with all {n_tasks_shown} tasks."
+           + (f" The macro-average panel shows only the runs averaged over {n_tasks_full} "
+              "tasks, the most any run has."
               if n_tasks_shown > 1 and len(full_averages) < len(averages) else ""))
 
 # ---- tiers and ranks ---------------------------------------------------------------------
