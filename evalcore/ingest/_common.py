@@ -57,6 +57,19 @@ CLUSTER_NAME = re.compile(r"(^|_)(id|subject|category|group|topic|passage|proble
 CLUSTER_TEXT_LIMIT = 64
 
 
+def choose_cluster_key(candidates: list[str], preferred: tuple[str, ...] | list[str]
+                       ) -> tuple[str | None, list[str]]:
+    """The cluster key to use among ``candidates``: the first of ``preferred`` present, else the
+    first whose name looks like a grouping key (CLUSTER_NAME), else None; and the candidates."""
+    for k in preferred:
+        if k in candidates:
+            return k, candidates
+    for k in candidates:
+        if CLUSTER_NAME.search(k):
+            return k, candidates
+    return None, candidates
+
+
 def max_file_bytes() -> int:
     """The per-file size limit in bytes: ``$EVALBARS_MAX_FILE_MB`` (default 2048 MB).
 

@@ -48,7 +48,7 @@ import numpy as np
 
 from evalcore.errors import IngestError
 from evalcore.ingest._common import (
-    CLUSTER_NAME,
+    choose_cluster_key,
     Source,
     check_unique,
     dumps,
@@ -134,13 +134,7 @@ def pick_cluster_key(metadatas: list[dict[str, Any]]) -> tuple[str | None, list[
         distinct = len(set(vals))
         if 2 <= distinct < n:
             candidates.append(k)
-    for k in PREFERRED_CLUSTER_KEYS:
-        if k in candidates:
-            return k, candidates
-    for k in candidates:
-        if CLUSTER_NAME.search(k):
-            return k, candidates
-    return None, candidates
+    return choose_cluster_key(candidates, PREFERRED_CLUSTER_KEYS)
 
 
 def _resolve(value: Any, attachments: dict[str, str]) -> Any:

@@ -103,6 +103,7 @@ import pyarrow.compute as pc
 from evalcore.errors import IngestError
 from evalcore.ingest._common import (
     CLUSTER_NAME,
+    choose_cluster_key,
     CLUSTER_TEXT_LIMIT,
     cluster_label,
     empty_frame,
@@ -515,13 +516,7 @@ def pick_cluster_key(per_doc: dict[str, Any], gold: Iterable[str] = ()) -> tuple
         if 2 <= g < n and 2 * int((counts >= 2).sum()) > g:
             candidates.append(name)
     candidates.sort()
-    for k in CLUSTER_KEYS:
-        if k in candidates:
-            return k, candidates
-    for k in candidates:
-        if CLUSTER_NAME.search(k):
-            return k, candidates
-    return None, candidates
+    return choose_cluster_key(candidates, CLUSTER_KEYS)
 
 
 def _str_or_none(v: Any) -> str | None:
