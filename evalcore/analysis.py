@@ -90,11 +90,6 @@ def default_metric(metrics) -> str:
     return ms[0]
 
 
-def _z(confidence: float) -> float:
-    """Two-sided normal quantile z_{1-alpha/2} for a confidence level (``stats.z_value``)."""
-    return st.z_value(confidence)
-
-
 def _check_confidence(confidence: float) -> None:
     if not (0.0 < float(confidence) < 1.0):
         raise AnalysisError(f"confidence must be strictly between 0 and 1, got {confidence}")
@@ -196,19 +191,13 @@ def _proportion(method: str, successes: int, n: int, confidence: float):
     return float(r.low), float(r.high)
 
 
-def _paired(xa: np.ndarray, xb: np.ndarray, confidence: float, clusters=None):
-    if clusters is not None:
-        return st.paired_difference(xa, xb, confidence=confidence, clusters=clusters)
-    return st.paired_difference(xa, xb, confidence=confidence)
-
-
 def _mde(n: int, sd_diff: float, alpha: float, power: float = DEFAULT_POWER) -> float:
     if not (np.isfinite(sd_diff) and n >= 1):
         return float("nan")
     if sd_diff <= 0:
         return 0.0
-    r = st.minimum_detectable_effect(int(n), sd_diff=float(sd_diff), alpha=alpha, power=power)
-    return float(getattr(r, "mde", getattr(r, "estimate", r)))
+    return float(st.minimum_detectable_effect(int(n), sd_diff=float(sd_diff), alpha=alpha,
+                                              power=power))
 
 
 def _chance(n_choices) -> float:
@@ -371,7 +360,7 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     # when every m_i is 0 or 1.
     binary = (cs["binary"].fillna(False).astype(bool).to_numpy()
               & np.isclose(cs["sumsq"].to_numpy(dtype=float), ssum, rtol=0, atol=1e-9))
-    z = _z(confidence)
+    z = st.z_value(confidence)
     low = np.full(len(cs), np.nan)
     high = np.full(len(cs), np.nan)
     used = np.array([method] * len(cs), dtype=object)
@@ -910,11 +899,8 @@ def _paired_row(frame: pd.DataFrame, task: str, metric: str, confidence: float,
     if n < 2:
         raise AnalysisError(f"{task}: only {n} shared item(s); a paired comparison needs at "
                             f"least 2")
-    r = _paired(xa, xb, confidence, clusters)
-    sd_diff = _fnum(getattr(r, "sd_diff", float("nan")))
-    if not np.isfinite(sd_diff):
-        sd_diff = float(r.se) * math.sqrt(n) if clusters is None else \
-            float(np.std(xb - xa, ddof=1))
+    r = st.paired_difference(xa, xb, confidence=confidence, clusters=clusters)
+    sd_diff = float(np.std(xb - xa, ddof=1))   # per-item sd of d (the MDE's input)
     binary = _is_binary(xa) and _is_binary(xb)
     bcount = ccount = both = neither = float("nan")
     p_exact = p_midp = float("nan")
@@ -935,8 +921,7 @@ def _paired_row(frame: pd.DataFrame, task: str, metric: str, confidence: float,
     thr = _threshold(mde_threshold, unit, score_a, score_b)
     return {"task": task, "metric": metric, "n": int(n), "score_a": score_a, "score_b": score_b,
             "diff": float(r.diff), "se": float(r.se), "low": float(r.low), "high": float(r.high),
-            "se_unpaired": _fnum(getattr(r, "se_unpaired", float("nan"))),
-            "correlation": _fnum(getattr(r, "correlation", float("nan"))),
+            "se_unpaired": _fnum(r.se_unpaired), "correlation": _fnum(r.correlation),
             "b": bcount, "c": ccount, "both": both, "neither": neither, "p_exact": p_exact, "p_midp": p_midp,
             "p_adjusted": p_exact, "adjustment": "none", "mde": mde,
             "verdict": verdict_text(float(r.diff), float(r.low), float(r.high), mde,
@@ -966,7 +951,7 @@ def _unpaired_row(store, a: int, b: int, task: str, metric: str, confidence: flo
     vb, eb, nb = _side_numbers(store, b, task, metric)
     if not all(np.isfinite([va, vb, ea, eb])):
         return None
-    z = _z(confidence)
+    z = st.z_value(confidence)
     diff = vb - va
     se = math.hypot(ea, eb)
     n = int(min(na, nb)) if np.isfinite(na) and np.isfinite(nb) else 0
@@ -1148,7 +1133,7 @@ def compare(store, run_a: str | int, run_b: str | int, *, task: str | None = Non
 
 def _overall(per_task: pd.DataFrame, confidence: float, mde_threshold, name_a, name_b) -> dict:
     """Macro average of per-task differences: mean_t diff_t, SE = sqrt(sum SE_t^2)/k."""
-    z = _z(confidence)
+    z = st.z_value(confidence)
     agg = st.aggregate_tasks(per_task["diff"].to_numpy(dtype=float),
                              per_task["se"].to_numpy(dtype=float))
     diff = float(agg.estimate)
@@ -1353,20 +1338,14 @@ def rerun_noise(store, run_a: str | int, run_b: str | int, task: str,
         c = _resolve(store, against)
         fc = _paired_frame(store, a, c, task, m)
         if len(fc) >= 2:
-            paired_se = float(_paired(fc["x_a"].to_numpy(float), fc["x_b"].to_numpy(float),
-                                      0.95).se)
-    r = _call_rerun(frame["x_a"].to_numpy(float), frame["x_b"].to_numpy(float), paired_se)
+            paired_se = float(st.paired_difference(fc["x_a"].to_numpy(float),
+                                                   fc["x_b"].to_numpy(float)).se)
+    r = st.rerun_noise(frame["x_a"].to_numpy(float), frame["x_b"].to_numpy(float), paired_se)
     return RerunReport(run_a=names.get(a, str(a)), run_b=names.get(b, str(b)), task=task,
                        metric=m, n=int(len(frame)), flip_rate=float(r.flip_rate),
                        variance_term=float(r.variance_term),
                        share_of_paired_se2=(None if paired_se is None else
-                                            _fnum(getattr(r, "share_of_paired_se2", None))))
-
-
-def _call_rerun(x1: np.ndarray, x2: np.ndarray, paired_se: float | None):
-    if paired_se is None:
-        return st.rerun_noise(x1, x2)
-    return st.rerun_noise(x1, x2, paired_se=paired_se)
+                                            _fnum(r.share_of_paired_se2)))
 
 
 @dataclass(frozen=True)
@@ -1404,9 +1383,9 @@ def clusters(store, run: str | int, task: str, metric: str | None = None,
                                             "__item__" + im["item_id"].astype(str))
     r = st.clustered_se(im["score"].to_numpy(float), cl.astype(str).to_numpy())
     if not np.isfinite(r.se):
-        raise AnalysisError(f"{task!r}: {getattr(r, 'reason', '') or 'clustered SE undefined'}")
-    z = _z(confidence)
-    score = float(getattr(r, "mean", im["score"].mean()))
+        raise AnalysisError(f"{task!r}: {r.reason or 'clustered SE undefined'}")
+    z = st.z_value(confidence)
+    score = float(r.mean)
     return ClusterReport(run=_run_names(store).get(rid, str(rid)), task=task, metric=m,
                          n=int(len(im)), n_clusters=int(r.n_clusters), score=score,
                          se_iid=float(r.se_iid), se_clustered=float(r.se),
@@ -1488,11 +1467,9 @@ def plan_from_pair(store, run_a: str | int, run_b: str | int, task: str,
         raise AnalysisError(f"{task!r}: the runs share {len(frame)} item(s); a pilot needs "
                             f"at least 2 shared items")
     xa, xb = frame["x_a"].to_numpy(float), frame["x_b"].to_numpy(float)
-    r = _paired(xa, xb, 0.95)
+    r = st.paired_difference(xa, xb)
     n = len(frame)
-    sd_diff = _fnum(getattr(r, "sd_diff", float("nan")))
-    if not np.isfinite(sd_diff):
-        sd_diff = float(r.se) * math.sqrt(n)
+    sd_diff = float(np.std(xb - xa, ddof=1))
     deff = None
     if frame["cluster"].notna().any():
         cl = frame["cluster"].astype(object).where(frame["cluster"].notna(),

@@ -652,31 +652,29 @@ def cmd_delete(args) -> int:
 # parser
 # ---------------------------------------------------------------------------------------
 
-def _confidence(text: str) -> float:
+def _number(text: str) -> float:
     try:
-        v = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
+def _confidence(text: str) -> float:
+    v = _number(text)
     if not 0.0 < v < 1.0:
         raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
     return v
 
 
 def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    v = _number(text)
     if not (v > 0.0 and math.isfinite(v)):
         raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
     return v
 
 
 def _non_negative_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    v = _number(text)
     if not (v >= 0.0 and math.isfinite(v)):
         raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
     return v

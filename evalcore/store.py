@@ -603,6 +603,11 @@ class _Prepared:
 # ---------------------------------------------------------------------------------------
 
 
+# Deleting a run: one statement per table that holds run rows (fixed SQL, the run id a ? value).
+_DELETE_RUN_SQL = tuple(f"DELETE FROM {table} WHERE run_id = ?" for table in
+                        ("scores", "cells", "summaries", "texts", "tasks", "files", "runs"))
+
+
 def _name_hint(source_key: str | None) -> str | None:
     """What tells two runs of one model apart when their names collide: the time in an
     lm_eval results/samples file name (``lm_eval:2026-03-03T08-21-09.7`` -> ``2026-03-03 08:21``)."""
@@ -1231,8 +1236,8 @@ class Store:
         with self._writer_lock():
             rid = self.resolve_run(run)
             with self._transaction(action="deleting the run") as con:
-                for table in ("scores", "cells", "summaries", "texts", "tasks", "files", "runs"):
-                    con.execute(f"DELETE FROM {table} WHERE run_id = ?", [rid])  # fixed names
+                for sql in _DELETE_RUN_SQL:
+                    con.execute(sql, [rid])
 
     # ---- reading ----------------------------------------------------------------------
     def version(self) -> str:
