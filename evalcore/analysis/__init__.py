@@ -1,0 +1,82 @@
+"""Analysis layer: joins store queries to stats for the pages and the CLI.
+
+The package mirrors the pages: ``leaderboard`` (runs x tasks, averages, tiers, ranks),
+``compare`` (two runs on the same items), ``repeats`` (answers per item, reruns, clusters,
+metric variants), ``planning`` (inputs from a pilot pair), ``overview`` (what the store
+holds); ``_common`` holds the constants and small helpers they share. Every public name is
+importable from ``evalcore.analysis``. Every function takes a ``Store`` and plain values,
+returns a frozen dataclass whose tables are pandas DataFrames with the documented columns,
+and raises ``AnalysisError``/``StoreError`` with a human message for impossible requests
+(no shared items, unknown run, ...). Runs may be given by name or id.
+
+This package only wires store queries to ``evalcore.stats``: every standard error, interval,
+test and planning quantity comes from ``evalcore.stats``. The store is used duck-typed (any
+object with the ``Store`` reading methods works), so tests can use hand-built stores.
+
+Conventions used throughout
+---------------------------
+* Scores are per-item means over answers (``store.item_means`` / ``store.cell_stats``), so an
+  item with K answers counts once; "binary" means every item mean is exactly 0 or 1.
+* Differences are always B - A. "Points" are percentage points when every score lies in
+  [0, 1] (difference x 100), otherwise raw metric units.
+* Default metric per task (when none is asked for): ``acc`` if present, else
+  ``exact_match,strict-match``, else the first metric alphabetically (``default_metric``).
+* Verdict rule (``compare``): with ``alpha = 1 - confidence`` and power 0.8,
+  - "different" when the CI of the paired difference excludes 0;
+  - otherwise "underpowered" when the minimum detectable effect (MDE) exceeds
+    ``mde_threshold`` (default 5 points for scores in [0, 1]; for other scales 5 % of the
+    larger absolute mean of the two runs);
+  - otherwise "no difference detected, and this design could have detected X points".
+"""
+
+
+
+from evalcore.analysis._common import (  # noqa: F401
+    AVERAGE_COLUMNS,
+    AVERAGE_TASK,
+    BENIGN_PROTOCOL_CATEGORIES,
+    BINARY_ONLY_METHODS,
+    CELL_COLUMNS,
+    DEFAULT_POWER,
+    ITEM_LEVEL_METHODS,
+    METHODS,
+    METHOD_LABELS,
+    PER_TASK_COLUMNS,
+    PREFERRED_METRICS,
+    PROTOCOL_COLUMNS,
+    RANK_COLUMNS,
+    TIER_COLUMNS,
+    default_metric,
+    is_store_busy,
+    resolve_run,
+)
+from evalcore.analysis.leaderboard import (  # noqa: F401
+    Leaderboard,
+    leaderboard,
+)
+from evalcore.analysis.compare import (  # noqa: F401
+    Comparison,
+    Pairing,
+    compare,
+    discordant_items,
+    verdict_text,
+)
+from evalcore.analysis.repeats import (  # noqa: F401
+    ClusterReport,
+    RepeatsReport,
+    RerunReport,
+    clusters,
+    metric_variants,
+    repeats,
+    rerun_noise,
+)
+from evalcore.analysis.planning import (  # noqa: F401
+    PlanFromPair,
+    plan_from_pair,
+)
+from evalcore.analysis.overview import (  # noqa: F401
+    OVERVIEW_RUN_COLUMNS,
+    OVERVIEW_TASK_COLUMNS,
+    Overview,
+    overview,
+)

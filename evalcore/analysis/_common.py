@@ -1,0 +1,198 @@
+"""Shared constants and small helpers of the analysis layer (no statistics here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from evalcore import stats as st
+from evalcore.errors import AnalysisError, StoreError
+
+METHODS = ("wilson", "clopper-pearson", "bayes", "clt", "bootstrap", "clustered")
+METHOD_LABELS = {
+    "wilson": "Wilson score",
+    "clopper-pearson": "Clopper-Pearson (exact)",
+    "bayes": "Bayesian (Beta(1,1) posterior, equal-tailed)",
+    "clt": "CLT (normal approximation, sd ddof=1)",
+    "bootstrap": "Bootstrap percentile over items",
+    "clustered": "CLT with cluster-robust SE",
+    "reported": "Harness-reported stderr (no item-level data)",
+}
+BINARY_ONLY_METHODS = ("wilson", "clopper-pearson", "bayes")
+ITEM_LEVEL_METHODS = ("bootstrap", "clustered")
+PREFERRED_METRICS = ("acc", "exact_match,strict-match")
+AVERAGE_TASK = "__average__"
+DEFAULT_POWER = 0.8
+
+CELL_COLUMNS = ("run_id", "run", "task", "metric", "n", "score", "se", "low", "high", "method",
+                "binary", "chance", "contains_chance", "reported", "reported_stderr",
+                "audit_flag", "has_items")
+AVERAGE_COLUMNS = ("run_id", "run", "n_tasks", "score", "se", "low", "high", "kind", "tasks")
+TIER_COLUMNS = ("run_id", "run", "task", "best_run", "diff_vs_best", "p_raw", "p_holm",
+                "indistinguishable_from_best", "n_shared")
+RANK_COLUMNS = ("run_id", "run", "task", "rank", "rank_low", "rank_high")
+PER_TASK_COLUMNS = ("task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high",
+                    "se_unpaired", "correlation", "b", "c", "both", "neither", "p_exact", "p_midp", "p_adjusted",
+                    "adjustment", "mde", "verdict", "kind", "points_scale", "sd_diff")
+PROTOCOL_COLUMNS = ("scope", "setting", "value_a", "value_b")
+# protocol_diff categories (store) that differ between any two models and are listed in
+# ``Comparison.protocol_diff`` but not raised as warnings: the model itself, batch size,
+# tokenizer details and the like.
+BENIGN_PROTOCOL_CATEGORIES = ("model", "other")
+
+
+# ---------------------------------------------------------------------------------------
+# small shared helpers (no statistics here)
+# ---------------------------------------------------------------------------------------
+
+def default_metric(metrics) -> str:
+    """The metric shown when none is asked for.
+
+    ``acc`` if present, else ``exact_match,strict-match``, else the first metric in
+    alphabetical order. Raises ``AnalysisError`` for an empty collection.
+    """
+    ms = sorted({str(m) for m in metrics if m is not None})
+    if not ms:
+        raise AnalysisError("no metric available")
+    for pref in PREFERRED_METRICS:
+        if pref in ms:
+            return pref
+    return ms[0]
+
+
+def _check_confidence(confidence: float) -> None:
+    if not (0.0 < float(confidence) < 1.0):
+        raise AnalysisError(f"confidence must be strictly between 0 and 1, got {confidence}")
+
+
+def resolve_run(store, ref) -> int:
+    """Run id from a name or id (``store.resolve_run``); an unknown run becomes an
+    AnalysisError naming the known runs, while "store busy" stays a StoreError so callers
+    (the CLI's exit code 4) can tell the two apart."""
+    try:
+        return int(store.resolve_run(ref))
+    except StoreError as exc:
+        if is_store_busy(exc):
+            raise
+        raise AnalysisError(str(exc)) from exc
+
+
+_resolve = resolve_run
+
+
+def is_store_busy(exc: BaseException) -> bool:
+    """True when a StoreError means "another process holds the store" (the store sets
+    ``exc.busy``; the message is checked as a fallback)."""
+    if getattr(exc, "busy", False):
+        return True
+    text = str(exc).lower()
+    return "busy" in text or "locked" in text
+
+
+def _run_names(store) -> dict[int, str]:
+    runs = store.runs()
+    return {int(r): str(n) for r, n in zip(runs["run_id"], runs["name"])}
+
+
+def _fnum(x) -> float:
+    """A Python float (NaN for None/NA)."""
+    try:
+        if x is None or pd.isna(x):
+            return float("nan")
+    except (TypeError, ValueError):
+        pass
+    return float(x)
+
+
+def _is_binary(values: np.ndarray) -> bool:
+    v = np.asarray(values, dtype=float)
+    return bool(v.size) and bool(np.all((v == 0.0) | (v == 1.0)))
+
+
+def _unit_scale(*arrays) -> bool:
+    """True when every value lies in [0, 1] (differences are then shown in points x 100)."""
+    for a in arrays:
+        a = np.asarray(a, dtype=float)
+        a = a[np.isfinite(a)]
+        if a.size and (a.min() < 0.0 or a.max() > 1.0):
+            return False
+    return True
+
+
+def _empty(columns) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
+
+
+def _short(names, limit: int = 8) -> str:
+    """A readable list: the first ``limit`` names and how many more."""
+    names = list(names)
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(map(str, names[:limit])) + more
+
+
+def _natural_key(item_id: str):
+    s = str(item_id)
+    return (0, int(s), s) if s.lstrip("-").isdigit() else (1, 0, s)
+
+
+def _sorted_items(ids) -> list[str]:
+    return sorted((str(i) for i in ids), key=_natural_key)
+
+
+def _holm(pvalues) -> np.ndarray:
+    """Holm-adjusted p-values (``stats.adjust_pvalues``; NaNs stay NaN and do not count)."""
+    return _adjust(pvalues, "holm")
+
+
+def _adjust(pvalues, method: str) -> np.ndarray:
+    p = np.asarray(pvalues, dtype=float)
+    if p.size == 0:
+        return p
+    return np.asarray(st.adjust_pvalues(p, method=method), dtype=float)
+
+
+# ---------------------------------------------------------------------------------------
+# thin adapters to evalcore.stats (one place to follow its signatures)
+# ---------------------------------------------------------------------------------------
+
+def _proportion(method: str, successes: int, n: int, confidence: float):
+    """(low, high) of a 0/1 score by a closed-form method (``stats.proportion_interval``)."""
+    r = st.proportion_interval(int(successes), int(n), method, confidence)
+    return float(r.low), float(r.high)
+
+
+def _mde(n: int, sd_diff: float, alpha: float, power: float = DEFAULT_POWER) -> float:
+    if not (np.isfinite(sd_diff) and n >= 1):
+        return float("nan")
+    if sd_diff <= 0:
+        return 0.0
+    return float(st.minimum_detectable_effect(int(n), sd_diff=float(sd_diff), alpha=alpha,
+                                              power=power))
+
+
+def _chance(n_choices) -> float:
+    k = _fnum(n_choices)
+    if not np.isfinite(k) or k < 2:
+        return float("nan")
+    return float(st.chance_level(int(k)))
+
+
+def _contains_chance(low: float, high: float, chance: float) -> bool:
+    if not (np.isfinite(chance) and np.isfinite(low) and np.isfinite(high)):
+        return False
+    return bool(st.contains_chance(_Bounds(low, high), chance=chance))
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    """The part of ``stats.Interval`` that ``stats.contains_chance`` reads."""
+
+    low: float
+    high: float
+
+    def contains(self, value: float) -> bool:
+        return bool(self.low <= value <= self.high)
+
+

@@ -1,0 +1,510 @@
+"""Two runs on the same items: pairing, the paired comparison, verdicts, discordant items."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from evalcore import stats as st
+from evalcore.errors import AnalysisError
+from evalcore.analysis._common import (
+    AVERAGE_TASK,
+    BENIGN_PROTOCOL_CATEGORIES,
+    PER_TASK_COLUMNS,
+    PROTOCOL_COLUMNS,
+    _adjust,
+    _check_confidence,
+    _empty,
+    _fnum,
+    _is_binary,
+    _mde,
+    _natural_key,
+    _resolve,
+    _run_names,
+    _short,
+    _sorted_items,
+    _unit_scale,
+    default_metric,
+)
+
+# ---------------------------------------------------------------------------------------
+# two runs: pairing, compare, discordant items
+# ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Pairing:
+    """Integrity of the pairing of two runs on one task/metric."""
+
+    task: str
+    metric: str
+    n_shared: int
+    only_a: tuple[str, ...]
+    only_b: tuple[str, ...]
+    hash_mismatch: tuple[str, ...]   # shared item ids whose prompt/item hash differs
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Paired comparison of run B against run A (difference = B - A).
+
+    per_task columns: task, metric, n, score_a, score_b, diff, se, low, high, se_unpaired,
+        correlation, b, c (NaN unless 0/1), p_exact, p_midp, p_adjusted, adjustment
+        ("holm" when several tasks), mde (points at alpha, power 0.8), verdict (str),
+        kind ("paired", "paired, clustered SE" or "unpaired from reported stderr"),
+        points_scale (100 when scores lie in [0, 1], else 1: multiply diff/mde by it to
+        get "points"), sd_diff (sd of the per-item differences, ddof=1; NaN when unpaired)
+    protocol_diff columns: scope ("run" or task name), setting, value_a, value_b
+    pairing: one Pairing per task
+    overall: the same fields as a per_task row for the macro average over tasks (or None)
+    verdict: one sentence for the headline ("B is better by ...", "no difference detected,
+        and this design could have detected X points", "underpowered: MDE here is Y points")
+    warnings: protocol/pairing problems, meant to be shown BEFORE the numbers.
+
+    ``mde`` is in the metric's units (0.05 = 5 points on a [0, 1] scale); ``p_exact`` is the
+    exact McNemar p for 0/1 scores and the normal-approximation paired p otherwise.
+    """
+
+    run_a: str
+    run_b: str
+    confidence: float
+    per_task: pd.DataFrame
+    protocol_diff: pd.DataFrame
+    pairing: tuple[Pairing, ...]
+    overall: dict | None
+    verdict: str
+    warnings: tuple[str, ...] = ()
+
+
+def _fmt_points(value: float, scale: float) -> str:
+    if scale == 100.0:
+        return f"{abs(value) * 100:.1f} points"
+    return f"{abs(value):.3g} units"
+
+
+def verdict_text(diff: float, low: float, high: float, mde: float, *, scale: float,
+                 threshold: float, name_a: str = "A", name_b: str = "B") -> str:
+    """The verdict rule (see the module docstring): different / no difference detected /
+    underpowered. ``threshold`` is the largest MDE (metric units) still called adequate."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return "not enough data for an interval"
+    if low > 0 or high < 0:
+        # state the gap and its CI as positive numbers in favour of the better run
+        better, worse = (name_b, name_a) if diff > 0 else (name_a, name_b)
+        lo, hi = (low, high) if diff > 0 else (-high, -low)
+        return (f"different: {better} is better than {worse} by {_fmt_points(diff, scale)} "
+                f"(CI {_plain(lo, scale)} to {_plain(hi, scale)})")
+    if not np.isfinite(mde) or mde > threshold:
+        return f"underpowered: the MDE here is {_fmt_points(mde, scale)}" if np.isfinite(mde) \
+            else "underpowered: the MDE cannot be estimated"
+    return (f"no difference detected, and this design could have detected "
+            f"{_fmt_points(mde, scale)}")
+
+
+def _plain(v: float, scale: float) -> str:
+    return f"{v * scale:.1f}" if scale == 100.0 else f"{v:.3g}"
+
+
+def _threshold(mde_threshold: float | None, unit: bool, score_a: float, score_b: float) -> float:
+    if mde_threshold is not None:
+        return float(mde_threshold)
+    if unit:
+        return 0.05
+    return 0.05 * max(abs(_fnum(score_a)), abs(_fnum(score_b)), 1e-12)
+
+
+def _paired_frames(store, a: int, b: int, task_metrics: list[tuple[str, str]]
+                   ) -> dict[tuple[str, str], tuple[pd.DataFrame, Pairing]]:
+    """Shared items (item_id, x_a, x_b, cluster) and the pairing report (shared, only in A,
+    only in B, hash mismatches) of two runs for several (task, metric) cells, from one store
+    query (``store.paired_item_means_tasks``) instead of two per task."""
+    if not task_metrics:
+        return {}
+    pm = store.paired_item_means_tasks(a, b, task_metrics)
+    groups = {(str(t), str(m)): g for (t, m), g in pm.groupby(["task", "metric"], sort=False)}
+    out = {}
+    for t, m in task_metrics:
+        g = groups.get((t, m), pm.iloc[0:0])
+        ids = g["item_id"].astype(str).to_numpy(dtype=object)
+        in_a = g["score_a"].notna().to_numpy()
+        in_b = g["score_b"].notna().to_numpy()
+        both = in_a & in_b
+        shared = g[both]
+        frame = pd.DataFrame({"item_id": ids[both],
+                              "x_a": shared["score_a"].to_numpy(dtype=float),
+                              "x_b": shared["score_b"].to_numpy(dtype=float),
+                              "cluster": shared["cluster"].to_numpy(dtype=object)})
+        mismatch = both & ~g["hash_match"].fillna(True).to_numpy(dtype=bool)
+        out[(t, m)] = (frame, Pairing(task=t, metric=m, n_shared=int(both.sum()),
+                                      only_a=tuple(_sorted_items(ids[in_a & ~in_b])),
+                                      only_b=tuple(_sorted_items(ids[in_b & ~in_a])),
+                                      hash_mismatch=tuple(_sorted_items(ids[mismatch]))))
+    return out
+
+
+def _paired_frame(store, a: int, b: int, task: str, metric_a: str,
+                  metric_b: str | None = None) -> pd.DataFrame:
+    """Shared items of (a, metric_a) and (b, metric_b): item_id, x_a, x_b, cluster."""
+    metric_b = metric_b or metric_a
+    if hasattr(store, "paired_item_means"):
+        pm = store.paired_item_means(a, b, task, metric_a, metric_b)
+        m = pd.DataFrame({"item_id": pm["item_id"].astype(str),
+                          "x_a": pm["score_a"].to_numpy(float),
+                          "x_b": pm["score_b"].to_numpy(float), "cluster": pm["cluster"]})
+        return m.sort_values("item_id", key=lambda s: s.map(_natural_key)).reset_index(drop=True)
+    if a == b:
+        im = store.item_means([a], task=task, metric=None)
+        ia = im[im["metric"] == metric_a]
+        ib = im[im["metric"] == metric_b]
+    else:
+        ia = store.item_means([a], task=task, metric=metric_a)
+        ib = store.item_means([b], task=task, metric=metric_b)
+    ia = ia[["item_id", "score", "cluster"]].rename(columns={"score": "x_a", "cluster": "cl_a"})
+    ib = ib[["item_id", "score", "cluster"]].rename(columns={"score": "x_b", "cluster": "cl_b"})
+    m = ia.merge(ib, on="item_id", how="inner")
+    m["cluster"] = m["cl_a"].where(m["cl_a"].notna(), m["cl_b"])
+    m = m.drop(columns=["cl_a", "cl_b"])
+    m["item_id"] = m["item_id"].astype(str)
+    return m.sort_values("item_id", key=lambda s: s.map(_natural_key)).reset_index(drop=True)
+
+
+def _paired_row(frame: pd.DataFrame, task: str, metric: str, confidence: float,
+                mde_threshold: float | None, name_a: str, name_b: str) -> dict:
+    """One per_task row from the shared items of two runs (or two metrics)."""
+    xa = frame["x_a"].to_numpy(dtype=float)
+    xb = frame["x_b"].to_numpy(dtype=float)
+    n = xa.size
+    alpha = 1.0 - confidence
+    unit = _unit_scale(xa, xb)
+    scale = 100.0 if unit else 1.0
+    clusters = None
+    kind = "paired"
+    if frame["cluster"].notna().any():
+        cl = frame["cluster"].astype(object).where(frame["cluster"].notna(),
+                                                   "__item__" + frame["item_id"])
+        if cl.nunique() >= 2:
+            clusters = cl.astype(str).to_numpy()
+            kind = "paired, clustered SE"
+    if n < 2:
+        raise AnalysisError(f"{task}: only {n} shared item(s); a paired comparison needs at "
+                            f"least 2")
+    r = st.paired_difference(xa, xb, confidence=confidence, clusters=clusters)
+    sd_diff = float(np.std(xb - xa, ddof=1))   # per-item sd of d (the MDE's input)
+    binary = _is_binary(xa) and _is_binary(xb)
+    bcount = ccount = both = neither = float("nan")
+    p_exact = p_midp = float("nan")
+    if binary:
+        # the 2x2 table: b = only B right, c = only A right, and the two concordant cells
+        bcount, ccount = float(r.b), float(r.c)
+        both = float(np.sum((xa == 1) & (xb == 1)))
+        neither = float(np.sum((xa == 0) & (xb == 0)))
+        p_exact, p_midp = float(r.mcnemar.p_exact), float(r.mcnemar.p_midp)
+    else:
+        p_exact = _fnum(r.p_value)
+    if clusters is not None:
+        # the clustered paired SE is the inferential SE; the MDE follows it
+        mde = _mde(n, float(r.se) * math.sqrt(n), alpha)
+    else:
+        mde = _mde(n, sd_diff, alpha)
+    score_a, score_b = float(np.mean(xa)), float(np.mean(xb))
+    thr = _threshold(mde_threshold, unit, score_a, score_b)
+    return {"task": task, "metric": metric, "n": int(n), "score_a": score_a, "score_b": score_b,
+            "diff": float(r.diff), "se": float(r.se), "low": float(r.low), "high": float(r.high),
+            "se_unpaired": _fnum(r.se_unpaired), "correlation": _fnum(r.correlation),
+            "b": bcount, "c": ccount, "both": both, "neither": neither, "p_exact": p_exact, "p_midp": p_midp,
+            "p_adjusted": p_exact, "adjustment": "none", "mde": mde,
+            "verdict": verdict_text(float(r.diff), float(r.low), float(r.high), mde,
+                                    scale=scale, threshold=thr, name_a=name_a, name_b=name_b),
+            "kind": kind, "points_scale": scale, "sd_diff": sd_diff}
+
+
+def _side_numbers(store, rid: int, task: str, metric: str) -> tuple[float, float, float]:
+    """(value, stderr, n) of one run for an unpaired comparison: the harness-reported numbers,
+    else (a run with items but no summary) the mean of its item means with ``stats.mean_se``."""
+    s = store.summaries([rid])
+    r = s[(s["task"] == task) & (s["metric"] == metric)]
+    if len(r) and np.isfinite(_fnum(r["value"].iloc[0])) and np.isfinite(_fnum(r["stderr"].iloc[0])):
+        return _fnum(r["value"].iloc[0]), _fnum(r["stderr"].iloc[0]), _fnum(r["n"].iloc[0])
+    im = store.item_means([rid], task=task, metric=metric)
+    if len(im) >= 2:
+        x = im["score"].to_numpy(dtype=float)
+        return float(x.mean()), float(st.mean_se(x)), float(len(x))
+    return float("nan"), float("nan"), float("nan")
+
+
+def _unpaired_row(store, a: int, b: int, task: str, metric: str, confidence: float,
+                  mde_threshold: float | None, name_a: str, name_b: str) -> dict | None:
+    """Fallback when a run has no item-level data: unpaired difference from the reported
+    stderrs, SE = sqrt(SE_A^2 + SE_B^2) (METHODS.md); None when a side has no stderr."""
+    va, ea, na = _side_numbers(store, a, task, metric)
+    vb, eb, nb = _side_numbers(store, b, task, metric)
+    if not all(np.isfinite([va, vb, ea, eb])):
+        return None
+    z = st.z_value(confidence)
+    diff = vb - va
+    se = math.hypot(ea, eb)
+    n = int(min(na, nb)) if np.isfinite(na) and np.isfinite(nb) else 0
+    # MDE of a difference whose SE is se: (z_{1-a/2} + z_power) * se (n = 1, sd = se)
+    mde = _mde(1, se, 1.0 - confidence)
+    unit = 0 <= va <= 1 and 0 <= vb <= 1
+    scale = 100.0 if unit else 1.0
+    p = float(st.normal_p_value(diff, se)[0])
+    return {"task": task, "metric": metric, "n": n, "score_a": va, "score_b": vb, "diff": diff,
+            "se": se, "low": diff - z * se, "high": diff + z * se, "se_unpaired": se,
+            "correlation": float("nan"), "b": float("nan"), "c": float("nan"), "both": float("nan"), "neither": float("nan"),
+            "p_exact": p, "p_midp": float("nan"), "p_adjusted": p, "adjustment": "none",
+            "mde": mde,
+            "verdict": "unpaired (reported stderr, no item-level data): " + verdict_text(
+                diff, diff - z * se, diff + z * se, mde, scale=scale,
+                threshold=_threshold(mde_threshold, unit, va, vb), name_a=name_a,
+                name_b=name_b),
+            "kind": "unpaired from reported stderr", "points_scale": scale,
+            "sd_diff": float("nan")}
+
+
+def _item_metrics(store, rid: int) -> dict[str, set[str]]:
+    t = store.tasks([rid])
+    if len(t) and "has_items" in t:
+        t = t[t["has_items"].fillna(True).astype(bool)]
+    out: dict[str, set[str]] = {}
+    for task, m in zip(t["task"], t["metric"]):
+        out.setdefault(str(task), set()).add(str(m))
+    return out
+
+
+def _summary_metrics(store, rid: int) -> dict[str, set[str]]:
+    s = store.summaries([rid])
+    if len(s):
+        s = s[~s["is_group"].fillna(False).astype(bool)]
+    out: dict[str, set[str]] = {}
+    for task, m in zip(s["task"], s["metric"]):
+        out.setdefault(str(task), set()).add(str(m))
+    return out
+
+
+def compare(store, run_a: str | int, run_b: str | int, *, task: str | None = None,
+            metric: str | None = None, confidence: float = 0.95,
+            adjust: str = "holm", mde_threshold: float | None = None) -> Comparison:
+    """Paired difference on shared items, task by task, with McNemar for 0/1 scores.
+
+    For each task both runs have (or ``task``): items are paired on item id (per-item means
+    over answers), ``stats.paired_difference`` gives diff = mean(x_B - x_A), its paired SE
+    (cluster-robust when a cluster key exists), CI, unpaired SE, correlation and, for 0/1
+    scores, b, c and the exact McNemar test. p-values are adjusted across tasks (``adjust``:
+    "holm" or "bh") when several tasks are compared. MDE at alpha = 1 - confidence, power
+    0.8, from the observed sd of the differences. ``overall`` is the macro average of the
+    per-task differences with SE = sqrt(sum SE_t^2)/k. Verdict rule: module docstring.
+
+    When one of the runs has no item-level data for a task, an unpaired comparison from the
+    harness-reported stderrs is used (labelled in ``kind`` and the verdict) if both have one.
+
+    Raises AnalysisError: unknown run, same run twice, no common task, no shared items.
+    """
+    _check_confidence(confidence)
+    if adjust not in ("holm", "bh"):
+        raise AnalysisError(f"unknown adjustment {adjust!r}; use 'holm' or 'bh'")
+    a, b = _resolve(store, run_a), _resolve(store, run_b)
+    names = _run_names(store)
+    name_a, name_b = names.get(a, str(a)), names.get(b, str(b))
+    if a == b:
+        raise AnalysisError(f"both runs are {name_a!r}; choose two different runs "
+                            f"(for two metrics of one run use metric_variants)")
+    ia, ib = _item_metrics(store, a), _item_metrics(store, b)
+    sa, sb = _summary_metrics(store, a), _summary_metrics(store, b)
+    tasks_a = set(ia) | set(sa)
+    tasks_b = set(ib) | set(sb)
+    common = sorted(tasks_a & tasks_b)
+    if task is not None:
+        if task not in tasks_a or task not in tasks_b:
+            missing = [n for n, ts in ((name_a, tasks_a), (name_b, tasks_b)) if task not in ts]
+            raise AnalysisError(f"task {task!r} is not in run(s) {', '.join(missing)}; "
+                                f"tasks both runs have: {', '.join(common) or 'none'}")
+        common = [task]
+    if not common:
+        raise AnalysisError(f"runs {name_a!r} and {name_b!r} have no task in common")
+
+    rows: list[dict] = []
+    pairings: list[Pairing] = []
+    warnings: list[str] = []
+    skipped: list[str] = []
+    unpaired: list[str] = []
+    no_stderr: list[str] = []
+    plan: list[tuple[str, str, bool]] = []  # (task, metric, item-level in both runs)
+    for t in common:
+        both_items = set(ia.get(t, ())) & set(ib.get(t, ()))
+        both_any = (set(ia.get(t, ())) | set(sa.get(t, ()))) & \
+            (set(ib.get(t, ())) | set(sb.get(t, ())))
+        if metric is not None:
+            if metric not in both_any:
+                if task is not None:
+                    raise AnalysisError(f"task {t!r}: metric {metric!r} is not in both runs; "
+                                        f"common metrics: {', '.join(sorted(both_any)) or 'none'}")
+                skipped.append(t)
+                continue
+            m = metric
+        else:
+            if not both_any:
+                skipped.append(t)
+                continue
+            m = default_metric(both_items or both_any)
+        plan.append((t, m, m in both_items))
+    # item-level tasks: every shared-item frame and pairing report from one store query
+    frames = _paired_frames(store, a, b, [(t, m) for t, m, paired in plan if paired])
+    for t, m, paired in plan:
+        if paired:
+            frame, pairing = frames[(t, m)]
+            pairings.append(pairing)
+            if len(frame) < 2:
+                warnings.append(f"{t}: {len(frame)} shared item(s); not compared")
+                continue
+            rows.append(_paired_row(frame, t, m, confidence, mde_threshold, name_a, name_b))
+        else:
+            row = _unpaired_row(store, a, b, t, m, confidence, mde_threshold, name_a, name_b)
+            if row is None:
+                no_stderr.append(t)
+                continue
+            unpaired.append(t)
+            rows.append(row)
+    if unpaired:
+        warnings.append(f"no item-level data in one or both runs for {len(unpaired)} task(s) "
+                        f"({_short(unpaired)}): UNPAIRED comparison from the harness-reported "
+                        f"stderrs (wider; ignores that both runs saw the same items)")
+    if no_stderr:
+        warnings.append(f"not compared (no item-level data and no reported stderr on both "
+                        f"sides): {_short(no_stderr)}")
+    if skipped:
+        warnings.append(f"not compared (metric not in both runs): {_short(skipped)}")
+    if not rows:
+        if pairings and all(p.n_shared == 0 for p in pairings):
+            raise AnalysisError(f"runs {name_a!r} and {name_b!r} share no items on "
+                                f"{', '.join(p.task for p in pairings)}: nothing to pair")
+        raise AnalysisError(f"runs {name_a!r} and {name_b!r}: nothing could be compared "
+                            f"({'; '.join(warnings) or 'no data'})")
+
+    # pairing integrity and protocol diff, surfaced before the numbers ------------------
+    for p in pairings:
+        if p.hash_mismatch:
+            warnings.insert(0, f"{p.task}: {len(p.hash_mismatch)} shared item(s) have a "
+                               f"different prompt/item hash: the runs were not measured with "
+                               f"the same instrument")
+        if p.only_a or p.only_b:
+            warnings.append(f"{p.task}: {len(p.only_a)} item(s) only in {name_a}, "
+                            f"{len(p.only_b)} only in {name_b}; compared on "
+                            f"{p.n_shared} shared items")
+    pdiff = _protocol_diff(store, a, b, [r["task"] for r in rows])
+    if len(pdiff):
+        if "category" in pdiff.columns:
+            instrument = pdiff[~pdiff["category"].isin(BENIGN_PROTOCOL_CATEGORIES)]
+        else:
+            instrument = pdiff
+        if len(instrument):
+            settings = ", ".join(dict.fromkeys(
+                s if sc == "run" else f"{sc}:{s}" for sc, s in
+                zip(instrument["scope"], instrument["setting"])))
+            warnings.insert(0, f"protocols differ ({settings}): the runs were not measured "
+                               f"the same way, so a difference may come from the protocol "
+                               f"rather than the model")
+    per_task = pd.DataFrame(rows)
+    if len(per_task) > 1:
+        per_task["p_adjusted"] = _adjust(per_task["p_exact"].to_numpy(dtype=float), adjust)
+        per_task["adjustment"] = adjust
+    overall = None
+    if len(per_task) > 1:
+        overall = _overall(per_task, confidence, mde_threshold, name_a, name_b)
+        verdict = f"macro average over {len(per_task)} tasks: {overall['verdict']}"
+    else:
+        verdict = str(per_task["verdict"].iloc[0])
+    per_task = per_task[list(PER_TASK_COLUMNS)]
+    return Comparison(run_a=name_a, run_b=name_b, confidence=confidence, per_task=per_task,
+                      protocol_diff=pdiff, pairing=tuple(pairings), overall=overall,
+                      verdict=verdict, warnings=tuple(warnings))
+
+
+def _overall(per_task: pd.DataFrame, confidence: float, mde_threshold, name_a, name_b) -> dict:
+    """Macro average of per-task differences: mean_t diff_t, SE = sqrt(sum SE_t^2)/k."""
+    z = st.z_value(confidence)
+    agg = st.aggregate_tasks(per_task["diff"].to_numpy(dtype=float),
+                             per_task["se"].to_numpy(dtype=float))
+    diff = float(agg.estimate)
+    se = float(agg.se)  # bounds below are not agg.low/high: a difference is not clipped
+    # MDE of an estimate whose SE is se: (z_{1-a/2} + z_power) * se, i.e. the paired MDE
+    # formula with n = 1 and sd = se
+    mde = _mde(1, se, 1.0 - confidence)
+    unit = bool((per_task["points_scale"] == 100.0).all())
+    scale = 100.0 if unit else 1.0
+    sa = float(per_task["score_a"].mean())
+    sb = float(per_task["score_b"].mean())
+    low, high = diff - z * se, diff + z * se
+    p = float(st.normal_p_value(diff, se)[0])
+    return {"task": AVERAGE_TASK, "metric": ",".join(dict.fromkeys(per_task["metric"])),
+            "n": int(per_task["n"].sum()), "score_a": sa, "score_b": sb, "diff": diff,
+            "se": se, "low": low, "high": high,
+            "se_unpaired": float(np.sqrt(np.sum(per_task["se_unpaired"].to_numpy(float) ** 2))
+                                 / len(per_task)),
+            "correlation": float("nan"), "b": float("nan"), "c": float("nan"), "both": float("nan"), "neither": float("nan"),
+            "p_exact": p, "p_midp": float("nan"), "p_adjusted": p, "adjustment": "none",
+            "mde": mde,
+            "verdict": verdict_text(diff, low, high, mde, scale=scale,
+                                    threshold=_threshold(mde_threshold, unit, sa, sb),
+                                    name_a=name_a, name_b=name_b),
+            "kind": "macro average of per-task differences", "points_scale": scale,
+            "sd_diff": float("nan")}
+
+
+def _protocol_diff(store, a: int, b: int, tasks: list[str]) -> pd.DataFrame:
+    """Settings that differ: run scope plus the compared tasks (``store.protocol_diff``).
+    Extra store columns (e.g. ``category``) are kept after the documented ones."""
+    pdf = store.protocol_diff(a, b, tasks[0] if len(tasks) == 1 else None)
+    if pdf is None or len(pdf) == 0:
+        return _empty(PROTOCOL_COLUMNS)
+    pdf = pdf[pdf["scope"].isin(["run", *tasks])]
+    cols = list(PROTOCOL_COLUMNS) + [c for c in pdf.columns if c not in PROTOCOL_COLUMNS]
+    out = pdf[cols].copy()
+    for c in ("value_a", "value_b"):
+        out[c] = out[c].map(lambda v: v if v is None or isinstance(v, str) else str(v))
+    return out.reset_index(drop=True)
+
+
+def discordant_items(store, run_a: str | int, run_b: str | int, task: str, metric: str,
+                     cell: str = "b") -> pd.DataFrame:
+    """Items in one cell of the 2x2 table, with texts.
+
+    cell: "b" (only B right), "c" (only A right), "both" (both right), "neither".
+    columns: item_id, score_a, score_b, prompt, target, response_a, response_b
+    With several answers per item a cell uses the per-item means (b: x_B > x_A, c: x_A > x_B,
+    both: both = 1, neither: both = 0) and the texts of answer 0.
+    """
+    cells = ("b", "c", "both", "neither")
+    if cell not in cells:
+        raise AnalysisError(f"unknown cell {cell!r}; use one of {', '.join(cells)}")
+    a, b = _resolve(store, run_a), _resolve(store, run_b)
+    frame = _paired_frame(store, a, b, task, metric)
+    xa, xb = frame["x_a"], frame["x_b"]
+    mask = {"b": xb > xa, "c": xa > xb, "both": (xa == 1) & (xb == 1),
+            "neither": (xa == 0) & (xb == 0)}[cell]
+    sel = frame[mask.to_numpy()]
+    ids = sel["item_id"].tolist()
+    out = pd.DataFrame({"item_id": ids, "score_a": sel["x_a"].to_numpy(float),
+                        "score_b": sel["x_b"].to_numpy(float)})
+    ta = _first_texts(store, a, task, ids)
+    tb = _first_texts(store, b, task, ids)
+    out["prompt"] = [ta.get(i, {}).get("prompt") or tb.get(i, {}).get("prompt") for i in ids]
+    out["target"] = [ta.get(i, {}).get("target") or tb.get(i, {}).get("target") for i in ids]
+    out["response_a"] = [ta.get(i, {}).get("response") for i in ids]
+    out["response_b"] = [tb.get(i, {}).get("response") for i in ids]
+    return out
+
+
+def _first_texts(store, rid: int, task: str, ids: list[str]) -> dict[str, dict]:
+    if not ids:
+        return {}
+    t = store.texts(rid, task, ids)
+    if t is None or t.empty:
+        return {}
+    t = t.sort_values("answer_idx").drop_duplicates("item_id")
+    return {str(r.item_id): {"prompt": r.prompt, "target": r.target, "response": r.response}
+            for r in t.itertuples(index=False)}
+
+

@@ -1,0 +1,546 @@
+"""Leaderboard: runs x tasks with intervals, macro averages, tiers and rank intervals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from evalcore import stats as st
+from evalcore.errors import AnalysisError
+from evalcore.analysis._common import (
+    AVERAGE_COLUMNS,
+    AVERAGE_TASK,
+    BINARY_ONLY_METHODS,
+    CELL_COLUMNS,
+    METHODS,
+    METHOD_LABELS,
+    RANK_COLUMNS,
+    TIER_COLUMNS,
+    _chance,
+    _check_confidence,
+    _contains_chance,
+    _empty,
+    _fnum,
+    _holm,
+    _proportion,
+    _resolve,
+    default_metric,
+)
+
+# ---------------------------------------------------------------------------------------
+# leaderboard
+# ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """Runs x tasks with score, interval and method.
+
+    cells columns: run_id, run, task, metric, n, score, se, low, high, method,
+        binary (all scores 0/1), chance (float|NaN), contains_chance (bool),
+        reported (harness value|NaN), reported_stderr (NaN if none), audit_flag (str|None),
+        has_items (bool; False = summary-only run, interval from reported stderr if any)
+    averages columns: run_id, run, n_tasks, score, se, low, high, kind ("macro"),
+        tasks (comma list of the tasks averaged)
+    tiers columns: run_id, run, task ("__average__" for the macro average), best_run,
+        diff_vs_best, p_raw, p_holm, indistinguishable_from_best (bool), n_shared
+    ranks columns: run_id, run, task, rank, rank_low, rank_high  (paired bootstrap over
+        shared items; same resampled items for every run)
+    notes: human-readable caveats (e.g. "task X: 2 runs have no item-level data")
+    metrics_by_task: the metric shown for each task.
+
+    ``se`` is the CLT standard error (sd ddof=1 / sqrt(n), the harness convention) for the
+    closed-form methods, the cluster-robust SE for "clustered", the bootstrap standard
+    deviation for "bootstrap" and the reported stderr for summary-only cells. ``method`` is
+    the method actually used for the cell (a binary-only method asked for a continuous score
+    falls back to "clt", said in ``notes``).
+    """
+
+    method: str
+    confidence: float
+    metric: str | None
+    cells: pd.DataFrame
+    averages: pd.DataFrame
+    tiers: pd.DataFrame
+    ranks: pd.DataFrame
+    notes: tuple[str, ...] = ()
+    metrics_by_task: dict = field(default_factory=dict)
+
+
+def leaderboard(store, *, task: str | None = None, metric: str | None = None,
+                method: str = "wilson", confidence: float = 0.95,
+                runs: list[str | int] | None = None, n_resamples: int = 2000,
+                seed: int = 0, include_tiers: bool = True,
+                include_ranks: bool = True, include_audit: bool = True,
+                rank_tasks: list[str] | None = None) -> Leaderboard:
+    """Scores with intervals for every run x task.
+
+    Parameters
+    ----------
+    task, metric : restrict to one task / force one metric (default metric per task:
+        ``default_metric`` over the metrics the runs have for it).
+    method : one of ``METHODS``. Closed-form methods (wilson, clopper-pearson, bayes, clt)
+        use ``store.cell_stats`` only (n, sum, sum of squares per cell, computed in SQL);
+        bootstrap and clustered pull item means. Binary-only methods on continuous scores
+        fall back to CLT; "clustered" without a cluster key falls back to CLT (both noted).
+    include_tiers, include_ranks : compute the paired tiers / rank intervals (these need
+        item-level data; pages may ask for them lazily). Tiers come from one SQL aggregate
+        (no item pull). Rank intervals bootstrap every task's items x runs matrix (~0.15-0.3 s
+        per task of 50 runs x 2,000 items): ``rank_tasks`` limits them to the tasks named
+        (None: every task; names not on the board are ignored).
+    include_audit : fill ``audit_flag`` from ``store.audit`` (False leaves it None).
+
+    Summary-only runs (results JSON without items) are shown from the reported value with
+    interval value +- z * reported stderr (NaN when no stderr) and ``has_items=False``.
+    The macro average per run is mean_t(score_t) with SE = sqrt(sum_t SE_t^2) / k over the
+    k tasks the run has (``stats.aggregate_tasks`` convention, METHODS.md).
+    """
+    if method not in METHODS:
+        raise AnalysisError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    _check_confidence(confidence)
+    notes: list[str] = []
+    run_table = store.runs()
+    names = {int(r): str(n) for r, n in zip(run_table["run_id"], run_table["name"])}
+    if runs is not None:
+        ids = list(dict.fromkeys(_resolve(store, r) for r in runs))
+    else:
+        ids = [int(r) for r in run_table["run_id"]]
+    if not ids:
+        return Leaderboard(method, confidence, metric, _empty(CELL_COLUMNS),
+                           _empty(AVERAGE_COLUMNS), _empty(TIER_COLUMNS), _empty(RANK_COLUMNS),
+                           ("The store is empty: ingest some results first.",), {})
+
+    tasks_df = store.tasks(ids)
+    summ = store.summaries(ids)
+    if len(summ):
+        summ = summ[~summ["is_group"].fillna(False).astype(bool)]
+    if task is not None:
+        tasks_df = tasks_df[tasks_df["task"] == task]
+        summ = summ[summ["task"] == task]
+        if tasks_df.empty and summ.empty:
+            raise AnalysisError(f"no run has task {task!r}")
+
+    # metric per task --------------------------------------------------------------
+    item_rows = tasks_df[tasks_df["has_items"].fillna(True).astype(bool)] if len(tasks_df) else tasks_df
+    avail: dict[str, set[str]] = {}
+    for t, m in zip(item_rows["task"], item_rows["metric"]):
+        avail.setdefault(str(t), set()).add(str(m))
+    for t, m in zip(summ["task"], summ["metric"]):
+        avail.setdefault(str(t), set()).add(str(m))
+    metrics_by_task: dict[str, str] = {}
+    for t in sorted(avail):
+        if metric is not None:
+            if metric in avail[t]:
+                metrics_by_task[t] = metric
+            elif task is not None:
+                raise AnalysisError(f"task {t!r} has no metric {metric!r}; it has: "
+                                    f"{', '.join(sorted(avail[t]))}")
+        else:
+            metrics_by_task[t] = default_metric(avail[t])
+            if len(avail[t]) > 1:
+                others = sorted(avail[t] - {metrics_by_task[t]})
+                notes.append(f"{t}: showing metric {metrics_by_task[t]!r} (default); "
+                             f"also available: {', '.join(others)}")
+    if metric is not None and not metrics_by_task:
+        raise AnalysisError(f"no task has metric {metric!r}")
+    if metric is not None:
+        skipped = sorted(set(avail) - set(metrics_by_task))
+        if skipped:
+            notes.append(f"tasks without metric {metric!r} are not shown: {', '.join(skipped)}")
+    chosen = pd.DataFrame({"task": list(metrics_by_task), "metric": list(metrics_by_task.values())})
+
+    # item-level cells from SQL sufficient statistics --------------------------------
+    cs = store.cell_stats(ids, task=task, metric=metric)
+    cs = cs.merge(chosen, on=["task", "metric"], how="inner")
+    cs = cs[cs["n"].astype(float) > 0].copy()
+    cs["run_id"] = cs["run_id"].astype(int)
+    n = cs["n"].to_numpy(dtype=float)
+    ssum = cs["sum"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = ssum / n
+    se = st.mean_se_from_moments(n, ssum, cs["sumsq"].to_numpy(dtype=float))
+    # 0/1 per-item scores: raw scores 0/1 and every item mean 0 or 1 (with K answers per
+    # item the means can be fractions); for scores in [0, 1], sum m_i^2 = sum m_i exactly
+    # when every m_i is 0 or 1.
+    binary = (cs["binary"].fillna(False).astype(bool).to_numpy()
+              & np.isclose(cs["sumsq"].to_numpy(dtype=float), ssum, rtol=0, atol=1e-9))
+    z = st.z_value(confidence)
+    low = np.full(len(cs), np.nan)
+    high = np.full(len(cs), np.nan)
+    used = np.array([method] * len(cs), dtype=object)
+
+    # number of choices per task (the largest any run recorded) for the chance level
+    n_choices: dict[str, float] = {}
+    for t, k in zip(tasks_df["task"].tolist(), tasks_df["n_choices"].tolist()):
+        k = _fnum(k)
+        if np.isfinite(k):
+            n_choices[str(t)] = max(n_choices.get(str(t), 0.0), k)
+
+    if method in BINARY_ONLY_METHODS or method == "clt":
+        cont = ~binary
+        if cont.any() and method != "clt":
+            bad = sorted(set(cs.loc[cont, "task"]))
+            notes.append(f"{METHOD_LABELS[method]} needs 0/1 scores; CLT used for the "
+                         f"continuous scores of: {', '.join(bad)}")
+        for i in np.flatnonzero(binary):
+            low[i], high[i] = _proportion(method, int(round(ssum[i])), int(n[i]), confidence)
+        used[cont] = "clt"
+        low[cont] = score[cont] - z * se[cont]
+        high[cont] = score[cont] + z * se[cont]
+    else:  # bootstrap / clustered: item-level pull, one query per task
+        for t, m in metrics_by_task.items():
+            rows = np.flatnonzero((cs["task"] == t).to_numpy())
+            if rows.size == 0:
+                continue
+            run_here = [int(cs["run_id"].iloc[i]) for i in rows]
+            im = store.item_means(run_here, task=t, metric=m)
+            groups = {int(k): g for k, g in im.groupby("run_id")}
+            for i in rows:
+                rid = int(cs["run_id"].iloc[i])
+                g = groups.get(rid)
+                if g is None or g.empty:
+                    continue
+                x = g["score"].to_numpy(dtype=float)
+                if method == "bootstrap":
+                    r = st.score_interval(x, "bootstrap", confidence=confidence,
+                                          seed=seed, n_resamples=n_resamples)
+                else:
+                    cl = g["cluster"]
+                    if cl.isna().all():
+                        used[i] = "clt"
+                        low[i], high[i] = score[i] - z * se[i], score[i] + z * se[i]
+                        continue
+                    cl = cl.astype(object).where(cl.notna(), "__item__" + g["item_id"].astype(str))
+                    r = st.score_interval(x, "clustered", confidence=confidence,
+                                          clusters=cl.astype(str).to_numpy())
+                low[i], high[i] = float(r.low), float(r.high)
+                if np.isfinite(_fnum(r.se)):
+                    se[i] = float(r.se)
+        if method == "clustered":
+            nocl = sorted({cs["task"].iloc[i] for i in range(len(cs)) if used[i] == "clt"})
+            if nocl:
+                notes.append("no cluster key, CLT used for: " + ", ".join(nocl))
+        else:
+            notes.append(f"bootstrap: {n_resamples} resamples of items, seed {seed}")
+
+    cells = pd.DataFrame({
+        "run_id": cs["run_id"].to_numpy(dtype=int),
+        "run": [names.get(int(r), str(r)) for r in cs["run_id"]],
+        "task": cs["task"].astype(str).to_numpy(),
+        "metric": cs["metric"].astype(str).to_numpy(),
+        "n": n.astype(int),
+        "score": score, "se": se, "low": low, "high": high,
+        "method": used, "binary": binary, "has_items": True,
+    })
+
+    # reported numbers, summary-only cells ------------------------------------------------
+    rep = summ.merge(chosen, on=["task", "metric"], how="inner")[
+        ["run_id", "task", "metric", "value", "stderr", "n"]].copy()
+    rep["run_id"] = rep["run_id"].astype(int)
+    rep = rep.drop_duplicates(["run_id", "task", "metric"])
+    rep = rep.rename(columns={"value": "reported", "stderr": "reported_stderr",
+                              "n": "n_reported"})
+    cells = cells.merge(rep, on=["run_id", "task", "metric"], how="left")
+    have = set(zip(cells["run_id"], cells["task"], cells["metric"]))
+    so = rep[[(r, t, m) not in have for r, t, m in
+              zip(rep["run_id"], rep["task"], rep["metric"])]]
+    if len(so):
+        val = so["reported"].to_numpy(dtype=float)
+        rse = so["reported_stderr"].to_numpy(dtype=float)
+        extra = pd.DataFrame({
+            "run_id": so["run_id"].to_numpy(dtype=int),
+            "run": [names.get(int(r), str(r)) for r in so["run_id"]],
+            "task": so["task"].astype(str).to_numpy(),
+            "metric": so["metric"].astype(str).to_numpy(),
+            "n": pd.array(so["n_reported"], dtype="Int64"),
+            "score": val, "se": rse, "low": val - z * rse, "high": val + z * rse,
+            "method": "reported", "binary": False, "has_items": False,
+            "reported": val, "reported_stderr": rse,
+        })
+        cells = pd.concat([cells if len(cells) else None, extra], ignore_index=True)
+        for t in sorted(set(extra["task"])):
+            k = int((extra["task"] == t).sum())
+            notes.append(f"{t}: {k} run(s) have no item-level data; shown from the "
+                         f"harness-reported value and stderr")
+        if np.isnan(rse).any():
+            notes.append("summary-only cells without a reported stderr have no interval")
+    cells = cells.drop(columns=["n_reported"], errors="ignore")
+    cells["n"] = pd.array(cells["n"], dtype="Int64")
+
+    # audit flags -----------------------------------------------------------------------
+    cells["audit_flag"] = None
+    aud = store.audit(ids) if include_audit else None
+    if aud is not None and len(aud):
+        a = aud[["run_id", "task", "metric", "flag"]].copy()
+        a["run_id"] = a["run_id"].astype(int)
+        a = a[a["flag"].notna()].groupby(["run_id", "task", "metric"], as_index=False)[
+            "flag"].agg(lambda s: "; ".join(sorted(set(map(str, s)))))
+        cells = cells.merge(a, on=["run_id", "task", "metric"], how="left")
+        cells["audit_flag"] = cells["flag"].astype(object).where(cells["flag"].notna(), None)
+        cells = cells.drop(columns=["flag"])
+
+    # chance ------------------------------------------------------------------------------
+    chance = np.array([_chance(n_choices.get(t)) if _chance_applies(m, b) else np.nan
+                       for t, m, b in zip(cells["task"], cells["metric"], cells["binary"])],
+                      dtype=float)
+    cells["chance"] = chance
+    cells["contains_chance"] = [_contains_chance(lo, hi, c) for lo, hi, c in
+                                zip(cells["low"], cells["high"], chance)]
+    for t in sorted(set(cells.loc[cells["contains_chance"], "task"])):
+        notes.append(f"{t}: some intervals contain the chance level; those scores cannot "
+                     f"rank anything")
+
+    cells = cells[list(CELL_COLUMNS)].sort_values(["task", "score"], ascending=[True, False],
+                                                 kind="stable").reset_index(drop=True)
+    averages = _macro_averages(cells, confidence, notes)
+    tiers = _empty(TIER_COLUMNS)
+    ranks = _empty(RANK_COLUMNS)
+    # rank intervals need the items x runs matrices of their tasks; the tiers of those
+    # tasks reuse them, the other tasks' tiers come from one SQL aggregate
+    mats = {}
+    if include_ranks:
+        mats = _item_matrices(store, cells, metrics_by_task,
+                              None if rank_tasks is None else {str(t) for t in rank_tasks})
+        ranks = _ranks(mats, names, confidence, n_resamples, seed, notes)
+    if include_tiers:
+        tiers = _tiers(store, cells, averages, metrics_by_task, names, confidence, mats)
+    return Leaderboard(method, confidence, metric, cells, averages, tiers, ranks,
+                       tuple(notes), metrics_by_task)
+
+
+def _chance_applies(metric: str, binary: bool) -> bool:
+    """Chance is a baseline for accuracies of a multiple-choice task."""
+    base = str(metric).split(",")[0].lower()
+    return bool(binary) or base.startswith("acc") or base in ("exact_match", "accuracy")
+
+
+def _macro_averages(cells: pd.DataFrame, confidence: float,
+                    notes: list[str]) -> pd.DataFrame:
+    rows = []
+    usable = cells[np.isfinite(cells["score"].to_numpy(dtype=float))
+                   & np.isfinite(cells["se"].to_numpy(dtype=float))]
+    all_tasks = sorted(set(cells["task"]))
+    if len(all_tasks) < 2:
+        return _empty(AVERAGE_COLUMNS)
+    sets = set()
+    for rid, g in usable.groupby("run_id", sort=False):
+        g = g.sort_values("task")
+        agg = st.aggregate_tasks(g["score"].to_numpy(dtype=float), g["se"].to_numpy(dtype=float),
+                                 kind="macro", confidence=confidence)
+        tasks = ",".join(g["task"])
+        sets.add(tasks)
+        rows.append({"run_id": int(rid), "run": str(g["run"].iloc[0]), "n_tasks": len(g),
+                     "score": float(agg.estimate), "se": float(agg.se), "low": float(agg.low),
+                     "high": float(agg.high),
+                     "kind": "macro", "tasks": tasks})
+    if len(sets) > 1:
+        notes.append("macro averages are over different task sets (see the tasks column); "
+                     "compare averages only between runs with the same tasks")
+    if not rows:
+        return _empty(AVERAGE_COLUMNS)
+    return pd.DataFrame(rows, columns=list(AVERAGE_COLUMNS)).sort_values(
+        "score", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def _item_runs_by_task(cells: pd.DataFrame) -> dict[str, list[int]]:
+    """Run ids with item-level data per task, in the cells' order (best score first)."""
+    itemcells = cells[cells["has_items"].astype(bool)]
+    out: dict[str, list[int]] = {}
+    for t, r in zip(itemcells["task"].tolist(), itemcells["run_id"].tolist()):
+        out.setdefault(str(t), []).append(int(r))
+    return out
+
+
+def _compared_runs(cells: pd.DataFrame, metrics_by_task: dict[str, str],
+                   tasks=None) -> dict[str, list[int]]:
+    """Tasks with 2+ item-level runs (optionally only ``tasks``) -> their run ids."""
+    return {t: r for t, r in _item_runs_by_task(cells).items()
+            if t in metrics_by_task and len(r) >= 2 and (tasks is None or t in tasks)}
+
+
+def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
+           metrics_by_task: dict[str, str], names, confidence: float,
+           mats: dict[str, tuple[list[int], np.ndarray]] | None = None) -> pd.DataFrame:
+    """Runs indistinguishable from the best, per task and for the macro average.
+
+    Per task: the best run is the highest score; every other run is tested against it on
+    the items both have (exact McNemar for 0/1, else paired z), p-values Holm-adjusted over
+    the runs compared (``stats.adjust_pvalues``); indistinguishable when the adjusted p is
+    not below alpha = 1 - confidence (an undefined p cannot separate runs, as in
+    ``stats.indistinguishable_from_best``). Macro average: the run with the best average
+    is the reference among the runs averaged over the same task set (the most common set of
+    2+ tasks); per run, the mean over tasks of the per-task paired differences with
+    SE = sqrt(sum_t SE_t^2)/k (``stats.aggregate_tasks``) and a z-test, Holm-adjusted.
+
+    No item is pulled: ``store.reference_moments`` returns, per (task, reference, run), the
+    shared-item sums n, sum d, sum d^2, b, c in one SQL aggregate, from which
+    diff = sum d / n, SE = ``stats.mean_se_from_moments(n, sum d, sum d^2)`` (= sd(d)/sqrt(n))
+    and the McNemar / z p-values follow; runs sharing no item with the reference get n = 0
+    and NaN statistics. Tasks whose items x runs matrix was already pulled for the rank
+    intervals (``mats``: task -> (run ids, matrix)) use ``stats.paired_columns`` on it
+    instead (the same numbers; one pull serves both when a page shows one task).
+    """
+    alpha = 1.0 - confidence
+    item_cells = cells[cells["has_items"].astype(bool)]
+    runs_of = _compared_runs(cells, metrics_by_task)
+    if not runs_of:
+        return _empty(TIER_COLUMNS)
+    mats = {t: (cols, x) for t, (cols, x) in (mats or {}).items()
+            if t in runs_of and sorted(cols) == sorted(runs_of[t])}
+    score_of = {(int(r), str(t)): float(v) for r, t, v in
+                zip(item_cells["run_id"].tolist(), item_cells["task"].tolist(),
+                    item_cells["score"].tolist())}
+    binary_of = item_cells.groupby("task")["binary"].agg(lambda b: bool(np.all(b)))
+    best_of = {}
+    for t, rids in runs_of.items():
+        sc = np.array([score_of.get((r, t), -np.inf) for r in rids])
+        best_of[t] = rids[int(np.argmax(sc))]
+    best_avg = None
+    group: set[int] = set()
+    if len(averages):
+        # the average tier compares runs averaged over the same task set: the most common
+        # set (of 2+ tasks) among runs with item-level data; its best-scoring run is the
+        # reference
+        ok = averages[averages["run_id"].isin(item_cells["run_id"]) & (averages["n_tasks"] >= 2)]
+        if len(ok):
+            common = ok["tasks"].value_counts().index[0]
+            same = ok[ok["tasks"] == common]
+            if len(same) >= 2:
+                group = set(int(r) for r in same["run_id"])
+                best_avg = int(same.iloc[0]["run_id"])
+    sql_tasks = [t for t in runs_of if t not in mats]
+    comparisons = [(t, metrics_by_task[t], best_of[t]) for t in sql_tasks]
+    if best_avg is not None:
+        comparisons += [(t, metrics_by_task[t], best_avg) for t in sql_tasks
+                        if best_avg in runs_of[t] and best_avg != best_of[t]]
+    all_runs = sorted({r for t in sql_tasks for r in runs_of[t]})
+    mom = store.reference_moments(comparisons, run_ids=all_runs) if comparisons else None
+    mom = mom if mom is not None else pd.DataFrame(
+        columns=["task", "ref_run_id", "run_id", "n", "sum_d", "sum_d2", "b", "c"])
+    by_key = {(str(t), int(ref), int(r)): (int(n), float(sd), float(sd2), int(b), int(c))
+              for t, ref, r, n, sd, sd2, b, c in zip(
+                  mom["task"].tolist(), mom["ref_run_id"].tolist(), mom["run_id"].tolist(),
+                  mom["n"].tolist(), mom["sum_d"].tolist(), mom["sum_d2"].tolist(),
+                  mom["b"].tolist(), mom["c"].tolist())}
+
+    def against(t: str, ref: int) -> tuple[np.ndarray, ...]:
+        """diff, se, n_shared and the test's p of every run of task t against run ref
+        (arrays over ``runs_of[t]``; p is NaN below 2 shared items)."""
+        binary = bool(binary_of.get(t, False))
+        if t in mats:
+            cols, x = mats[t]
+            order = [cols.index(r) for r in runs_of[t]]
+            pc = st.paired_columns(x[:, order], runs_of[t].index(ref), binary=binary)
+            return pc.diff, pc.se, np.asarray(pc.n_shared, dtype=int), pc.p_value
+        v = np.array([by_key.get((t, ref, r), (0, np.nan, np.nan, 0, 0)) for r in runs_of[t]],
+                     dtype=float)
+        n = v[:, 0]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            diff = np.where(n >= 1, v[:, 1] / n, np.nan)
+        se = st.mean_se_from_moments(n, v[:, 1], v[:, 2])
+        p = st.mcnemar_exact_p(v[:, 3], v[:, 4]) if binary else st.normal_p_value(diff, se)
+        return diff, se, n.astype(int), np.where(n >= 2, p, np.nan)
+
+    rows = []
+    per_run: dict[int, list[tuple[float, float, int]]] = {}
+    for t, rids in runs_of.items():
+        best = best_of[t]
+        bc = rids.index(best)
+        diff, se, nsh, p = against(t, best)
+        p = np.array(p, dtype=float)
+        p[bc] = np.nan
+        padj = _holm(p)
+        for j, rid in enumerate(rids):
+            is_best = j == bc
+            rows.append({"run_id": rid, "run": names.get(rid, str(rid)), "task": t,
+                         "best_run": names.get(best, str(best)),
+                         "diff_vs_best": 0.0 if is_best else float(diff[j]),
+                         "p_raw": np.nan if is_best else float(p[j]),
+                         "p_holm": np.nan if is_best else float(padj[j]),
+                         "indistinguishable_from_best": bool(is_best or not padj[j] < alpha),
+                         "n_shared": int(nsh[j])})
+        if best_avg is not None and best_avg in rids:
+            d2, se2, n2, _ = (diff, se, nsh, p) if best_avg == best else \
+                against(t, best_avg)
+            for j, rid in enumerate(rids):
+                if rid != best_avg and rid in group and np.isfinite(d2[j]) and np.isfinite(se2[j]):
+                    per_run.setdefault(rid, []).append((float(d2[j]), float(se2[j]), int(n2[j])))
+    if best_avg is not None and per_run:
+        rids = sorted(per_run)
+        dd, ses, nn = [], [], []
+        for rid in rids:
+            v = per_run[rid]
+            agg = st.aggregate_tasks(np.array([a for a, _, _ in v]),
+                                     np.array([e for _, e, _ in v]))
+            dd.append(float(agg.estimate))
+            ses.append(float(agg.se))
+            nn.append(sum(k for _, _, k in v))
+        pp = st.normal_p_value(dd, ses)
+        padj = _holm(pp)
+        bname = names.get(best_avg, str(best_avg))
+        rows.append({"run_id": best_avg, "run": bname, "task": AVERAGE_TASK, "best_run": bname,
+                     "diff_vs_best": 0.0, "p_raw": np.nan, "p_holm": np.nan,
+                     "indistinguishable_from_best": True, "n_shared": 0})
+        for i, rid in enumerate(rids):
+            rows.append({"run_id": rid, "run": names.get(rid, str(rid)), "task": AVERAGE_TASK,
+                         "best_run": bname, "diff_vs_best": dd[i], "p_raw": float(pp[i]),
+                         "p_holm": float(padj[i]),
+                         "indistinguishable_from_best": bool(not padj[i] < alpha),
+                         "n_shared": nn[i]})
+    if not rows:
+        return _empty(TIER_COLUMNS)
+    return pd.DataFrame(rows, columns=list(TIER_COLUMNS))
+
+
+def _item_matrices(store, cells: pd.DataFrame, metrics_by_task: dict[str, str],
+                   tasks) -> dict[str, tuple[list[int], np.ndarray]]:
+    """task -> (run ids, items x runs matrix of item means, NaN where a run lacks an item)
+    for the tasks in ``tasks`` (None: all) with 2+ item-level runs: one query for all of
+    them (``store.item_mean_rows``), pivoted in numpy (runs in the cells' order, items in
+    store order)."""
+    runs_of = _compared_runs(cells, metrics_by_task, tasks)
+    if not runs_of:
+        return {}
+    all_runs = sorted({r for rids in runs_of.values() for r in rids})
+    im = store.item_mean_rows([(t, metrics_by_task[t]) for t in runs_of], run_ids=all_runs)
+    out = {}
+    for (t, m), g in im.groupby(["task", "metric"], sort=False):
+        t = str(t)
+        if t not in runs_of or metrics_by_task[t] != str(m):
+            continue
+        rids = runs_of[t]
+        cols = pd.Index(rids).get_indexer(g["run_id"].to_numpy(dtype=np.int64))
+        keep = cols >= 0
+        item_codes, items = pd.factorize(g["item_id"].to_numpy()[keep])
+        x = np.full((len(items), len(rids)), np.nan)
+        x[item_codes, cols[keep]] = g["score"].to_numpy(dtype=float)[keep]
+        present = ~np.all(np.isnan(x), axis=0)
+        out[t] = ([r for r, ok in zip(rids, present) if ok], x[:, present])
+    return out
+
+
+def _ranks(mats: dict[str, tuple[list[int], np.ndarray]], names, confidence: float,
+           n_resamples: int, seed: int, notes: list[str]) -> pd.DataFrame:
+    """Paired-bootstrap rank intervals per task (``stats.paired_bootstrap_ranks``) over the
+    items every run of the task has."""
+    rows = []
+    for t, (run_cols, x) in mats.items():
+        complete = np.all(np.isfinite(x), axis=1)
+        if len(run_cols) < 2 or complete.sum() < 2:
+            notes.append(f"{t}: fewer than 2 items shared by all runs; no rank intervals")
+            continue
+        if (~complete).any():
+            notes.append(f"{t}: rank intervals use the {int(complete.sum())} items all "
+                         f"runs share")
+        r = st.paired_bootstrap_ranks(x[complete], n_resamples=n_resamples, seed=seed,
+                                      confidence=confidence)
+        for j, rid in enumerate(run_cols):
+            rows.append({"run_id": rid, "run": names.get(rid, str(rid)), "task": t,
+                         "rank": int(r.rank[j]), "rank_low": int(r.rank_low[j]),
+                         "rank_high": int(r.rank_high[j])})
+    if not rows:
+        return _empty(RANK_COLUMNS)
+    return pd.DataFrame(rows, columns=list(RANK_COLUMNS))
+
+

@@ -1,0 +1,237 @@
+"""One run: several answers per item, reruns, clusters and metric variants."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from evalcore import stats as st
+from evalcore.errors import AnalysisError
+from evalcore.analysis._common import (
+    PER_TASK_COLUMNS,
+    PROTOCOL_COLUMNS,
+    _check_confidence,
+    _empty,
+    _fnum,
+    _is_binary,
+    _resolve,
+    _run_names,
+    default_metric,
+)
+from evalcore.analysis.compare import Comparison, Pairing, _paired_frame, _paired_row
+
+# ---------------------------------------------------------------------------------------
+# one run: repeats, reruns, clusters, metric variants
+# ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RepeatsReport:
+    """Several answers per item for one run/task/metric.
+
+    curve columns: k, se, low_floor (between-item floor SE), measured (bool: the K observed)
+    pass_at_k columns: k, estimate, se, low, high, n_items, method
+    """
+
+    run: str
+    task: str
+    metric: str
+    n_items: int
+    k_observed: int
+    between: float
+    within: float
+    se_observed: float
+    k_sufficient: int
+    curve: pd.DataFrame
+    pass_at_k: pd.DataFrame
+
+
+def _one_metric(store, rid: int, task: str, metric: str | None) -> str:
+    t = store.tasks([rid])
+    t = t[t["task"] == task]
+    if "has_items" in t:
+        t = t[t["has_items"].fillna(True).astype(bool)]
+    if t.empty:
+        raise AnalysisError(f"run {_run_names(store).get(rid, rid)!r} has no item-level data "
+                            f"for task {task!r}")
+    ms = set(map(str, t["metric"]))
+    if metric is None:
+        return default_metric(ms)
+    if metric not in ms:
+        raise AnalysisError(f"task {task!r} has no metric {metric!r}; it has "
+                            f"{', '.join(sorted(ms))}")
+    return metric
+
+
+def repeats(store, run: str | int, task: str, metric: str | None = None,
+            k_max: int = 50, confidence: float = 0.95) -> RepeatsReport:
+    """Variance components and the SE-vs-answers curve for a run with K answers per item.
+
+    ``stats.variance_components`` on the items x answers matrix (NaN where an item has fewer
+    answers): s_w^2 = mean_i v_i, s_b^2 = var(m_i) - s_w^2/K, SE(k) = sqrt((s_b^2 + s_w^2/k)/n)
+    (METHODS.md). ``low_floor`` = sqrt(s_b^2 / n), the SE no number of answers gets below.
+    pass@k (unbiased, ``stats.pass_at_k_summary``) for k = 1..K when scores are 0/1.
+    Raises AnalysisError when the run has one answer per item.
+    """
+    rid = _resolve(store, run)
+    m = _one_metric(store, rid, task, metric)
+    sc = store.scores([rid], task=task, metric=m)
+    if sc.empty:
+        raise AnalysisError(f"no item scores for {task!r} / {m!r}")
+    wide = sc.pivot_table(index="item_id", columns="answer_idx", values="score", aggfunc="first")
+    x = wide.to_numpy(dtype=float)
+    k_obs = int(np.max(np.sum(np.isfinite(x), axis=1)))
+    if k_obs < 2:
+        raise AnalysisError(f"{task!r}: one answer per item; repeats need several answers "
+                            f"per item (epochs, repeats)")
+    vc = st.variance_components(x)
+    n_items = int(vc.n_items)
+    between, within = float(vc.between), float(vc.within)
+    ks = np.arange(1, max(int(k_max), k_obs) + 1)
+    ses = np.array([float(vc.se(int(k))) for k in ks])
+    floor = math.sqrt(max(between, 0.0) / n_items) if n_items else float("nan")
+    curve = pd.DataFrame({"k": ks, "se": ses, "low_floor": floor, "measured": ks == k_obs})
+    pak = _empty(("k", "estimate", "se", "low", "high", "n_items"))
+    if _is_binary(x[np.isfinite(x)]):
+        num = np.sum(np.isfinite(x), axis=1).astype(int)
+        cor = np.nansum(x, axis=1).astype(int)
+        rows = []
+        for k in range(1, int(num.min()) + 1):
+            r = st.pass_at_k_summary(num, cor, k, confidence=confidence)
+            rows.append({"k": k, "estimate": float(r.estimate), "se": float(r.se),
+                         "low": float(r.low), "high": float(r.high),
+                         "n_items": int(r.n_items), "method": r.method})
+        pak = pd.DataFrame(rows)
+    return RepeatsReport(run=_run_names(store).get(rid, str(rid)), task=task, metric=m,
+                         n_items=n_items, k_observed=k_obs, between=between, within=within,
+                         se_observed=float(vc.se(k_obs)),
+                         k_sufficient=int(vc.k_sufficient()), curve=curve, pass_at_k=pak)
+
+
+@dataclass(frozen=True)
+class RerunReport:
+    """Two passes (two runs) of the same model/protocol on the same items."""
+
+    run_a: str
+    run_b: str
+    task: str
+    metric: str
+    n: int
+    flip_rate: float
+    variance_term: float        # f / (2n)
+    share_of_paired_se2: float | None  # share of a paired comparison's squared SE
+
+
+def rerun_noise(store, run_a: str | int, run_b: str | int, task: str,
+                metric: str | None = None, against: str | int | None = None) -> RerunReport:
+    """Rerun noise from two passes of one run (``stats.rerun_noise``).
+
+    f = share of shared items whose score flipped between the passes; its variance term in
+    a mean is f/(2n). With ``against`` (a third run), ``share_of_paired_se2`` is the share of
+    the squared paired SE of (run_a vs against) that rerun noise explains, (f + f)/(2n) /
+    SE_paired^2 -- assuming the other run reruns as noisily; else None.
+    """
+    a, b = _resolve(store, run_a), _resolve(store, run_b)
+    names = _run_names(store)
+    m = _one_metric(store, a, task, metric)
+    frame = _paired_frame(store, a, b, task, m)
+    if len(frame) == 0:
+        raise AnalysisError(f"the two passes share no items on {task!r}")
+    paired_se = None
+    if against is not None:
+        c = _resolve(store, against)
+        fc = _paired_frame(store, a, c, task, m)
+        if len(fc) >= 2:
+            paired_se = float(st.paired_difference(fc["x_a"].to_numpy(float),
+                                                   fc["x_b"].to_numpy(float)).se)
+    r = st.rerun_noise(frame["x_a"].to_numpy(float), frame["x_b"].to_numpy(float), paired_se)
+    return RerunReport(run_a=names.get(a, str(a)), run_b=names.get(b, str(b)), task=task,
+                       metric=m, n=int(len(frame)), flip_rate=float(r.flip_rate),
+                       variance_term=float(r.variance_term),
+                       share_of_paired_se2=(None if paired_se is None else
+                                            _fnum(r.share_of_paired_se2)))
+
+
+@dataclass(frozen=True)
+class ClusterReport:
+    """Clustered vs iid SE for one run/task/metric (cluster key from ingest)."""
+
+    run: str
+    task: str
+    metric: str
+    n: int
+    n_clusters: int
+    score: float
+    se_iid: float
+    se_clustered: float
+    design_effect: float
+    icc: float
+    low: float
+    high: float
+
+
+def clusters(store, run: str | int, task: str, metric: str | None = None,
+             confidence: float = 0.95) -> ClusterReport:
+    """Clustered vs iid SE (``stats.clustered_se``) over per-item means; CI = score +- z*SE_c.
+
+    Items without a cluster key count as clusters of their own. Raises AnalysisError when
+    the task has no cluster key or fewer than 2 clusters.
+    """
+    _check_confidence(confidence)
+    rid = _resolve(store, run)
+    m = _one_metric(store, rid, task, metric)
+    im = store.item_means([rid], task=task, metric=m)
+    if im.empty or im["cluster"].isna().all():
+        raise AnalysisError(f"{task!r} has no cluster key in this run")
+    cl = im["cluster"].astype(object).where(im["cluster"].notna(),
+                                            "__item__" + im["item_id"].astype(str))
+    r = st.clustered_se(im["score"].to_numpy(float), cl.astype(str).to_numpy())
+    if not np.isfinite(r.se):
+        raise AnalysisError(f"{task!r}: {r.reason or 'clustered SE undefined'}")
+    z = st.z_value(confidence)
+    score = float(r.mean)
+    return ClusterReport(run=_run_names(store).get(rid, str(rid)), task=task, metric=m,
+                         n=int(len(im)), n_clusters=int(r.n_clusters), score=score,
+                         se_iid=float(r.se_iid), se_clustered=float(r.se),
+                         design_effect=float(r.design_effect), icc=float(r.icc),
+                         low=score - z * float(r.se), high=score + z * float(r.se))
+
+
+def metric_variants(store, run: str | int, task: str, metric_a: str, metric_b: str,
+                    confidence: float = 0.95, mde_threshold: float | None = None) -> Comparison:
+    """Two metric variants of one run compared as a paired difference (B - A).
+
+    E.g. strict-match vs flexible-extract: diff > 0 is the share of items the looser grader
+    rescued, with its paired interval. ``run_a``/``run_b`` of the result read
+    "<run> [<metric>]".
+    """
+    _check_confidence(confidence)
+    rid = _resolve(store, run)
+    name = _run_names(store).get(rid, str(rid))
+    for mm in (metric_a, metric_b):
+        _one_metric(store, rid, task, mm)
+    if metric_a == metric_b:
+        raise AnalysisError("choose two different metrics")
+    frame = _paired_frame(store, rid, rid, task, metric_a, metric_b)
+    if len(frame) < 2:
+        raise AnalysisError(f"{task!r}: metrics {metric_a!r} and {metric_b!r} share "
+                            f"{len(frame)} item(s); need at least 2")
+    la, lb = f"{name} [{metric_a}]", f"{name} [{metric_b}]"
+    row = _paired_row(frame, task, f"{metric_b} - {metric_a}", confidence, mde_threshold,
+                      metric_a, metric_b)
+    per_task = pd.DataFrame([row])[list(PER_TASK_COLUMNS)]
+    n_a = len(store.item_means([rid], task=task, metric=metric_a))
+    n_b = len(store.item_means([rid], task=task, metric=metric_b))
+    warnings = []
+    if n_a != len(frame) or n_b != len(frame):
+        warnings.append(f"{metric_a}: {n_a} items, {metric_b}: {n_b} items; compared on "
+                        f"{len(frame)} shared items")
+    pairing = Pairing(task=task, metric=f"{metric_a} vs {metric_b}", n_shared=len(frame),
+                      only_a=(), only_b=(), hash_mismatch=())
+    return Comparison(run_a=la, run_b=lb, confidence=confidence, per_task=per_task,
+                      protocol_diff=_empty(PROTOCOL_COLUMNS), pairing=(pairing,),
+                      overall=None, verdict=str(row["verdict"]), warnings=tuple(warnings))
+
+
