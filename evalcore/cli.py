@@ -13,8 +13,9 @@ plan                  minimum detectable effect / required items (typed or from 
 audit                 harness-reported stderrs against the ones recomputed from item scores
 rename, tag, delete   manage runs
 
-Runs are addressed by name or id. Global option ``--store FILE`` (default: $EVALBARS_STORE,
-else ./.evalbars/evalbars.duckdb).
+Runs are addressed by name or id. Every command takes ``--store FILE`` (default:
+$EVALBARS_STORE, else ./.evalbars/evalbars.duckdb) and ``--lock-timeout SECONDS``, before or
+after the command name (``ingest results/ --store x.duckdb``).
 
 Exit codes
 ----------
@@ -78,6 +79,7 @@ from evalcore.errors import AnalysisError, EvalbarsError, IngestError, StoreErro
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_BAD_INPUT, EXIT_BUSY = 0, 1, 2, 3, 4
 FORMATS = ("table", "json", "csv", "markdown", "latex")
+DEFAULT_LOCK_TIMEOUT = 15.0  # seconds (--lock-timeout)
 # = evalcore.analysis.METHODS (a test checks they agree); repeated here so that building
 # the parser (--help, usage errors) does not import scipy through the analysis layer.
 LEADERBOARD_METHODS = ("wilson", "clopper-pearson", "bayes", "clt", "bootstrap", "clustered")
@@ -696,6 +698,23 @@ def _add_format(p: argparse.ArgumentParser, choices=FORMATS) -> None:
                         "in the README; csv/markdown/latex give the main table")
 
 
+def _add_store_options(p: argparse.ArgumentParser, default: Any = argparse.SUPPRESS) -> None:
+    """``--store`` and ``--lock-timeout``, accepted before and after the subcommand.
+
+    Both the main parser and every subparser declare them with ``argparse.SUPPRESS`` as
+    default, so an option given in one place is not overwritten by the other parser's
+    default (the real defaults are set once on the main parser); given twice, the one after
+    the subcommand wins.
+    """
+    p.add_argument("--store", metavar="FILE", default=default,
+                   help="DuckDB store file (default: $EVALBARS_STORE if set, else "
+                        "./.evalbars/evalbars.duckdb); before or after the command")
+    p.add_argument("--lock-timeout", metavar="SECONDS", type=_non_negative_float,
+                   default=default, dest="lock_timeout",
+                   help="how long to wait while another process holds the store before "
+                        f"giving up with exit code 4 (default {DEFAULT_LOCK_TIMEOUT:g})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m evalcore",
@@ -704,13 +723,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 ok, 1 internal error, 2 usage error, 3 bad input (unreadable "
                "file, unknown run, impossible analysis), 4 store busy (another process holds "
                "the write lock). Run 'python -m evalcore COMMAND --help' for a command.")
-    parser.add_argument("--store", metavar="FILE", default=None,
-                        help="DuckDB store file (default: $EVALBARS_STORE if set, else "
-                             "./.evalbars/evalbars.duckdb)")
-    parser.add_argument("--lock-timeout", metavar="SECONDS", type=_non_negative_float,
-                        default=15.0, dest="lock_timeout",
-                        help="how long to wait while another process holds the store before "
-                             "giving up with exit code 4 (default 15)")
+    _add_store_options(parser)
+    parser.set_defaults(store=None, lock_timeout=DEFAULT_LOCK_TIMEOUT)
     parser.add_argument("--version", action="version", version=f"evalbars {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -836,6 +850,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", metavar="RUN", help="run name or id")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(func=cmd_delete)
+
+    for command in sub.choices.values():  # every command, also ones added above later
+        _add_store_options(command)
     return parser
 
 

@@ -81,6 +81,37 @@ def test_help_for_every_subcommand(capsys, sub):
     assert code == 0
     assert out.startswith(f"usage: python -m evalcore {sub}")
     assert "--help" in out
+    assert "--store FILE" in out and "--lock-timeout SECONDS" in out
+
+
+@pytest.mark.parametrize("argv, store, timeout", [
+    (["--store", "a.duckdb", "runs"], "a.duckdb", 15.0),
+    (["runs", "--store", "a.duckdb"], "a.duckdb", 15.0),
+    (["--lock-timeout", "2", "runs", "--store", "b.duckdb"], "b.duckdb", 2.0),
+    (["runs", "--lock-timeout", "3"], None, 3.0),
+    (["--store", "a.duckdb", "runs", "--store", "b.duckdb"], "b.duckdb", 15.0),
+    (["ingest", "results/", "--store", "x.duckdb"], "x.duckdb", 15.0),
+])
+def test_store_options_before_or_after_the_command(argv, store, timeout):
+    args = cli.build_parser().parse_args(argv)
+    assert args.store == store and args.lock_timeout == timeout
+
+
+def test_ingest_with_store_after_the_command(tmp_path, fixtures_dir):
+    """Issue 7 item 2: the documented ``ingest PATH... --store FILE`` works as typed."""
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / MISTRAL).write_bytes((fixtures_dir / "lm_eval" / MISTRAL).read_bytes())
+    p = subprocess.run([sys.executable, "-m", "evalcore", "ingest", "results/", "--store",
+                        "x.duckdb"], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                       env={**os.environ, "PYTHONPATH": ROOT})
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "x.duckdb").exists() and "arc_easy" in p.stdout
+    p = subprocess.run([sys.executable, "-m", "evalcore", "runs", "--store", "x.duckdb",
+                        "--format", "json"], capture_output=True, text=True, cwd=tmp_path,
+                       timeout=120, env={**os.environ, "PYTHONPATH": ROOT})
+    assert p.returncode == 0, p.stderr
+    assert [r["n_tasks"] for r in json.loads(p.stdout)["runs"]] == [1]
 
 
 def test_top_level_help_lists_commands_and_exit_codes(capsys):
