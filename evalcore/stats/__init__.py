@@ -9,7 +9,8 @@ Errors: impossible inputs (n = 0, successes > n, mismatched lengths, NaN, confid
 :class:`evalcore.errors.AnalysisError` and :class:`ValueError`.
 
 Modules: ``intervals`` (one score), ``bootstrap`` (resampling, rank intervals), ``clustered``
-(cluster-robust SE), ``paired`` (two runs, McNemar), ``repeats`` (K answers, reruns, pass@k),
+(cluster-robust SE), ``paired`` (two runs, McNemar), ``paired_binary`` (score-type intervals
+for the difference of two paired 0/1 runs, method routing, discordance upper bound), ``repeats`` (K answers, reruns, pass@k),
 ``planning`` (MDE, sample size, pre-registration), ``aggregate`` (tasks, p-value adjustment,
 best-of-k, top tier).
 """
@@ -30,6 +31,10 @@ from evalcore.stats.intervals import (PROPORTION_METHODS, SCORE_METHODS, Interva
 from evalcore.stats.paired import (McNemarResult, PairedColumns, PairedDifference, correlation,
                                    mcnemar, mcnemar_exact_p, normal_p_value,
                                    paired_columns, paired_difference)
+from evalcore.stats.paired_binary import (PAIRED_BINARY_METHODS, PairedProportionInterval,
+                                          choose_paired_binary_method,
+                                          discordance_upper_bound,
+                                          paired_proportion_interval)
 from evalcore.stats.planning import (effective_n, minimum_detectable_effect,
                                      minimum_detectable_effect_unpaired,
                                      preregistration_markdown, required_items,
@@ -53,6 +58,9 @@ __all__ = [
     # paired
     "PairedDifference", "McNemarResult", "PairedColumns", "paired_difference", "mcnemar",
     "paired_columns", "correlation", "mcnemar_exact_p", "normal_p_value",
+    # paired 0/1 runs at small n
+    "PAIRED_BINARY_METHODS", "PairedProportionInterval", "paired_proportion_interval",
+    "choose_paired_binary_method", "discordance_upper_bound",
     # repeats
     "VarianceComponents", "RerunNoise", "PassAtK", "variance_components", "rerun_noise",
     "pass_at_k", "pass_at_k_summary",
