@@ -38,11 +38,15 @@ differences, SEs and MDEs are in the metric's own units (0.05 = 5 points for 0/1
 ``leaderboard``: ``{"method", "method_label", "confidence", "metric", "metrics_by_task":
 {task: metric}, "notes": [str], "cells": [{"run_id", "run", "task", "metric", "n", "score",
 "se", "low", "high", "method", "binary", "chance", "contains_chance", "reported",
-"reported_stderr", "audit_flag", "has_items"}], "averages": [{"run_id", "run", "n_tasks",
-"score", "se", "low", "high", "kind", "tasks"}], "tiers": [{"run_id", "run", "task",
-"best_run", "diff_vs_best", "p_raw", "p_holm", "indistinguishable_from_best", "n_shared"}],
-"ranks": [{"run_id", "run", "task", "rank", "rank_low", "rank_high"}]}``. ``task`` is
-"__average__" for rows about the macro average.
+"reported_stderr", "audit_flag", "has_items", "direction"}], "averages": [{"run_id", "run",
+"n_tasks", "score", "se", "low", "high", "kind", "tasks"}], "tiers": [{"run_id", "run",
+"task", "best_run", "diff_vs_best", "p_raw", "p_holm", "indistinguishable_from_best",
+"n_shared"}], "ranks": [{"run_id", "run", "task", "rank", "rank_low", "rank_high"}],
+"task_notes": [{"task", "kind", "note"}], "metric_info": {task: {"metric", "direction",
+"low", "high", "ideal", "source"}}, "groups": {group: [task]}, "group_cells": [{"run_id",
+"run", "group", "metric", "n_tasks", "n_tasks_group", "score", "se", "low", "high",
+"source"}]}``. ``task`` is "__average__" for rows about the macro average; ``direction`` is
+"higher", "lower", "target" or "unknown" (``evalcore.metrics``).
 
 ``compare``: ``{"run_a", "run_b", "confidence", "verdict", "warnings": [str], "per_task":
 [{"task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high", "se_unpaired",
@@ -375,7 +379,8 @@ def _leaderboard_table(lb) -> pd.DataFrame:
     cells["flags"] = flags
     out = pd.DataFrame({
         "task": cells["task"], "run": cells["run"], "metric": cells["metric"],
-        "n": cells["n"], "score": cells["score"], "low": cells["low"], "high": cells["high"],
+        "n": ["unknown" if pd.isna(v) else int(v) for v in cells["n"]],
+        "score": cells["score"], "low": cells["low"], "high": cells["high"],
         "method": cells["method"], "tier": cells["tier"], "rank": cells["rank"],
         "chance": cells["chance"], "reported": cells["reported"],
         "reported_stderr": cells["reported_stderr"], "our_se": cells["se"],
@@ -414,7 +419,13 @@ def cmd_leaderboard(args) -> int:
                         "confidence": lb.confidence, "metric": lb.metric,
                         "metrics_by_task": lb.metrics_by_task, "notes": list(lb.notes),
                         "cells": records(lb.cells), "averages": records(lb.averages),
-                        "tiers": records(lb.tiers), "ranks": records(lb.ranks)}))
+                        "tiers": records(lb.tiers), "ranks": records(lb.ranks),
+                        "task_notes": records(lb.task_notes),
+                        "metric_info": {t: {"metric": i.metric, "direction": i.direction,
+                                            "low": i.low, "high": i.high, "ideal": i.ideal,
+                                            "source": i.source}
+                                        for t, i in lb.metric_info.items()},
+                        "groups": lb.groups, "group_cells": records(lb.group_cells)}))
         return EXIT_OK
     if len(lb.cells) == 0:
         _out("\n".join(lb.notes) or "Nothing to show.")
@@ -426,9 +437,14 @@ def cmd_leaderboard(args) -> int:
     pct = int(round(lb.confidence * 100))
     parts = [f"Leaderboard: {an.METHOD_LABELS[lb.method]} {pct}% intervals "
              f"(method column: what each cell used)"]
+    tnotes = lb.task_notes
     for t, g in table.groupby("task", sort=True):
-        parts.append(f"\n== {t} ({g['metric'].iloc[0]}) ==")
+        info = lb.metric_info.get(t)
+        what = f"{g['metric'].iloc[0]}; {info.label}" if info is not None else g['metric'].iloc[0]
+        parts.append(f"\n== {t} ({what}) ==")
         parts.append(to_table(g.drop(columns=["task", "metric"])))
+        parts += [f"  note ({k}): {n}" for k, n in
+                  zip(tnotes.loc[tnotes["task"] == t, "kind"], tnotes.loc[tnotes["task"] == t, "note"])]
     if len(lb.averages):
         av = lb.averages.copy()
         if len(lb.tiers):
@@ -442,13 +458,25 @@ def cmd_leaderboard(args) -> int:
             cols = [c for c in ("run", "n_tasks", "score", "se", "low", "high",
                                 "indistinguishable_from_best", "p_holm", "tasks") if c in av]
             parts.append(to_table(av[cols]))
-    if lb.notes:
+    if len(lb.group_cells):
+        gc = lb.group_cells.copy()
+        gc["tasks"] = [f"{k}/{K}" for k, K in zip(gc["n_tasks"], gc["n_tasks_group"])]
+        parts.append("\n== task groups (harness: the group value the harness reported; "
+                     "mean: mean of the subtasks, SE = sqrt(sum SE_t^2)/k) ==")
+        parts.append(to_table(gc[["group", "run", "metric", "tasks", "score", "se", "low",
+                                  "high", "source"]]))
+    if lb.notes or len(tnotes):
         parts.append("\nNotes:")
         parts += [f"- {n}" for n in lb.notes]
+    if len(tnotes):
+        counts = tnotes["kind"].value_counts()
+        parts.append("- task notes (listed under each task above): "
+                     + ", ".join(f"{k} {int(v)}" for k, v in counts.items()))
     if len(lb.tiers):
-        parts.append("- tier: 'best' = highest score; '~best' = not distinguishable from it "
-                     "(paired test on shared items, Holm-adjusted); rank = paired-bootstrap "
-                     "rank interval")
+        parts.append("- tier: 'best' = highest score (lowest when lower is better); '~best' = "
+                     "not distinguishable from it (paired test on shared items, "
+                     "Holm-adjusted); rank = paired-bootstrap rank interval. Tasks whose "
+                     "metric has no direction are not tiered or ranked.")
     _out("\n".join(parts))
     return EXIT_OK
 
@@ -753,12 +781,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("leaderboard", help="scores with intervals per run x task",
                        description="Score and interval for every run x task (default metric "
-                                   "per task: acc, else exact_match,strict-match, else the "
-                                   "first alphabetically), harness-reported stderr next to "
+                                   "per task: the harness's primary metric when the task "
+                                   "config names one, else acc, else exact_match,strict-match, "
+                                   "else the first alphabetically), harness-reported stderr next to "
                                    "ours with audit flags, chance level for multiple-choice "
-                                   "tasks, the macro average per run, which runs are "
-                                   "indistinguishable from the best (paired tests, Holm) and "
-                                   "paired-bootstrap rank intervals.")
+                                   "tasks, the macro average per run (over tasks with a "
+                                   "higher-is-better metric on [0, 1]; the others are named), "
+                                   "task groups, which runs are indistinguishable from the "
+                                   "best (paired tests, Holm; lowest is best when lower is "
+                                   "better) and paired-bootstrap rank intervals.")
     p.add_argument("--task", help="only this task")
     p.add_argument("--metric", help="this metric instead of the default per task")
     p.add_argument("--method", choices=LEADERBOARD_METHODS, default="wilson",

@@ -456,13 +456,41 @@ def flatten_protocol(obj: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
+# Parts of a protocol value that change from one process to the next without changing the
+# measurement: the memory address in a Python repr (``<function list_fewshot_samples at
+# 0x7f3e09ad45e0>``, how lm_eval writes a ``!function`` config entry), a temporary path
+# (``/tmp/tmpab12cd/...``) and a timestamp. ``normalise_protocol_value`` replaces them with a
+# placeholder before protocol values are compared, so two runs with the same function, the
+# same task files and the same settings no longer "differ"; the function's name, the file's
+# name and every other character still count.
+_NOISE = (
+    (re.compile(r"\bat 0x[0-9a-fA-F]+"), "at 0x…"),
+    (re.compile(r"\b0x[0-9a-fA-F]{8,16}\b"), "0x…"),
+    (re.compile(r"(?:/private)?/(?:tmp|var/tmp|var/folders/[^/\s'\"]+/[^/\s'\"]+/T)"
+                r"/(?:tmp|pytest-of-[^/\s'\"]+/)?[^/\s'\"]*"), "<tmp>"),
+    (re.compile(r"[A-Za-z]:\\\\?Users\\\\?[^\\\s'\"]+\\\\?AppData\\\\?Local\\\\?Temp(?:\\\\?[^\\\s'\"]+)?"),
+     "<tmp>"),
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}[T _]\d{2}[:-]\d{2}[:-]\d{2}(?:\.\d+)?"
+                r"(?:Z|[+-]\d{2}:?\d{2})?"), "<timestamp>"),
+)
+
+
+def normalise_protocol_value(text: str) -> str:
+    """A protocol value with memory addresses, temporary paths and timestamps replaced by
+    placeholders (see ``_NOISE``): what two runs of one measurement have in common."""
+    for pattern, placeholder in _NOISE:
+        text = pattern.sub(placeholder, text)
+    return text
+
+
 def _display(value: Any) -> str | None:
-    """A protocol value as text (strings as-is, None stays None, the rest as JSON)."""
+    """A protocol value as text (strings as-is, None stays None, the rest as JSON), with
+    process noise normalised out (``normalise_protocol_value``)."""
     if value is None:
         return None
     if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True, default=str)
+        return normalise_protocol_value(value)
+    return normalise_protocol_value(json.dumps(value, sort_keys=True, default=str))
 
 
 _CATEGORIES = (
@@ -1464,6 +1492,16 @@ class Store:
         with self._read() as con:
             df = con.execute("SELECT task, n_choices, protocol FROM tasks WHERE run_id = ? "
                              "ORDER BY task", [int(run_id)]).df()
+        df["protocol"] = [_json_loads(p) for p in df["protocol"]]
+        return df
+
+    def task_protocol_table(self, run_ids: list[int] | None = None) -> pd.DataFrame:
+        """run_id, task, protocol (dict) of many runs in one query (the leaderboard reads
+        each task's declared metric direction, primary metric and subtasks from it)."""
+        where, params = self._where(run_ids, None, None, "t")
+        with self._read() as con:
+            df = con.execute(f"SELECT t.run_id, t.task, t.protocol FROM tasks t{where} "
+                             "ORDER BY t.run_id, t.task", params).df()
         df["protocol"] = [_json_loads(p) for p in df["protocol"]]
         return df
 

@@ -84,7 +84,7 @@ def test_default_metric_rule():
 def test_leaderboard_wilson_matches_statsmodels(lb):
     assert lb.method == "wilson"
     assert lb.metrics_by_task["arc_easy"] == "acc"
-    assert any("acc_norm" in n for n in lb.notes)  # the default metric is stated
+    assert any("acc_norm" in n for n in lb.task_notes["note"])  # the default metric is stated
     for name, x in ARC.items():
         c = _cell(lb, name, "arc_easy")
         lo, hi = proportion_confint(int(x.sum()), len(x), alpha=0.05, method="wilson")
@@ -141,7 +141,7 @@ def test_summary_only_run_uses_reported_stderr(lb):
     na = _cell(lb, "sumonly", "hellaswag")
     assert math.isnan(na["low"]) and math.isnan(na["high"])
     assert "N/A stderr" in str(na["audit_flag"])
-    assert any("no item-level data" in n for n in lb.notes)
+    assert any("no item-level data" in n for n in lb.task_notes["note"])
 
 
 def test_chance_level_and_contains_chance(lb):

@@ -155,11 +155,12 @@ def test_leaderboard_json(capsys, store_file):
     assert code == 0, err
     doc = json.loads(out)
     assert set(doc) == {"method", "method_label", "confidence", "metric", "metrics_by_task",
-                        "notes", "cells", "averages", "tiers", "ranks"}
+                        "notes", "cells", "averages", "tiers", "ranks", "task_notes",
+                        "metric_info", "groups", "group_cells"}
     assert doc["method"] == "wilson" and doc["metrics_by_task"] == {"arc_easy": "acc"}
     cell_keys = {"run_id", "run", "task", "metric", "n", "score", "se", "low", "high",
                  "method", "binary", "chance", "contains_chance", "reported",
-                 "reported_stderr", "audit_flag", "has_items"}
+                 "reported_stderr", "audit_flag", "has_items", "direction"}
     for c in doc["cells"]:
         assert set(c) == cell_keys
         k = round(c["score"] * c["n"])
@@ -178,7 +179,8 @@ def test_leaderboard_json(capsys, store_file):
 def test_leaderboard_table_and_other_formats(capsys, store_file):
     code, out, _ = run(capsys, "--store", store_file, "leaderboard", "--no-ranks")
     assert code == 0
-    assert "Wilson score 95% intervals" in out and "== arc_easy (acc) ==" in out
+    assert "Wilson score 95% intervals" in out
+    assert "== arc_easy (acc; higher is better, range [0, 1]) ==" in out
     assert "contains chance" in out  # DialoGPT 5/15 on a 4-choice task
     code, out, _ = run(capsys, "--store", store_file, "leaderboard", "--format", "csv",
                        "--method", "clopper-pearson", "--no-tiers", "--no-ranks")

@@ -9,6 +9,7 @@ import pandas as pd
 
 from evalcore import stats as st
 from evalcore.errors import AnalysisError, StoreError
+from evalcore.metrics import harness_primary_metric
 
 METHODS = ("wilson", "clopper-pearson", "bayes", "clt", "bootstrap", "clustered")
 METHOD_LABELS = {
@@ -28,8 +29,11 @@ DEFAULT_POWER = 0.8
 
 CELL_COLUMNS = ("run_id", "run", "task", "metric", "n", "score", "se", "low", "high", "method",
                 "binary", "chance", "contains_chance", "reported", "reported_stderr",
-                "audit_flag", "has_items")
+                "audit_flag", "has_items", "direction")
 AVERAGE_COLUMNS = ("run_id", "run", "n_tasks", "score", "se", "low", "high", "kind", "tasks")
+GROUP_COLUMNS = ("run_id", "run", "group", "metric", "n_tasks", "n_tasks_group", "score", "se",
+                 "low", "high", "source")
+TASK_NOTE_COLUMNS = ("task", "kind", "note")
 TIER_COLUMNS = ("run_id", "run", "task", "best_run", "diff_vs_best", "p_raw", "p_holm",
                 "indistinguishable_from_best", "n_shared")
 RANK_COLUMNS = ("run_id", "run", "task", "rank", "rank_low", "rank_high")
@@ -47,15 +51,24 @@ BENIGN_PROTOCOL_CATEGORIES = ("model", "other")
 # small shared helpers (no statistics here)
 # ---------------------------------------------------------------------------------------
 
-def default_metric(metrics) -> str:
+def default_metric(metrics, protocols=()) -> str:
     """The metric shown when none is asked for.
 
-    ``acc`` if present, else ``exact_match,strict-match``, else the first metric in
-    alphabetical order. Raises ``AnalysisError`` for an empty collection.
+    The harness's primary metric when a task protocol names one
+    (``evalcore.metrics.harness_primary_metric``: lm_eval 0.4's first ``metric_list``
+    entry, so ``ifeval`` opens on ``prompt_level_strict_acc``), else ``acc`` if present,
+    else ``exact_match,strict-match``, else the first metric in alphabetical order.
+    ``protocols``: the stored task protocols (dicts) of this task in the runs shown, in run
+    order; the first that names an available primary metric wins. Raises
+    ``AnalysisError`` for an empty collection.
     """
     ms = sorted({str(m) for m in metrics if m is not None})
     if not ms:
         raise AnalysisError("no metric available")
+    for proto in protocols or ():
+        primary = harness_primary_metric(proto, ms)
+        if primary is not None:
+            return primary
     for pref in PREFERRED_METRICS:
         if pref in ms:
             return pref

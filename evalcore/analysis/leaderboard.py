@@ -7,16 +7,20 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from evalcore import metrics as mx
 from evalcore import stats as st
 from evalcore.errors import AnalysisError
+from evalcore.analysis.groups import task_groups
 from evalcore.analysis._common import (
     AVERAGE_COLUMNS,
     AVERAGE_TASK,
     BINARY_ONLY_METHODS,
     CELL_COLUMNS,
+    GROUP_COLUMNS,
     METHODS,
     METHOD_LABELS,
     RANK_COLUMNS,
+    TASK_NOTE_COLUMNS,
     TIER_COLUMNS,
     _chance,
     _check_confidence,
@@ -26,6 +30,7 @@ from evalcore.analysis._common import (
     _holm,
     _proportion,
     _resolve,
+    _short,
     default_metric,
 )
 
@@ -47,8 +52,26 @@ class Leaderboard:
         diff_vs_best, p_raw, p_holm, indistinguishable_from_best (bool), n_shared
     ranks columns: run_id, run, task, rank, rank_low, rank_high  (paired bootstrap over
         shared items; same resampled items for every run)
-    notes: human-readable caveats (e.g. "task X: 2 runs have no item-level data")
+    notes: board-level caveats, one line each (method fallbacks, what the macro average
+        leaves out); per-task caveats are in ``task_notes``
+    task_notes columns: task, kind, note. Kinds: "metric" (which metric is shown and
+        why), "direction" (no ranking: direction unknown or a target value), "chance",
+        "reported" (summary-only runs), "ranks", "average" (left out of the macro average)
     metrics_by_task: the metric shown for each task.
+    metric_info: task -> ``evalcore.metrics.MetricInfo`` of the metric shown (direction,
+        range, source of that knowledge).
+    groups: group -> its tasks on the board (``analysis.groups.task_groups``).
+    group_cells columns: run_id, run, group, metric, n_tasks, n_tasks_group, score, se,
+        low, high, source ("harness" = the group value the harness reported, "mean" = mean
+        of the run's subtask scores with SE = sqrt(sum SE_t^2)/k, "incomplete" = the run
+        lacks some subtasks, no aggregate)
+
+    Direction: cells are sorted best first within a task (lowest first when lower is
+    better); tiers and rank intervals use the direction and are not computed for tasks whose
+    metric has no direction (unknown, or best at a target value such as CrowS-Pairs
+    ``pct_stereotype``). The macro average combines only tasks whose metric is
+    higher-is-better on [0, 1] (``MetricInfo.averageable``); the others are named in
+    ``task_notes`` (kind "average") with the reason.
 
     ``se`` is the CLT standard error (sd ddof=1 / sqrt(n), the harness convention) for the
     closed-form methods, the cluster-robust SE for "clustered", the bootstrap standard
@@ -66,6 +89,10 @@ class Leaderboard:
     ranks: pd.DataFrame
     notes: tuple[str, ...] = ()
     metrics_by_task: dict = field(default_factory=dict)
+    task_notes: pd.DataFrame = field(default_factory=lambda: _empty(TASK_NOTE_COLUMNS))
+    metric_info: dict = field(default_factory=dict)
+    groups: dict = field(default_factory=dict)
+    group_cells: pd.DataFrame = field(default_factory=lambda: _empty(GROUP_COLUMNS))
 
 
 def leaderboard(store, *, task: str | None = None, metric: str | None = None,
@@ -79,7 +106,8 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     Parameters
     ----------
     task, metric : restrict to one task / force one metric (default metric per task:
-        ``default_metric`` over the metrics the runs have for it).
+        ``default_metric`` over the metrics the runs have for it, the harness's primary
+        metric first when a task config names one).
     method : one of ``METHODS``. Closed-form methods (wilson, clopper-pearson, bayes, clt)
         use ``store.cell_stats`` only (n, sum, sum of squares per cell, computed in SQL);
         bootstrap and clustered pull item means. Binary-only methods on continuous scores
@@ -100,6 +128,7 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
         raise AnalysisError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     _check_confidence(confidence)
     notes: list[str] = []
+    tnotes: list[tuple[str, str, str]] = []   # (task, kind, note)
     run_table = store.runs()
     names = {int(r): str(n) for r, n in zip(run_table["run_id"], run_table["name"])}
     if runs is not None:
@@ -112,9 +141,11 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
                            ("The store is empty: ingest some results first.",), {})
 
     tasks_df = store.tasks(ids)
-    summ = store.summaries(ids)
+    summ_all = store.summaries(ids)
+    summ = summ_all
     if len(summ):
         summ = summ[~summ["is_group"].fillna(False).astype(bool)]
+    protocols = _protocols(store, ids)
     if task is not None:
         tasks_df = tasks_df[tasks_df["task"] == task]
         summ = summ[summ["task"] == task]
@@ -137,11 +168,15 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
                 raise AnalysisError(f"task {t!r} has no metric {metric!r}; it has: "
                                     f"{', '.join(sorted(avail[t]))}")
         else:
-            metrics_by_task[t] = default_metric(avail[t])
+            task_protos = [p for (_, pt), p in protocols.items() if pt == t]
+            metrics_by_task[t] = default_metric(avail[t], task_protos)
             if len(avail[t]) > 1:
                 others = sorted(avail[t] - {metrics_by_task[t]})
-                notes.append(f"{t}: showing metric {metrics_by_task[t]!r} (default); "
-                             f"also available: {', '.join(others)}")
+                why = ("the harness's primary metric" if any(
+                    mx.harness_primary_metric(p, avail[t]) == metrics_by_task[t]
+                    for p in task_protos) else "default")
+                tnotes.append((t, "metric", f"showing metric {metrics_by_task[t]!r} ({why}); "
+                               f"also available: {', '.join(others)}"))
     if metric is not None and not metrics_by_task:
         raise AnalysisError(f"no task has metric {metric!r}")
     if metric is not None:
@@ -182,7 +217,7 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
         if cont.any() and method != "clt":
             bad = sorted(set(cs.loc[cont, "task"]))
             notes.append(f"{METHOD_LABELS[method]} needs 0/1 scores; CLT used for the "
-                         f"continuous scores of: {', '.join(bad)}")
+                         f"continuous scores of: {_short(bad)}")
         for i in np.flatnonzero(binary):
             low[i], high[i] = _proportion(method, int(round(ssum[i])), int(n[i]), confidence)
         used[cont] = "clt"
@@ -220,7 +255,7 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
         if method == "clustered":
             nocl = sorted({cs["task"].iloc[i] for i in range(len(cs)) if used[i] == "clt"})
             if nocl:
-                notes.append("no cluster key, CLT used for: " + ", ".join(nocl))
+                notes.append("no cluster key, CLT used for: " + _short(nocl))
         else:
             notes.append(f"bootstrap: {n_resamples} resamples of items, seed {seed}")
 
@@ -261,8 +296,8 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
         cells = pd.concat([cells if len(cells) else None, extra], ignore_index=True)
         for t in sorted(set(extra["task"])):
             k = int((extra["task"] == t).sum())
-            notes.append(f"{t}: {k} run(s) have no item-level data; shown from the "
-                         f"harness-reported value and stderr")
+            tnotes.append((t, "reported", f"{k} run(s) have no item-level data; shown from "
+                           f"the harness-reported value and stderr"))
         if np.isnan(rse).any():
             notes.append("summary-only cells without a reported stderr have no interval")
     cells = cells.drop(columns=["n_reported"], errors="ignore")
@@ -288,12 +323,24 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     cells["contains_chance"] = [_contains_chance(lo, hi, c) for lo, hi, c in
                                 zip(cells["low"], cells["high"], chance)]
     for t in sorted(set(cells.loc[cells["contains_chance"], "task"])):
-        notes.append(f"{t}: some intervals contain the chance level; those scores cannot "
-                     f"rank anything")
+        tnotes.append((t, "chance", "some intervals contain the chance level; those scores "
+                       "cannot rank anything"))
 
-    cells = cells[list(CELL_COLUMNS)].sort_values(["task", "score"], ascending=[True, False],
-                                                 kind="stable").reset_index(drop=True)
-    averages = _macro_averages(cells, confidence, notes)
+    # direction and scale of each task's metric ------------------------------------------
+    info = _metric_infos(store, cells, metrics_by_task, protocols,
+                         dict(zip(run_table["run_id"].astype(int),
+                                  run_table["source_format"].astype(str))))
+    cells["direction"] = [info[str(t)].direction if str(t) in info else mx.UNKNOWN
+                          for t in cells["task"]]
+    for t, i in sorted(info.items()):
+        if t in set(cells["task"]) and not i.rankable:
+            tnotes.append((t, "direction", f"{i.metric}: {i.label} ({i.source}); runs are "
+                           f"not ranked, tiered or called best on this task"))
+    sign = np.where(cells["direction"].to_numpy() == mx.LOWER, 1.0, -1.0)
+    cells = cells.assign(_key=sign * cells["score"].to_numpy(dtype=float))
+    cells = cells.sort_values(["task", "_key"], kind="stable")[list(CELL_COLUMNS)] \
+        .reset_index(drop=True)
+    averages = _macro_averages(cells, confidence, notes, info, tnotes)
     tiers = _empty(TIER_COLUMNS)
     ranks = _empty(RANK_COLUMNS)
     # rank intervals need the items x runs matrices of their tasks; the tiers of those
@@ -302,11 +349,115 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     if include_ranks:
         mats = _item_matrices(store, cells, metrics_by_task,
                               None if rank_tasks is None else {str(t) for t in rank_tasks})
-        ranks = _ranks(mats, names, confidence, n_resamples, seed, notes)
+        ranks = _ranks(mats, names, confidence, n_resamples, seed, tnotes, info)
     if include_tiers:
-        tiers = _tiers(store, cells, averages, metrics_by_task, names, confidence, mats)
+        tiers = _tiers(store, cells, averages, metrics_by_task, names, confidence, mats, info)
+    groups = task_groups(list(dict.fromkeys(cells["task"].astype(str))), _declared_groups(protocols))
+    group_cells = _group_cells(cells, groups, summ_all, confidence)
+    task_notes = pd.DataFrame(tnotes, columns=list(TASK_NOTE_COLUMNS)) if tnotes else \
+        _empty(TASK_NOTE_COLUMNS)
     return Leaderboard(method, confidence, metric, cells, averages, tiers, ranks,
-                       tuple(notes), metrics_by_task)
+                       tuple(notes), metrics_by_task, task_notes, info, groups, group_cells)
+
+
+def _protocols(store, ids: list[int]) -> dict[tuple[int, str], dict]:
+    """(run id, task) -> stored task protocol, in run order (``store.task_protocol_table``)."""
+    tp = store.task_protocol_table(ids)
+    order = {r: i for i, r in enumerate(ids)}
+    rows = sorted(zip(tp["run_id"].astype(int), tp["task"].astype(str), tp["protocol"]),
+                  key=lambda x: order.get(x[0], len(order)))
+    return {(r, t): (p if isinstance(p, dict) else {}) for r, t, p in rows}
+
+
+def _declared_groups(protocols: dict[tuple[int, str], dict]) -> dict[str, list[str]]:
+    """group -> subtasks as the harness listed them in any run (lm_eval 0.4)."""
+    out: dict[str, list[str]] = {}
+    for (_, t), p in protocols.items():
+        subs = p.get("subtasks") if p.get("is_group") else None
+        if isinstance(subs, list) and subs and t not in out:
+            out[t] = [str(x) for x in subs]
+    return out
+
+
+def _metric_infos(store, cells: pd.DataFrame, metrics_by_task: dict[str, str],
+                  protocols: dict[tuple[int, str], dict],
+                  formats: dict[int, str]) -> dict[str, mx.MetricInfo]:
+    """task -> MetricInfo of the metric shown (``evalcore.metrics.metric_info``).
+
+    The harness's declaration is read from the task protocols (first run that has one);
+    the credit convention of inspect / tidy applies when every run of the task comes from
+    such a format and every value lies in [0, 1] (0/1 cells need no look; other cells are
+    checked on their per-item means, the values the leaderboard averages).
+    """
+    out: dict[str, mx.MetricInfo] = {}
+    for t, g in cells.groupby("task", sort=False):
+        t = str(t)
+        m = metrics_by_task.get(t, str(g["metric"].iloc[0]))
+        declared = None
+        for rid in g["run_id"].astype(int):
+            declared = mx.harness_higher_is_better(protocols.get((rid, t)), m)
+            if declared is not None:
+                break
+        credit = all(formats.get(int(r)) in mx.CREDIT_FORMATS for r in g["run_id"])
+        if credit and not bool(g["binary"].astype(bool).all()):
+            item = g[g["has_items"].astype(bool)]
+            vals = []
+            if len(item):
+                im = store.item_means([int(r) for r in item["run_id"]], task=t, metric=m)
+                vals = im["score"].to_numpy(dtype=float).tolist()
+            rep_vals = g.loc[~g["has_items"].astype(bool), "score"].tolist()
+            credit = mx.finite_unit(vals + rep_vals) and all(
+                0.0 <= v <= 1.0 for v in vals + rep_vals if np.isfinite(v))
+        out[t] = mx.metric_info(m, harness_higher=declared, credit_scores=credit)
+    return out
+
+
+def _group_cells(cells: pd.DataFrame, groups: dict[str, list[str]], summaries: pd.DataFrame,
+                 confidence: float) -> pd.DataFrame:
+    """One aggregate per run and group (columns ``GROUP_COLUMNS``).
+
+    The harness's own group value (an ``is_group`` summary of the same metric) when the
+    run has one, with its interval value +- z * reported stderr; else, when the run has
+    every subtask of the group and they share one metric, the mean of the subtask scores
+    with SE = sqrt(sum SE_t^2)/k (``stats.aggregate_tasks``, macro); else "incomplete".
+    """
+    rows = []
+    if not groups or cells.empty:
+        return _empty(GROUP_COLUMNS)
+    z = st.z_value(confidence)
+    gsum = summaries[summaries["is_group"].fillna(False).astype(bool)] if len(summaries) else summaries
+    reported = {(int(r), str(t), str(m)): (float(v), _fnum(e), n) for r, t, m, v, e, n in zip(
+        gsum.get("run_id", []), gsum.get("task", []), gsum.get("metric", []),
+        gsum.get("value", []), gsum.get("stderr", []), gsum.get("n", []))}
+    for g, members in groups.items():
+        sub = cells[cells["task"].astype(str).isin(members)]
+        metrics = set(sub["metric"].astype(str))
+        metric = metrics.pop() if len(metrics) == 1 else None
+        for rid, rc in sub.groupby("run_id", sort=False):
+            rid = int(rid)
+            base = {"run_id": rid, "run": str(rc["run"].iloc[0]), "group": g,
+                    "metric": metric, "n_tasks": int(len(rc)), "n_tasks_group": len(members)}
+            rep = reported.get((rid, g, metric)) if metric is not None else None
+            if rep is not None and np.isfinite(rep[0]):
+                v, e, _ = rep
+                rows.append(base | {"score": v, "se": e, "low": v - z * e, "high": v + z * e,
+                                    "source": "harness"})
+                continue
+            ok = rc[np.isfinite(rc["score"].to_numpy(dtype=float))
+                    & np.isfinite(rc["se"].to_numpy(dtype=float))]
+            if metric is None or len(ok) < len(members):
+                rows.append(base | {"score": np.nan, "se": np.nan, "low": np.nan,
+                                    "high": np.nan, "source": "incomplete"})
+                continue
+            agg = st.aggregate_tasks(ok["score"].to_numpy(dtype=float),
+                                     ok["se"].to_numpy(dtype=float), kind="macro",
+                                     confidence=confidence)
+            rows.append(base | {"score": float(agg.estimate), "se": float(agg.se),
+                                "low": float(agg.low), "high": float(agg.high),
+                                "source": "mean"})
+    if not rows:
+        return _empty(GROUP_COLUMNS)
+    return pd.DataFrame(rows, columns=list(GROUP_COLUMNS))
 
 
 def _chance_applies(metric: str, binary: bool) -> bool:
@@ -315,13 +466,35 @@ def _chance_applies(metric: str, binary: bool) -> bool:
     return bool(binary) or base.startswith("acc") or base in ("exact_match", "accuracy")
 
 
-def _macro_averages(cells: pd.DataFrame, confidence: float,
-                    notes: list[str]) -> pd.DataFrame:
+def _macro_averages(cells: pd.DataFrame, confidence: float, notes: list[str],
+                    info: dict[str, mx.MetricInfo],
+                    tnotes: list[tuple[str, str, str]]) -> pd.DataFrame:
+    """Per run, the mean over the tasks whose metric is higher-is-better on [0, 1]
+    (``MetricInfo.averageable``); the others are left out and named with the reason."""
     rows = []
-    usable = cells[np.isfinite(cells["score"].to_numpy(dtype=float))
-                   & np.isfinite(cells["se"].to_numpy(dtype=float))]
     all_tasks = sorted(set(cells["task"]))
     if len(all_tasks) < 2:
+        return _empty(AVERAGE_COLUMNS)
+    left_out = {t: info[t].why_not_averaged() for t in all_tasks
+                if t in info and not info[t].averageable}
+    for t, why in sorted(left_out.items()):
+        tnotes.append((t, "average", f"left out of the macro average: {info[t].metric} "
+                       f"({why})"))
+    if left_out:
+        reasons: dict[str, int] = {}
+        for why in left_out.values():
+            reasons[str(why)] = reasons.get(str(why), 0) + 1
+        notes.append(f"macro average over the tasks with a higher-is-better metric on "
+                     f"[0, 1]; {len(left_out)} of {len(all_tasks)} task(s) left out ("
+                     + "; ".join(f"{why}: {k}" for why, k in sorted(reasons.items()))
+                     + "; see the task notes)")
+    cells = cells[~cells["task"].isin(list(left_out))]
+    usable = cells[np.isfinite(cells["score"].to_numpy(dtype=float))
+                   & np.isfinite(cells["se"].to_numpy(dtype=float))]
+    if len(set(cells["task"])) < 2:
+        if left_out:
+            notes.append("no macro average: fewer than 2 tasks have a higher-is-better "
+                         "metric on [0, 1]")
         return _empty(AVERAGE_COLUMNS)
     sets = set()
     for rid, g in usable.groupby("run_id", sort=False):
@@ -361,10 +534,12 @@ def _compared_runs(cells: pd.DataFrame, metrics_by_task: dict[str, str],
 
 def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
            metrics_by_task: dict[str, str], names, confidence: float,
-           mats: dict[str, tuple[list[int], np.ndarray]] | None = None) -> pd.DataFrame:
+           mats: dict[str, tuple[list[int], np.ndarray]] | None = None,
+           info: dict[str, mx.MetricInfo] | None = None) -> pd.DataFrame:
     """Runs indistinguishable from the best, per task and for the macro average.
 
-    Per task: the best run is the highest score; every other run is tested against it on
+    Per task: the best run is the highest score (the lowest when the metric is
+    lower-is-better; tasks whose metric has no direction get no tier); every other run is tested against it on
     the items both have (exact McNemar for 0/1, else paired z), p-values Holm-adjusted over
     the runs compared (``stats.adjust_pvalues``); indistinguishable when the adjusted p is
     not below alpha = 1 - confidence (an undefined p cannot separate runs, as in
@@ -384,6 +559,8 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     alpha = 1.0 - confidence
     item_cells = cells[cells["has_items"].astype(bool)]
     runs_of = _compared_runs(cells, metrics_by_task)
+    info = info or {}
+    runs_of = {t: r for t, r in runs_of.items() if t not in info or info[t].rankable}
     if not runs_of:
         return _empty(TIER_COLUMNS)
     mats = {t: (cols, x) for t, (cols, x) in (mats or {}).items()
@@ -394,10 +571,12 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     binary_of = item_cells.groupby("task")["binary"].agg(lambda b: bool(np.all(b)))
     best_of = {}
     for t, rids in runs_of.items():
-        sc = np.array([score_of.get((r, t), -np.inf) for r in rids])
+        sign = -1.0 if t in info and info[t].direction == mx.LOWER else 1.0
+        sc = np.array([sign * score_of.get((r, t), -sign * np.inf) for r in rids])
         best_of[t] = rids[int(np.argmax(sc))]
     best_avg = None
     group: set[int] = set()
+    averaged: set[str] = set()
     if len(averages):
         # the average tier compares runs averaged over the same task set: the most common
         # set (of 2+ tasks) among runs with item-level data; its best-scoring run is the
@@ -405,6 +584,9 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
         ok = averages[averages["run_id"].isin(item_cells["run_id"]) & (averages["n_tasks"] >= 2)]
         if len(ok):
             common = ok["tasks"].value_counts().index[0]
+            # the tasks the average is over (task names may hold commas: HELM)
+            averaged = {str(t) for t in cells["task"] if str(t) not in info
+                        or info[str(t)].averageable}
             same = ok[ok["tasks"] == common]
             if len(same) >= 2:
                 group = set(int(r) for r in same["run_id"])
@@ -413,7 +595,7 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     comparisons = [(t, metrics_by_task[t], best_of[t]) for t in sql_tasks]
     if best_avg is not None:
         comparisons += [(t, metrics_by_task[t], best_avg) for t in sql_tasks
-                        if best_avg in runs_of[t] and best_avg != best_of[t]]
+                        if best_avg in runs_of[t] and best_avg != best_of[t] and t in averaged]
     all_runs = sorted({r for t in sql_tasks for r in runs_of[t]})
     mom = store.reference_moments(comparisons, run_ids=all_runs) if comparisons else None
     mom = mom if mom is not None else pd.DataFrame(
@@ -460,7 +642,7 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
                          "p_holm": np.nan if is_best else float(padj[j]),
                          "indistinguishable_from_best": bool(is_best or not padj[j] < alpha),
                          "n_shared": int(nsh[j])})
-        if best_avg is not None and best_avg in rids:
+        if best_avg is not None and best_avg in rids and t in averaged:
             d2, se2, n2, _ = (diff, se, nsh, p) if best_avg == best else \
                 against(t, best_avg)
             for j, rid in enumerate(rids):
@@ -521,20 +703,26 @@ def _item_matrices(store, cells: pd.DataFrame, metrics_by_task: dict[str, str],
 
 
 def _ranks(mats: dict[str, tuple[list[int], np.ndarray]], names, confidence: float,
-           n_resamples: int, seed: int, notes: list[str]) -> pd.DataFrame:
+           n_resamples: int, seed: int, tnotes: list[tuple[str, str, str]],
+           info: dict[str, mx.MetricInfo]) -> pd.DataFrame:
     """Paired-bootstrap rank intervals per task (``stats.paired_bootstrap_ranks``) over the
-    items every run of the task has."""
+    items every run of the task has; rank 1 is the lowest score when lower is better; no
+    ranks for a metric without a direction."""
     rows = []
     for t, (run_cols, x) in mats.items():
+        if t in info and not info[t].rankable:
+            continue
         complete = np.all(np.isfinite(x), axis=1)
         if len(run_cols) < 2 or complete.sum() < 2:
-            notes.append(f"{t}: fewer than 2 items shared by all runs; no rank intervals")
+            tnotes.append((t, "ranks", "fewer than 2 items shared by all runs; no rank "
+                           "intervals"))
             continue
         if (~complete).any():
-            notes.append(f"{t}: rank intervals use the {int(complete.sum())} items all "
-                         f"runs share")
+            tnotes.append((t, "ranks", f"rank intervals use the {int(complete.sum())} items "
+                           f"all runs share"))
+        higher = not (t in info and info[t].direction == mx.LOWER)
         r = st.paired_bootstrap_ranks(x[complete], n_resamples=n_resamples, seed=seed,
-                                      confidence=confidence)
+                                      confidence=confidence, higher_is_better=higher)
         for j, rid in enumerate(run_cols):
             rows.append({"run_id": rid, "run": names.get(rid, str(rid)), "task": t,
                          "rank": int(r.rank[j]), "rank_low": int(r.rank_low[j]),

@@ -319,11 +319,13 @@ def run_protocol(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def task_rows(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Per-task protocol and n_choices from configs, versions, n-shot and task_hashes."""
+    """Per-task protocol and n_choices from configs, versions, n-shot, task_hashes and the
+    harness's ``higher_is_better`` per metric (read by ``evalcore.metrics``)."""
     configs = obj.get("configs") or {}
     versions = obj.get("versions") or {}
     nshot = obj.get("n-shot") or {}
     hashes = obj.get("task_hashes") or {}
+    hib = obj.get("higher_is_better") if isinstance(obj.get("higher_is_better"), dict) else {}
     group_subtasks = obj.get("group_subtasks") or {}
     groups = _group_names(obj)
     cfg = obj.get("config") if isinstance(obj.get("config"), dict) else {}
@@ -343,6 +345,10 @@ def task_rows(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
             proto["num_fewshot"] = cfg["num_fewshot"]
         if hashes.get(task):
             proto["task_hash"] = hashes[task]
+        if isinstance(hib.get(task), dict):
+            # the harness's own direction per metric (0.4 results; evalcore.metrics)
+            proto["higher_is_better"] = {str(m): v for m, v in hib[task].items()
+                                         if isinstance(v, bool)}
         if task in groups:
             proto["is_group"] = True
             proto["subtasks"] = list(group_subtasks.get(task) or [])
