@@ -20,7 +20,9 @@ after the command name (``ingest results/ --store x.duckdb``).
 Exit codes
 ----------
 0 ok; 1 unexpected internal error (one line, no traceback); 2 usage error (argparse);
-3 bad input (unreadable file, unknown run, analysis impossible, no store); 4 the store is
+3 bad input (unreadable file, unknown run, analysis impossible, no store; for ``ingest``: any
+bad file in the batch, the good runs being stored all the same unless ``--strict``, or
+nothing in the batch had scores); 4 the store is
 busy (another process holds the DuckDB write lock; retry when it is done).
 
 JSON output (``--format json``)
@@ -30,7 +32,10 @@ differences, SEs and MDEs are in the metric's own units (0.05 = 5 points for 0/1
 
 ``ingest``: ``{"store": str, "already_present": bool, "warnings": [str], "runs": [{"run_id",
 "name", "model", "source_format", "tasks", "metrics", "n_items", "n_scores", "k_max",
-"status", "warnings"}]}`` (``status``: "added", "already present" or "merged").
+"status", "warnings"}], "not_stored": [{"file", "where", "kind", "reason"}]}``
+(``status``: "added", "already present" or "merged"; ``kind``: "bad input", "no scores" or
+"rejected by the store"). Exit code 3 when a file was bad or nothing in the batch had
+scores (files without scores alone do not make it 3 when other runs were stored).
 
 ``runs``: ``{"runs": [{"run_id", "name", "model", "source_format", "harness",
 "harness_version", "tags", "created_at", "n_tasks", "n_scores", "has_items"}]}``.
@@ -277,34 +282,60 @@ class _Progress:
 
 
 def cmd_ingest(args) -> int:
-    from evalcore.ingest import parse_paths
+    """Read the paths as a batch, store every good run (one transaction), list every file
+    that was not stored. Exit 3 when a file was bad, or when nothing in the batch had data;
+    ``--strict``: all or nothing (the first problem is the error, nothing is written)."""
+    from evalcore.ingest import problem_row, read_paths
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         raise _BadInput(f"no such file or folder: {', '.join(missing)}")
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
     try:
-        parsed = parse_paths([Path(p) for p in args.paths], progress=progress,
-                             cluster_key=args.cluster_key)
+        batch = read_paths([Path(p) for p in args.paths], progress=progress,
+                           cluster_key=args.cluster_key, strict=args.strict)
     finally:
         if progress is not None:
             progress.close()
-    if not parsed:
+    if not batch.runs and not batch.problems:
         raise _BadInput(f"no evaluation results found in {', '.join(args.paths)}")
-    store = _open_store(args, create=True)
-    report = store.ingest(parsed)
-    runs = report.runs
-    warnings = list(report.warnings)
+    problems = [problem_row(e) for e in batch.problems]
+    report = None
+    if batch.runs:
+        store = _open_store(args, create=True)
+        report = store.ingest(batch.runs, skip_invalid=not args.strict)
+        problems += [problem_row(StoreError(m)) for m in report.rejected]
+    runs = report.runs if report is not None else pd.DataFrame()
+    warnings = list(report.warnings) if report is not None else []
+    n_bad = sum(p["kind"] != "no scores" for p in problems)
+    stored_any = len(runs) > 0
+    code = EXIT_BAD_INPUT if (n_bad or not stored_any) else EXIT_OK
     if args.format == "json":
         _out(dump_json({"store": str(_store_path(args)), "already_present":
-                        bool(report.already_present), "warnings": warnings,
-                        "runs": records(runs)}))
-        return EXIT_OK
-    if args.format != "table":
-        _out(render(runs, args.format))
-        return EXIT_OK
-    if report.already_present:
-        _out("Already present: every file was in the store already; nothing changed.")
-    lines = [f"Store: {_store_path(args)}"]
+                        bool(report is not None and report.already_present),
+                        "warnings": warnings, "runs": records(runs), "not_stored": problems}))
+    elif args.format != "table":
+        if stored_any:
+            _out(render(runs, args.format))
+    else:
+        _out(_ingest_text(args, report, runs, warnings, problems))
+    if code != EXIT_OK:
+        names = [str(p["file"]) for p in problems if p["file"]]
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        where = " (listed above)" if args.format in ("table", "json") else ""
+        _err(f"error: {len(problems)} file(s) not stored{where}: {shown}" if problems
+             else "error: nothing stored")
+    return code
+
+
+def _ingest_text(args, report, runs: pd.DataFrame, warnings: list[str],
+                 problems: list[dict]) -> str:
+    lines = []
+    if report is not None and report.already_present:
+        lines.append("Already present: every file was in the store already; nothing changed."
+                     if not problems else "Already present: every run that could be read was "
+                     "in the store already; nothing changed.")
+    if report is not None:
+        lines.append(f"Store: {_store_path(args)}")
     for r in runs.itertuples(index=False):
         d = r._asdict()
         lines.append(f"- {d.get('name')} (id {d.get('run_id')}) [{d.get('status')}]: "
@@ -319,8 +350,13 @@ def cmd_ingest(args) -> int:
             lines.append(f"    warnings: {w}")
     for w in warnings:
         lines.append(f"warning: {w}")
-    _out("\n".join(lines))
-    return EXIT_OK
+    if problems:
+        lines.append(f"Not stored: {len(problems)} file(s) "
+                     f"({'the runs listed above were stored' if len(runs) else 'nothing was written'}):")
+        for p in problems:
+            place = f" at {p['where']}" if p["where"] else ""
+            lines.append(f"- {p['file']}{place}: {p['reason']}")
+    return "\n".join(lines)
 
 
 RUN_TABLE_COLUMNS = ["run_id", "name", "model", "source_format", "harness", "harness_version",
@@ -762,9 +798,20 @@ def build_parser() -> argparse.ArgumentParser:
                                    "logs (.eval/.json), HELM run folders/zips and tidy tables "
                                    "(CSV/JSONL/Parquet) into the store, in one transaction. "
                                    "Files of one run (a results JSON and its sample logs) "
-                                   "become one run; ingesting the same files again changes "
-                                   "nothing. Prints what was detected per run.")
+                                   "become one run; every model of a tidy table its own run; "
+                                   "ingesting the same files again changes nothing. Prints "
+                                   "what was detected per run, then every file that was not "
+                                   "stored with its place and reason (bad input, a Git LFS "
+                                   "pointer, no scores). One bad file does not block the "
+                                   "others: exit code 3 if any file was bad or nothing had "
+                                   "scores, 0 otherwise; --strict stores nothing unless "
+                                   "every file can be stored.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders (recursive) or zips")
+    p.add_argument("--strict", action="store_true",
+                   help="all or nothing (for CI): any bad file, or a file without scores, "
+                        "stops the batch with exit code 3 and nothing is written. Default: "
+                        "every good run is stored and every bad file listed (exit code 3 if "
+                        "any file was bad)")
     p.add_argument("--cluster-key", metavar="KEY", default=None,
                    help="cluster items by this field: inspect sample metadata key or lm_eval "
                         "doc field (e.g. passage_id, subject); default: picked automatically "

@@ -24,6 +24,19 @@ class IngestError(EvalbarsError):
         super().__init__(f"{file}{place}: expected {expected}{extra}")
 
 
+class NoScoresError(IngestError):
+    """A file (or the files of one run) was read, but holds no usable score: nothing to store.
+
+    ``reason`` says why in the user's words ("the log has no scorer"); the message is
+    ``"<file>: no scores: <reason>"``.
+    """
+
+    def __init__(self, file: str, reason: str):
+        super().__init__(file, None, "at least one usable score", reason)
+        self.reason = reason
+        self.args = (f"{file}: no scores: {reason}",)
+
+
 class StoreError(EvalbarsError):
     """The store could not be opened, queried or written (locked, missing run, ...)."""
 

@@ -59,6 +59,10 @@ class SourceFile:
     sha256: str        # hex digest of the file's bytes
     size: int          # bytes
     format: str        # detected format, e.g. "lm_eval_samples_jsonl"
+    # Identity of this run's share of a file that holds several runs (a tidy table with
+    # several models): a digest of the run's own rows, so the store keys "already present"
+    # on the run, not on the whole file. None when the file is one run (its sha256 decides).
+    run_key: str | None = None
 
 
 @dataclass

@@ -28,13 +28,15 @@ Details
   DuckDB shares one database instance per path per process, and a connection opened
   while the old instance lived would still read the replaced file.
 * Ingest is validated before the store is touched, computed in an in-memory DuckDB; a
-  repeat upload (every file's sha256 already stored) does not even copy the file. Merging
+  repeat upload (every file's key already stored: its sha256, or the digest of the run's own
+  rows for a run cut from a multi-run tidy table) does not even copy the file. Merging
   by ``source_key`` or by a shared file is described in ``Store.ingest``.
 
 Layout
 ------
 Tables: ``meta`` (schema version, write counter, next run id), ``runs``, ``files`` (one row
-per distinct file content, by sha256), ``scores`` (run x task x metric x item x answer),
+per distinct file content, by sha256; for a file that holds several runs, one row per run,
+keyed by a digest of that run's rows), ``scores`` (run x task x metric x item x answer),
 ``cells`` (per run x task x metric: n, sum and sum of squares of the per-item means, written
 in the same transaction as the scores they summarise; the leaderboard reads only these),
 ``summaries`` (as the harness reported them), ``texts`` (prompt / target / response) and
@@ -81,11 +83,14 @@ from evalcore.model import (
     TASK_COLUMNS,
     TEXT_COLUMNS,
     ParsedRun,
+    SourceFile,
 )
 
 ENV_VAR = "EVALBARS_STORE"
 _log = logging.getLogger(__name__)  # DEBUG: timings of each ingest step
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+# Version 1 keyed ``files`` on the file's sha256 alone, so a tidy table with several models
+# could record only one of them; an older store is upgraded on open (``_MIGRATE_1_TO_2``).
 
 # Relative and absolute tolerance used by ``audit`` when comparing a reported number with
 # the one recomputed from item scores: agreement to the 4th decimal (rounding of printed
@@ -129,6 +134,9 @@ class IngestReport:
     runs: pd.DataFrame
     already_present: bool            # every file was already in the store; nothing changed
     warnings: tuple[str, ...]
+    # with ``skip_invalid=True``: the runs left out because they failed validation, one
+    # message each naming the run, its files and the reason (the other runs were written)
+    rejected: tuple[str, ...] = ()
 
 
 # Separator of the task and metric lists in ingest reports: metric variants and HELM task
@@ -156,7 +164,10 @@ _DDL = (
         source_key VARCHAR
     )""",
     """CREATE TABLE files (
-        sha256 VARCHAR PRIMARY KEY,
+        -- idempotency key: the file's sha256, or for one run of a file that holds several
+        -- (a tidy table) "rows:" + the digest of that run's rows (SourceFile.run_key)
+        key VARCHAR PRIMARY KEY,
+        sha256 VARCHAR NOT NULL,
         run_id INTEGER NOT NULL,
         name VARCHAR NOT NULL,
         size BIGINT NOT NULL,
@@ -221,6 +232,17 @@ _DDL = (
         protocol VARCHAR NOT NULL,          -- JSON text of the task protocol dict
         PRIMARY KEY (run_id, task)
     )""",
+)
+
+
+# Upgrade of a version-1 store (fixed SQL, run in one copy-on-write transaction).
+_MIGRATE_1_TO_2 = (
+    _DDL[2].replace("CREATE TABLE files", "CREATE TABLE files_v2"),
+    "INSERT INTO files_v2 SELECT lower(sha256), sha256, run_id, name, size, format, added_at "
+    "FROM files",
+    "DROP TABLE files",
+    "ALTER TABLE files_v2 RENAME TO files",
+    "UPDATE meta SET value = '2' WHERE key = 'schema_version'",
 )
 
 
@@ -636,6 +658,12 @@ _DELETE_RUN_SQL = tuple(f"DELETE FROM {table} WHERE run_id = ?" for table in
                         ("scores", "cells", "summaries", "texts", "tasks", "files", "runs"))
 
 
+def _file_key(f: SourceFile) -> str:
+    """The idempotency key of one file of a run: its sha256, or ``run_key`` for a run cut
+    from a file that holds several runs (a tidy table with several models)."""
+    return f.run_key if f.run_key is not None else f.sha256.lower()
+
+
 def _name_hint(source_key: str | None) -> str | None:
     """What tells two runs of one model apart when their names collide: the time in an
     lm_eval results/samples file name (``lm_eval:2026-03-03T08-21-09.7`` -> ``2026-03-03 08:21``)."""
@@ -855,26 +883,42 @@ class Store:
                 with contextlib.suppress(FileNotFoundError):
                     p.unlink()
 
-    def _check_schema(self) -> None:
+    def _schema_version(self) -> str | None:
         with self._read("opening the store") as con:
             try:
                 row = _one(con, "SELECT value FROM meta WHERE key = 'schema_version'")
             except duckdb.CatalogException as exc:
                 raise StoreError(f"{self._path} is a DuckDB file but not an evalbars store "
                                  "(no meta table)") from exc
+        return row[0] if row else None
+
+    def _check_schema(self) -> None:
+        """Accept the current schema; upgrade a version-1 store in place (one copy-on-write
+        transaction: an interrupted upgrade leaves the version-1 file as it was)."""
+        version = self._schema_version()
+        if version == "1":
+            with self._writer_lock():
+                if self._schema_version() == "1":  # another process may have upgraded it
+                    _log.info("upgrading %s from store schema 1 to %s", self._path, SCHEMA_VERSION)
+                    with self._transaction(action="upgrading the store") as con:
+                        for sql in _MIGRATE_1_TO_2:
+                            con.execute(sql)
+            version = self._schema_version()
+        row = (version,) if version is not None else None
         if row is None or row[0] != SCHEMA_VERSION:
             found = row[0] if row else "none"
             raise StoreError(f"{self._path} has store schema version {found}; this evalbars "
                              f"reads version {SCHEMA_VERSION}")
 
     # ---- writing (each call is one transaction) -------------------------------------
-    def ingest(self, runs: list[ParsedRun]) -> IngestReport:
+    def ingest(self, runs: list[ParsedRun], *, skip_invalid: bool = False) -> IngestReport:
         """Write parsed runs in one transaction.
 
         Rules, applied run by run in the given order:
 
-        1. every file of the run is already stored (same sha256): nothing is written, status
-           "already present";
+        1. every file of the run is already stored (same key: the file's sha256, or for a run
+           cut from a file that holds several runs, ``SourceFile.run_key``, the digest of the
+           run's rows): nothing is written, status "already present";
         2. some of its files, or its ``source_key``, match a stored run: the run is MERGED
            into that run: new files are recorded; tasks/metrics, summaries and texts the
            stored run lacks are added; a (task, metric) cell that already has item scores
@@ -884,30 +928,44 @@ class Store:
 
         Everything is validated before the store is touched (canonical columns and types,
         finite scores, no duplicate (task, metric, item, answer) rows, no duplicate summary
-        rows); duplicate text rows keep the first (a warning says so). Any error raises
-        StoreError and leaves the store file byte-for-byte unchanged.
+        rows, at least one item score or finite reported value); duplicate text rows keep the
+        first (a warning says so). Any error raises StoreError and leaves the store file
+        byte-for-byte unchanged. With ``skip_invalid=True`` a run that fails validation is
+        left out and named in ``report.rejected`` instead, and the other runs are written
+        (still in one transaction: each run whole or not at all).
         """
         t0 = time.perf_counter()
-        prepared = [self._prepare(r, i) for i, r in enumerate(runs)]
+        prepared: list[_Prepared] = []
+        rejected: list[str] = []
+        for i, r in enumerate(runs):
+            try:
+                prepared.append(self._prepare(r, i))
+            except StoreError as exc:
+                if not skip_invalid:
+                    raise
+                files = ", ".join(f.name for f in getattr(r, "files", None) or [])
+                rejected.append(f"{exc}" + (f" (files: {files})" if files else ""))
         _log.debug("ingest: validated %d run(s) in %.2f s", len(prepared), time.perf_counter() - t0)
         if not prepared:
-            return IngestReport(pd.DataFrame(columns=list(REPORT_COLUMNS)), False, ())
+            return IngestReport(pd.DataFrame(columns=list(REPORT_COLUMNS)), False, (),
+                                tuple(rejected))
         with self._writer_lock():
             # decide read-only first: a repeat upload must not rewrite the file
             with self._read("checking which files are stored") as con:
-                shas = [f.sha256 for p in prepared for f in p.run.files]
-                known = self._known_files(con, shas)
-            all_known = all(p.run.files and all(f.sha256.lower() in known for f in p.run.files)
+                keys = [_file_key(f) for p in prepared for f in p.run.files]
+                known = self._known_files(con, keys)
+            all_known = all(p.run.files and all(_file_key(f) in known for f in p.run.files)
                             for p in prepared)
             if all_known:
                 rows = []
                 with self._read() as con:
                     for p in prepared:
-                        rid = known[p.run.files[0].sha256.lower()]
+                        rid = known[_file_key(p.run.files[0])]
                         name = _one(con, "SELECT name FROM runs WHERE run_id = ?", [rid])[0]
                         rows.append(self._report_row(p, rid, name, "already present", 0, []))
                 warnings = tuple(w for p in prepared for w in p.warnings)
-                return IngestReport(pd.DataFrame(rows, columns=list(REPORT_COLUMNS)), True, warnings)
+                return IngestReport(pd.DataFrame(rows, columns=list(REPORT_COLUMNS)), True, warnings,
+                                    tuple(rejected))
             rows = []
             with self._transaction(action="ingest") as con:
                 for p in prepared:
@@ -915,7 +973,7 @@ class Store:
         warnings = [w for p in prepared for w in p.warnings]
         warnings += [w for r in rows for w in r[REPORT_COLUMNS.index("warnings")].split("\n") if w]
         return IngestReport(pd.DataFrame(rows, columns=list(REPORT_COLUMNS)), False,
-                            tuple(dict.fromkeys(warnings)))
+                            tuple(dict.fromkeys(warnings)), tuple(rejected))
 
     def _prepare(self, run: ParsedRun, index: int) -> _Prepared:
         """Validate one ParsedRun and convert its frames to typed Arrow tables (no store)."""
@@ -932,10 +990,16 @@ class Store:
         for f in run.files:
             if not re.fullmatch(r"[0-9a-fA-F]{64}", str(f.sha256 or "")):
                 raise StoreError(f"{what}, file {f.name!r}: sha256 must be 64 hex digits")
+            if f.run_key is not None and not (isinstance(f.run_key, str) and f.run_key.strip()):
+                raise StoreError(f"{what}, file {f.name!r}: run_key must be a non-empty string "
+                                 "or None")
         _check_finite_scores(run.scores, what)
         scores = _frame_to_arrow(run.scores, _SCORE_SPEC, f"{what}, scores")
         summaries = _frame_to_arrow(run.summaries, _SUMMARY_SPEC, f"{what}, summaries")
         texts = _frame_to_arrow(run.texts, _TEXT_SPEC, f"{what}, texts")
+        if scores.num_rows == 0 and not pc.any(pc.is_finite(summaries.column("value"))).as_py():
+            raise StoreError(f"{what}: no item score and no finite reported value; nothing to "
+                             "store (an empty run would show as a run with 0 tasks)")
         warnings = list(run.warnings)
 
         facts: dict[str, Any] = {"tasks": "", "metrics": "", "n_items": 0, "n_scores": 0, "k_max": 0}
@@ -1041,12 +1105,13 @@ class Store:
         return _Prepared(run, name, scores, summaries, texts, cells, task_rows, facts, warnings)
 
     @staticmethod
-    def _known_files(con: duckdb.DuckDBPyConnection, shas: list[str]) -> dict[str, int]:
-        if not shas:
+    def _known_files(con: duckdb.DuckDBPyConnection, keys: list[str]) -> dict[str, int]:
+        """Stored file keys among ``keys`` (see ``_file_key``) -> the run that holds each."""
+        if not keys:
             return {}
-        rows = con.execute("SELECT sha256, run_id FROM files WHERE list_contains(?, sha256)",
-                           [sorted({s.lower() for s in shas})]).fetchall()
-        return {s: int(r) for s, r in rows}
+        rows = con.execute("SELECT key, run_id FROM files WHERE list_contains(?, key)",
+                           [sorted(set(keys))]).fetchall()
+        return {k: int(r) for k, r in rows}
 
     @staticmethod
     def _report_row(p: _Prepared, run_id: int, name: str, status: str, added: int,
@@ -1074,7 +1139,7 @@ class Store:
     def _write_run(self, con: duckdb.DuckDBPyConnection, p: _Prepared) -> list:
         """Insert or merge one prepared run inside the open transaction; a report row."""
         run = p.run
-        files = {f.sha256.lower(): f for f in run.files}
+        files = {_file_key(f): f for f in run.files}
         known = self._known_files(con, list(files))
         if files and len(known) == len(files):
             rid = next(iter(known.values()))
@@ -1134,10 +1199,10 @@ class Store:
                 "SELECT task, n_choices, protocol FROM tasks WHERE run_id = ?", [rid]).fetchall()}
 
         # files
-        new_files = [[sha, rid, f.name, int(f.size), f.format, now]
-                     for sha, f in files.items() if sha not in known]
+        new_files = [[key, f.sha256.lower(), rid, f.name, int(f.size), f.format, now]
+                     for key, f in files.items() if key not in known]
         if new_files:
-            con.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?)", new_files)
+            con.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", new_files)
 
         # scores + cells (bulk, from Arrow; cells were computed in _prepare)
         scores, cells = p.scores, p.cells

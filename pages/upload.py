@@ -1,7 +1,8 @@
-"""Upload & runs: drop result files, see what was recognised (or a clear error with nothing
-written), and manage the runs in the store (rename, tag, delete with confirmation).
+"""Upload & runs: drop result files, see what was recognised and which files were not stored
+(each with its place and reason; one bad file does not block the others), and manage the
+runs in the store (rename, tag, delete with confirmation).
 
-Work: ``evalcore.ingest.parse_uploads`` then ``Store.ingest`` (one transaction);
+Work: ``evalcore.ingest.read_uploads`` then ``Store.ingest`` (one transaction);
 ``evalcore.analysis.overview`` for the tables. Nothing here parses or writes SQL itself.
 """
 
@@ -11,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.errors import EvalbarsError, IngestError
+from evalcore.ingest import problem_row
 from ui import common
 
 FORMATS_HELP = ("lm-evaluation-harness results JSON and sample logs (samples_*.jsonl), "
@@ -56,23 +58,35 @@ if uploads:
 
 result = st.session_state.get("up_result") if uploads else None
 if result is not None:
-    if not result["ok"]:
+    report = result.get("report")
+    problems = pd.DataFrame(result.get("problems") or [],
+                            columns=["file", "where", "kind", "reason"])
+    if "error" in result:
         exc = result["error"]
         st.error("Nothing was written to the store. The upload could not be read:")
         if isinstance(exc, IngestError):
-            st.dataframe(pd.DataFrame([{"File": exc.file, "Where": exc.where or "",
-                                        "Expected": exc.expected, "Detail": exc.detail or ""}]),
-                         hide_index=True, key="up_err_df")
+            problems = pd.DataFrame([problem_row(exc)])
         else:
             st.text(str(exc))
+    elif report is None:
+        st.error(f"Nothing was written to the store: none of the {len(problems)} file(s) "
+                 "could be stored (listed below).")
+    elif report.already_present and problems.empty:
+        st.info("Every file was already in the store; nothing changed.")
     else:
-        report = result["report"]
-        if report.already_present:
-            st.info("Every file was already in the store; nothing changed.")
-        else:
-            added = int((report.runs["status"] != "already present").sum()) \
-                if "status" in report.runs else len(report.runs)
-            st.success(f"Recognised {len(report.runs)} run(s); {added} added or merged.")
+        added = int((report.runs["status"] != "already present").sum())
+        st.success(f"Recognised {len(report.runs)} run(s); {added} added or merged.")
+    if len(problems):
+        bad = int((problems["kind"] != "no scores").sum())
+        if report is not None:
+            st.warning(f"{len(problems)} file(s) were not stored ({bad} bad, "
+                       f"{len(problems) - bad} without scores); every other run was stored "
+                       "whole.")
+        st.markdown("**Not stored**")
+        common.show_table(problems.rename(columns={"file": "File", "where": "Where",
+                                                   "kind": "Kind", "reason": "Reason"}),
+                          "ingest_not_stored", "up_problems")
+    if report is not None and len(report.runs):
         st.markdown("**What was recognised**")
         cols = [c for c in ("name", "model", "source_format", "tasks", "metrics", "n_items",
                             "n_scores", "k_max", "status", "warnings") if c in report.runs]

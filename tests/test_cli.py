@@ -128,7 +128,7 @@ def test_ingest_summary_and_idempotence(capsys, store_file, fixtures_dir):
                          "json")
     assert code == 0, err
     doc = json.loads(out)
-    assert set(doc) == {"store", "already_present", "warnings", "runs"}
+    assert set(doc) == {"store", "already_present", "warnings", "runs", "not_stored"}
     assert doc["already_present"] is True
     row = doc["runs"][0]
     assert {"run_id", "name", "model", "source_format", "tasks", "metrics", "n_items",
@@ -377,3 +377,97 @@ def test_ingest_cluster_key_option(capsys, tmp_path, fixtures_dir):
     with_clusters = Store(auto).scores([1])["cluster"]
     assert with_clusters.nunique() == 6        # metadata.problem_id: 6 problems
     assert Store(off).scores([1])["cluster"].isna().all()
+
+
+TIDY = ("model,task,item_id,score\n"
+        "gpt-x,arc,q1,1\ngpt-x,arc,q2,0\ngpt-y,arc,q1,0\ngpt-y,arc,q2,1\ngpt-z,arc,q1,1\n")
+
+
+def test_ingest_tidy_table_stores_every_model(capsys, tmp_path):
+    """Issue 7 item 1: each model of a table is its own run with all its scores; the same
+    table again changes nothing; a later table that adds a model adds just that model."""
+    store = tmp_path / "s.duckdb"
+    (tmp_path / "a.csv").write_text(TIDY)
+    code, out, err = run(capsys, "ingest", tmp_path / "a.csv", "--store", store, "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [(r["name"], r["status"], r["n_scores"]) for r in doc["runs"]] == [
+        ("gpt-x", "added", 2), ("gpt-y", "added", 2), ("gpt-z", "added", 1)]
+    assert doc["not_stored"] == []
+    code, out, _ = run(capsys, "ingest", tmp_path / "a.csv", "--store", store)
+    assert code == 0 and out.startswith("Already present")
+    (tmp_path / "b.csv").write_text(TIDY + "gpt-w,arc,q1,0\n")
+    code, out, _ = run(capsys, "ingest", tmp_path / "b.csv", "--store", store, "--format", "json")
+    status = {r["name"]: r["status"] for r in json.loads(out)["runs"]}
+    assert code == 0 and status == {"gpt-x": "already present", "gpt-y": "already present",
+                                    "gpt-z": "already present", "gpt-w": "added"}
+    code, out, _ = run(capsys, "runs", "--store", store, "--format", "json")
+    assert sorted((r["name"], r["n_scores"]) for r in json.loads(out)["runs"]) == [
+        ("gpt-w", 1), ("gpt-x", 2), ("gpt-y", 2), ("gpt-z", 1)]
+
+
+def _mixed_folder(tmp_path, fixtures_dir):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / MISTRAL).write_bytes((fixtures_dir / "lm_eval" / MISTRAL).read_bytes())
+    (folder / "scores.csv").write_text(TIDY)
+    (folder / "big_results.json").write_bytes(
+        b"version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 9\n")
+    (folder / "mystery.json").write_text('{"hello": "world"}')
+    return folder
+
+
+def test_one_bad_file_does_not_block_a_folder(capsys, tmp_path, fixtures_dir):
+    """Issue 7 item 5: every good run stored, every bad file listed with place and reason,
+    exit 3; the same folder again adds nothing; --strict writes nothing."""
+    folder = _mixed_folder(tmp_path, fixtures_dir)
+    store = tmp_path / "s.duckdb"
+    code, out, err = run(capsys, "ingest", folder, "--store", store)
+    assert code == 3
+    assert "- mistralai/Mistral-7B-v0.1 (id 1) [added]" in out
+    assert "Not stored: 2 file(s) (the runs listed above were stored):" in out
+    assert (f"- {folder / 'big_results.json'} at byte 0: expected the file itself, not a Git "
+            "LFS pointer (the file was never downloaded: run `git lfs pull`") in out
+    assert f"- {folder / 'mystery.json'} at top level: expected a known format" in out
+    assert err == (f"error: 2 file(s) not stored (listed above): {folder / 'big_results.json'}, "
+                   f"{folder / 'mystery.json'}\n")
+    code, out, _ = run(capsys, "runs", "--store", store, "--format", "json")
+    assert len(json.loads(out)["runs"]) == 4
+    code, out, _ = run(capsys, "ingest", folder, "--store", store, "--format", "json")
+    doc = json.loads(out)
+    assert code == 3 and doc["already_present"] is True
+    assert [(p["file"], p["where"], p["kind"]) for p in doc["not_stored"]] == [
+        (str(folder / "big_results.json"), "byte 0", "bad input"),
+        (str(folder / "mystery.json"), "top level", "bad input")]
+    strict = tmp_path / "strict.duckdb"
+    code, out, err = run(capsys, "ingest", folder, "--store", strict, "--strict")
+    assert code == 3 and out == "" and not strict.exists()
+    assert err.startswith(f"error: {folder / 'big_results.json'} at byte 0") and "git lfs pull" in err
+
+
+def test_files_without_scores(capsys, tmp_path, fixtures_dir):
+    """Issue 7 item 4: a log without a scorer is not stored and named with the reason; exit
+    3 when nothing in the batch had scores, 0 when other runs were stored."""
+    log = json.loads((fixtures_dir / "inspect" / "data_arc_qwen.json").read_bytes())
+    log["eval"]["scorers"] = None
+    for key in ("results", "reductions"):
+        log.pop(key, None)
+    for s in log["samples"]:
+        s.pop("scores", None)
+    empty = tmp_path / "no_scorer.json"
+    empty.write_text(json.dumps(log))
+    store = tmp_path / "s.duckdb"
+    code, out, err = run(capsys, "ingest", empty, "--store", store)
+    assert code == 3 and not store.exists()
+    assert f"- {empty}: no scores: the log has no scorer" in out
+    assert "nothing was written" in out
+    assert err == f"error: 1 file(s) not stored (listed above): {empty}\n"
+    code, out, err = run(capsys, "ingest", empty, fixtures_dir / "lm_eval" / MISTRAL,
+                         "--store", store)
+    assert code == 0, err
+    assert "[added]" in out and f"- {empty}: no scores: the log has no scorer" in out
+    code, _, err = run(capsys, "ingest", empty, fixtures_dir / "lm_eval" / DIALO, "--store",
+                       store, "--strict")
+    assert code == 3 and "no scores: the log has no scorer" in err
+    code, out, _ = run(capsys, "runs", "--store", store, "--format", "json")
+    assert [r["n_tasks"] for r in json.loads(out)["runs"]] == [1]

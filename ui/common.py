@@ -30,7 +30,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import analysis
-from evalcore.errors import EvalbarsError, IngestError
+from evalcore.errors import EvalbarsError, IngestError, StoreError
 from evalcore.store import Store, default_store_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -173,23 +173,27 @@ def demo_banner(runs: pd.DataFrame) -> None:
 def ingest_uploads(files: list[tuple[str, bytes]], store: Store,
                    progress: Callable[[int, int, str], None] | None = None,
                    cluster_key: str | None = None) -> dict:
-    """Parse in-memory uploads and ingest them in one transaction (``cluster_key`` as in
-    ``evalcore.ingest.parse_uploads``: None picks automatically, "" means no clusters).
+    """Read in-memory uploads as a batch and store every good run in one transaction
+    (``cluster_key`` as in ``evalcore.ingest.read_uploads``: None picks automatically, ""
+    means no clusters). One bad file does not block the others.
 
-    Returns ``{"ok": True, "report": IngestReport}`` or ``{"ok": False, "error": exc}``; on
-    an error nothing was written (``Store.ingest`` is atomic and parsing happens first).
+    Returns ``{"ok": bool, "report": IngestReport | None, "run_ids": [int], "problems":
+    [dict]}`` (``problems``: one ``evalcore.ingest.problem_row`` per file not stored) or, when
+    the batch could not be read at all or the store failed, ``{"ok": False, "error": exc}``
+    with nothing written. ``ok`` is False when no run was stored.
     """
-    from evalcore.ingest import parse_uploads
+    from evalcore.ingest import problem_row, read_uploads
 
     try:
-        parsed = parse_uploads(files, progress=progress, cluster_key=cluster_key)
-        if not parsed:
-            raise IngestError(", ".join(n for n, _ in files) or "upload", None,
-                              "at least one run in a supported format")
-        report = store.ingest(parsed)
+        batch = read_uploads(files, progress=progress, cluster_key=cluster_key)
+        report = store.ingest(batch.runs, skip_invalid=True) if batch.runs else None
     except EvalbarsError as exc:
         return {"ok": False, "error": exc}
-    return {"ok": True, "report": report, "run_ids": [int(x) for x in report.runs["run_id"]]}
+    problems = [problem_row(e) for e in batch.problems]
+    if report is not None:
+        problems += [problem_row(StoreError(m)) for m in report.rejected]
+    run_ids = [int(x) for x in report.runs["run_id"]] if report is not None else []
+    return {"ok": bool(run_ids), "report": report, "run_ids": run_ids, "problems": problems}
 
 
 # ---- analysis calls ----------------------------------------------------------------------

@@ -22,6 +22,14 @@ Added by the ingest owner
   announced in a warning; ``""``: no clusters.
 - ``detect_format(name, head) -> str``: the format of a file from its first bytes (content
   first; the name only breaks ties). One of ``FORMATS`` or ``"zip"`` / ``"unknown"``.
+- ``read_paths(paths, progress=None, cluster_key=None, strict=False) -> IngestBatch`` and
+  ``read_uploads(...)``: the batch entry points of the CLI and the upload page. One bad
+  file does not block the rest: every good run is returned, every bad file is listed with
+  its place and reason (a run stays whole: a run one of whose files failed is left out);
+  runs that hold no usable score are left out with the reason (``NoScoresError``, e.g.
+  "the log has no scorer"); a Git LFS pointer is named as such. ``strict=True`` is all or
+  nothing (the first problem is raised). ``parse_paths``/``parse_uploads`` are the strict
+  parsers underneath and return runs without scores as read.
 - ``max_file_bytes()``: the size limit (``$EVALBARS_MAX_FILE_MB``, default 2048 MB), checked
   before any file is read.
 
@@ -36,10 +44,14 @@ from __future__ import annotations
 
 import posixpath
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from evalcore.errors import IngestError
+import numpy as np
+import pandas as pd
+
+from evalcore.errors import IngestError, NoScoresError
 from evalcore.ingest import helm, inspect_log, lm_eval, tidy
 from evalcore.ingest._common import (
     Progress,
@@ -52,7 +64,8 @@ from evalcore.ingest._common import (
 from evalcore.ingest._zip import ZipArchive, member_folder
 from evalcore.model import ParsedRun
 
-__all__ = ["parse_paths", "parse_uploads", "detect_format", "max_file_bytes", "FORMATS"]
+__all__ = ["parse_paths", "parse_uploads", "read_paths", "read_uploads", "IngestBatch",
+           "no_scores_reason", "problem_row", "detect_format", "max_file_bytes", "FORMATS", "LFS_POINTER"]
 
 FORMATS: tuple[str, ...] = (
     lm_eval.RESULTS, lm_eval.SAMPLES_JSONL, lm_eval.SAMPLES_JSON,
@@ -61,6 +74,8 @@ FORMATS: tuple[str, ...] = (
     tidy.CSV, tidy.JSONL, tidy.PARQUET,
 )
 KNOWN_SUFFIXES = (".json", ".jsonl", ".eval", ".csv", ".parquet", ".pq", ".zip", ".tsv")
+# The first bytes of a Git LFS pointer file (a clone without `git lfs pull`).
+LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
 EXPECTED = ("a known format: lm_eval results/samples JSON(L), an inspect .eval/.json log, "
             "HELM run files, a tidy CSV/JSONL/Parquet table, or a zip of these")
 
@@ -237,6 +252,10 @@ def _expand_zip(src: Source, skipped: list[str]) -> tuple[list[Source], str | No
 
 def _classify(src: Source) -> str:
     head = src.head()
+    if head.startswith(LFS_POINTER):
+        raise IngestError(src.name, "byte 0", "the file itself, not a Git LFS pointer",
+                          "the file was never downloaded: run `git lfs pull` in the repository "
+                          "it came from, then ingest again")
     fmt = detect_format(src.basename, head)
     if fmt == inspect_log.EVAL_ZIP:
         return "zip"          # confirmed from the member list in _expand_zip
@@ -270,7 +289,8 @@ def _classify(src: Source) -> str:
 def parse_paths(paths: Iterable[str | Path], progress: Progress | None = None,
                 cluster_key: str | None = None) -> list[ParsedRun]:
     """Parse files, folders (recursively; hidden files and unknown extensions are skipped
-    with a warning) and zips into runs. All or nothing: any bad file raises ``IngestError``."""
+    with a warning) and zips into runs. All or nothing: any bad file raises ``IngestError``.
+    Runs without scores are returned as read (``read_paths`` leaves them out)."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
     sources, skipped = _path_sources(paths)
@@ -280,20 +300,188 @@ def parse_paths(paths: Iterable[str | Path], progress: Progress | None = None,
 def parse_uploads(files: list[tuple[str, bytes]], progress: Progress | None = None,
                   cluster_key: str | None = None) -> list[ParsedRun]:
     """Parse in-memory uploads ``[(file name, bytes), ...]`` (the dashboard's path)."""
+    return _parse_sources(_upload_sources(files), [], progress, cluster_key)
+
+
+def _upload_sources(files: list[tuple[str, bytes]]) -> list[Source]:
     sources = []
     for name, data in files:
         norm = name.replace("\\", "/")
         sources.append(Source(name=name, data=bytes(data), folder=posixpath.dirname(norm)))
-    return _parse_sources(sources, [], progress, cluster_key)
+    return sources
+
+
+# ---------------------------------------------------------------------------------------
+# Batches: every good run, and every file that gave none with its reason
+# ---------------------------------------------------------------------------------------
+@dataclass
+class IngestBatch:
+    """What reading a batch of inputs gave.
+
+    ``runs``: the runs that hold data (item scores or at least one reported value), ready
+    for ``Store.ingest``. ``problems``: one ``IngestError`` per file that gave no run, each
+    naming the file, the place and the reason: unreadable input (bad JSON, an unknown
+    format, a Git LFS pointer, a file of a run whose other file failed) and, as
+    ``NoScoresError``, files that were read but hold no usable score. ``skipped``: files
+    not read because their extension is not one evalbars reads.
+    """
+
+    runs: list[ParsedRun]
+    problems: list[IngestError] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def bad_files(self) -> list[IngestError]:
+        """Problems that are bad input (not the files that were fine but held no scores)."""
+        return [p for p in self.problems if not isinstance(p, NoScoresError)]
+
+    @property
+    def no_scores(self) -> list[NoScoresError]:
+        return [p for p in self.problems if isinstance(p, NoScoresError)]
+
+
+def problem_row(exc: Exception) -> dict[str, str | None]:
+    """One file that was not stored, for a report: ``{"file", "where", "kind", "reason"}``
+    with kind "bad input" (an ``IngestError``), "no scores" (a ``NoScoresError``) or
+    "rejected by the store" (a ``StoreError`` from ``Store.ingest(skip_invalid=True)``, whose
+    message names the run and its files)."""
+    if isinstance(exc, NoScoresError):
+        return {"file": exc.file, "where": None, "kind": "no scores",
+                "reason": f"no scores: {exc.reason}"}
+    if isinstance(exc, IngestError):
+        reason = f"expected {exc.expected}" + (f" ({exc.detail})" if exc.detail else "")
+        return {"file": exc.file, "where": exc.where, "kind": "bad input", "reason": reason}
+    return {"file": None, "where": None, "kind": "rejected by the store", "reason": str(exc)}
+
+
+def read_paths(paths: Iterable[str | Path], progress: Progress | None = None,
+               cluster_key: str | None = None, *, strict: bool = False) -> IngestBatch:
+    """Read files, folders and zips as a batch (the CLI's ``ingest``).
+
+    Default: one bad file does not block the rest: every good run comes back in ``runs``
+    and every bad file in ``problems``; a run is whole or absent (when one file of a run
+    fails, the run is left out and its other files are listed too). Files that hold no
+    usable score are left out with the reason (``NoScoresError``). ``strict=True``: all or
+    nothing: the first problem of either kind is raised.
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    sources, skipped = _path_sources(paths)
+    return _read_batch(sources, skipped, progress, cluster_key, strict)
+
+
+def read_uploads(files: list[tuple[str, bytes]], progress: Progress | None = None,
+                 cluster_key: str | None = None, *, strict: bool = False) -> IngestBatch:
+    """``read_paths`` for in-memory uploads ``[(file name, bytes), ...]`` (the upload page)."""
+    return _read_batch(_upload_sources(files), [], progress, cluster_key, strict)
+
+
+def _read_batch(sources: list[Source], skipped: list[str], progress: Progress | None,
+                cluster_key: str | None, strict: bool) -> IngestBatch:
+    problems: list[IngestError] | None = None if strict else []
+    parsed = _parse_sources(sources, skipped, progress, cluster_key, problems)
+    found = problems if problems is not None else []
+    runs = []
+    for run in parsed:
+        reason = no_scores_reason(run)
+        if reason is None:
+            runs.append(run)
+            continue
+        err = NoScoresError(_run_files(run), reason)
+        if strict:
+            raise err
+        found.append(err)
+    if skipped and runs and not any(w.startswith("skipped (not a known") for w in runs[0].warnings):
+        runs[0].warnings.append(_skipped_note(skipped))
+    return IngestBatch(runs=runs, problems=found, skipped=list(skipped))
+
+
+def _run_files(run: ParsedRun) -> str:
+    names = [f.name for f in run.files] or [run.name]
+    return names[0] if len(names) == 1 else ", ".join(names)
+
+
+def _has_data(run: ParsedRun) -> bool:
+    if run.scores is not None and len(run.scores):
+        return True
+    if run.summaries is None or not len(run.summaries):
+        return False
+    values = pd.to_numeric(run.summaries["value"], errors="coerce").to_numpy(dtype="float64")
+    return bool(np.isfinite(values).any())
+
+
+def no_scores_reason(run: ParsedRun) -> str | None:
+    """None when the run holds data (an item score or a finite reported value); else why it
+    holds none, in the user's words, from what the parser recorded (the log's scorers and
+    samples, the file's kind) and its warnings (which values were unusable)."""
+    if _has_data(run):
+        return None
+    proto = run.protocol or {}
+    n_texts = 0 if run.texts is None else len(run.texts)
+    if run.source_format == "inspect":
+        if not proto.get("scorers"):
+            reason = "the log has no scorer"
+        elif n_texts == 0:
+            reason = "the log has no samples"
+        else:
+            reason = f"none of its {n_texts} sample(s) has a usable score"
+        if proto.get("status") not in (None, "success") and not any(
+                "log status" in w for w in run.warnings):
+            reason += f" (log status {proto['status']!r})"
+    elif run.source_format == "helm":
+        reason = "every metric was skipped: no metric has per-instance values"
+    elif run.source_format == "lm_eval":
+        kinds = {f.format for f in run.files}
+        reason = ("no metric value in the results file is a number" if lm_eval.RESULTS in kinds
+                  else "no sample has a numeric metric value")
+    else:
+        reason = "no item score and no reported metric value"
+    notes = [_without_file_prefix(w, run) for w in run.warnings[:3]]
+    if notes:
+        reason += "; " + "; ".join(notes)
+    return reason
+
+
+def _without_file_prefix(warning: str, run: ParsedRun) -> str:
+    for f in run.files:
+        if warning.startswith(f.name + ": "):
+            return warning[len(f.name) + 2:]
+    return warning
+
+
+def _skipped_note(skipped: list[str]) -> str:
+    return ("skipped (not a known file type): " + ", ".join(skipped[:20])
+            + (f" and {len(skipped) - 20} more" if len(skipped) > 20 else ""))
 
 
 def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress | None,
-                   cluster_key: str | None) -> list[ParsedRun]:
+                   cluster_key: str | None,
+                   problems: list[IngestError] | None = None) -> list[ParsedRun]:
+    """Runs from sources. ``problems is None``: all or nothing (the first ``IngestError`` is
+    raised). Otherwise each bad file is appended to ``problems`` and the rest goes on; a
+    run whose file failed is left out whole (its other files are listed too)."""
     if not sources:
         raise IngestError(", ".join(skipped) or "(no input)", None,
                           "at least one file of a known format", "nothing to read")
+
+    def failed(exc: IngestError) -> None:
+        if problems is None:
+            raise exc
+        problems.append(exc)
+
+    def held_back(src: Source, because: IngestError) -> None:
+        failed(IngestError(src.name, None, "every file of its run to be readable",
+                           f"not stored: {because.file} of the same run could not be read; "
+                           "a run is stored whole or not at all"))
+
+    ok_sources = []
     for src in sources:                       # limits first, before reading anything
-        check_size(src.name, src.size)
+        try:
+            check_size(src.name, src.size)
+            ok_sources.append(src)
+        except IngestError as exc:
+            failed(exc)
+    sources = ok_sources
     total = sum(s.size for s in sources)
     done = 0
     by_fmt: dict[str, list[Source]] = {}
@@ -312,20 +500,27 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
             by_fmt.setdefault(fmt, []).append(src)
 
     for src in sources:
-        fmt = _classify(src)
-        if fmt == "zip":
-            members, kind = _expand_zip(src, skipped)
-            if kind == "inspect":
-                add(src, inspect_log.EVAL_ZIP)
+        try:
+            fmt = _classify(src)
+            if fmt != "zip":
+                add(src, fmt)
                 continue
-            for m in members:
+            members, kind = _expand_zip(src, skipped)
+        except IngestError as exc:
+            failed(exc)
+            continue
+        if kind == "inspect":
+            add(src, inspect_log.EVAL_ZIP)
+            continue
+        for m in members:
+            try:
                 check_size(m.name, m.size)
                 mfmt = _classify(m)
                 if mfmt == "zip":
                     raise IngestError(src.name, f"zip member {m.name}", "no nested archives")
                 add(m, mfmt)
-        else:
-            add(src, fmt)
+            except IngestError as exc:
+                failed(exc)
 
     runs: list[ParsedRun] = []
 
@@ -336,9 +531,23 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
 
     # lm_eval: results files and sample logs, paired into runs
     results = []
+    bad_results: list[tuple[Source, IngestError]] = []
     for src in by_fmt.get(lm_eval.RESULTS, []):
-        results.append(lm_eval.read_results(src))
+        try:
+            results.append(lm_eval.read_results(src))
+        except IngestError as exc:
+            failed(exc)
+            bad_results.append((src, exc))
     sample_srcs = by_fmt.get(lm_eval.SAMPLES_JSONL, []) + by_fmt.get(lm_eval.SAMPLES_JSON, [])
+    if bad_results:   # sample logs that would have paired with a failed results file
+        kept = []
+        for s in sample_srcs:
+            owner = next((exc for r, exc in bad_results if _may_pair(r, s)), None)
+            if owner is None:
+                kept.append(s)
+            else:
+                held_back(s, owner)
+        sample_srcs = kept
     attached, alone = lm_eval.pair_samples(results, sample_srcs)
 
     def read_samples(src: Source, task: str) -> lm_eval.SampleColumns:
@@ -349,9 +558,20 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
         step(src.name, src.size)
         return cols
 
+    def build(res: lm_eval.ResultsFile | None, group: list[tuple[Source, str]]) -> None:
+        """One lm_eval run, all or nothing: a failed file leaves the whole run out."""
+        members = ([res.src] if res is not None else []) + [s for s, _ in group]
+        try:
+            samples = [(s, t, read_samples(s, t)) for s, t in group]
+            runs.append(lm_eval.build_run(res, samples, formats, cluster_key))
+        except IngestError as exc:
+            failed(exc)
+            for other in members:
+                if other.name != exc.file:
+                    held_back(other, exc)
+
     for i, res in enumerate(results):
-        samples = [(s, t, read_samples(s, t)) for s, t in attached[i]]
-        runs.append(lm_eval.build_run(res, samples, formats, cluster_key))
+        build(res, attached[i])
         step(res.src.name, res.src.size)
     alone_groups: dict[str, list[tuple[Source, str]]] = {}
     for s, t in alone:
@@ -360,31 +580,50 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
         key = lm_eval.samples_ts(s) or (s.name if s.path is None or not s.folder else "")
         alone_groups.setdefault(f"{s.folder}|{key}", []).append((s, t))
     for group in alone_groups.values():
-        samples = [(s, t, read_samples(s, t)) for s, t in group]
-        runs.append(lm_eval.build_run(None, samples, formats, cluster_key))
+        build(None, group)
 
     # inspect logs: one run each
-    for src in by_fmt.get(inspect_log.EVAL_ZIP, []):
-        runs.append(inspect_log.parse_eval(src, cluster_key))
-        step(src.name, src.size)
-    for src in by_fmt.get(inspect_log.JSON_LOG, []):
-        runs.append(inspect_log.parse_json_log(src, cluster_key))
-        step(src.name, src.size)
+    for fmt, parse in ((inspect_log.EVAL_ZIP, inspect_log.parse_eval),
+                       (inspect_log.JSON_LOG, inspect_log.parse_json_log)):
+        for src in by_fmt.get(fmt, []):
+            try:
+                runs.append(parse(src, cluster_key))
+            except IngestError as exc:
+                failed(exc)
+            step(src.name, src.size)
 
     # HELM: one run per folder
     for folder, parts in helm_parts.items():
-        runs.append(helm.parse_run(parts, folder))
+        try:
+            runs.append(helm.parse_run(parts, folder))
+        except IngestError as exc:
+            failed(exc)
+            for p in parts.values():
+                if p.name != exc.file:
+                    held_back(p, exc)
         for p in parts.values():
             step(p.name, p.size)
 
     # tidy tables: one run per model/run value
     for fmt in (tidy.CSV, tidy.JSONL, tidy.PARQUET):
         for src in by_fmt.get(fmt, []):
-            runs.extend(tidy.parse_table(src, fmt))
+            try:
+                runs.extend(tidy.parse_table(src, fmt))
+            except IngestError as exc:
+                failed(exc)
             step(src.name, src.size)
 
     if skipped and runs:
-        runs[0].warnings.append("skipped (not a known file type): " + ", ".join(skipped[:20])
-                                + (f" and {len(skipped) - 20} more" if len(skipped) > 20 else ""))
+        runs[0].warnings.append(_skipped_note(skipped))
     call_progress(progress, total, total, "")
     return runs
+
+
+def _may_pair(results: Source, samples: Source) -> bool:
+    """Whether a sample log could belong to an lm_eval results file (same folder, and the
+    same timestamp when both names carry one), as ``lm_eval.pair_samples`` would pair them."""
+    if results.folder != samples.folder:
+        return False
+    m = lm_eval.RESULTS_NAME.match(results.basename)
+    r_ts, s_ts = (m.group("ts") if m else None), lm_eval.samples_ts(samples)
+    return r_ts is None or s_ts is None or r_ts == s_ts

@@ -1,13 +1,22 @@
 """Upload & runs page: real uploads through st.file_uploader, the recognition report, a bad
-file leaving the store untouched, and rename / tag / delete with confirmation."""
+file leaving the store untouched, several models of one table, good runs stored next to
+bad files, and rename / tag / delete with confirmation."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 
 from evalcore.store import Store
 from tests.pages.builders import parsed_run
 from tests.pages.conftest import (DIALOGPT, MISTRAL, no_exception, page, store_file, texts)
+
+
+def table_with(at, column):
+    """The first table on the page that has ``column`` (the not-stored list has "Reason",
+    the recognition report "answers per item")."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
 def upload(at, files):
@@ -46,9 +55,9 @@ def test_bad_file_is_an_error_and_nothing_is_written(tmp_path, fixtures_dir):
     at = page("upload").run()
     upload(at, [("results.json", good[: len(good) // 2], "application/json")])
     assert any("Nothing was written" in e.value for e in at.error)
-    detail = at.dataframe[0].value
+    detail = table_with(at, "Reason")
     assert detail.loc[0, "File"] == "results.json"
-    assert detail.loc[0, "Expected"]
+    assert detail.loc[0, "Where"] and detail.loc[0, "Reason"].startswith("expected ")
     assert Store(store_file(tmp_path)).runs().empty
 
 
@@ -98,3 +107,67 @@ def test_cluster_key_choice_reaches_the_parser(tmp_path, fixtures_dir):
     at.text_input(key="up_cluster_field").set_value("problem_id").run()
     upload(at, [(other.name, other.read_bytes(), "application/zip")])
     assert Store(store_file(tmp_path)).scores([2])["cluster"].nunique() == 6
+
+
+TIDY = ("model,task,item_id,score\n"
+        "gpt-x,arc,q1,1\ngpt-x,arc,q2,0\ngpt-y,arc,q1,0\ngpt-y,arc,q2,1\ngpt-z,arc,q1,1\n")
+
+
+def test_a_table_with_several_models_stores_each(tmp_path):
+    """Issue 7 item 1 on the page: every model stored; the same table again changes nothing;
+    a later table that adds a model adds just that model."""
+    at = upload(page("upload").run(), [("scores.csv", TIDY.encode(), "text/csv")])
+    assert any("Recognised 3 run(s); 3 added" in t for t in texts(at.success))
+    report = table_with(at, "answers per item")
+    assert report["name"].tolist() == ["gpt-x", "gpt-y", "gpt-z"]
+    assert report["n_scores"].tolist() == [2, 2, 1]
+    store = Store(store_file(tmp_path))
+    assert sorted(store.runs()["name"]) == ["gpt-x", "gpt-y", "gpt-z"]
+
+    again = upload(page("upload").run(), [("scores.csv", TIDY.encode(), "text/csv")])
+    assert any("already in the store" in t for t in texts(again.info))
+    later = TIDY + "gpt-w,arc,q1,0\ngpt-w,arc,q2,0\n"
+    more = upload(page("upload").run(), [("week2.csv", later.encode(), "text/csv")])
+    assert any("Recognised 4 run(s); 1 added" in t for t in texts(more.success))
+    runs = Store(store_file(tmp_path)).runs()
+    assert sorted(zip(runs["name"], runs["n_scores"])) == [
+        ("gpt-w", 2), ("gpt-x", 2), ("gpt-y", 2), ("gpt-z", 1)]
+
+
+def test_good_runs_are_stored_and_bad_files_listed(tmp_path, fixtures_dir):
+    """Issue 7 items 4 and 5 on the page: one upload with a good results file, a Git LFS
+    pointer, an unknown JSON and an inspect log without a scorer."""
+    log = json.loads((fixtures_dir / "inspect" / "data_arc_qwen.json").read_bytes())
+    log["eval"]["scorers"] = None
+    for key in ("results", "reductions"):
+        log.pop(key, None)
+    for s in log["samples"]:
+        s.pop("scores", None)
+    files = [("mistral.json", (fixtures_dir / MISTRAL).read_bytes(), "application/json"),
+             ("big.json", b"version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 9\n",
+              "application/json"),
+             ("mystery.json", b'{"hello": "world"}', "application/json"),
+             ("no_scorer.json", json.dumps(log).encode(), "application/json")]
+    at = upload(page("upload").run(), files)
+    assert any("Recognised 1 run(s); 1 added" in t for t in texts(at.success))
+    assert any("3 file(s) were not stored (2 bad, 1 without scores)" in t for t in texts(at.warning))
+    problems = table_with(at, "Reason").set_index("File")
+    assert set(problems.index) == {"big.json", "mystery.json", "no_scorer.json"}
+    assert "run `git lfs pull`" in problems.loc["big.json", "Reason"]
+    assert problems.loc["big.json", "Where"] == "byte 0"
+    assert problems.loc["mystery.json", "Where"] == "top level"
+    assert problems.loc["no_scorer.json", "Reason"] == "no scores: the log has no scorer"
+    assert problems.loc["no_scorer.json", "Kind"] == "no scores"
+    runs = Store(store_file(tmp_path)).runs()
+    assert runs["name"].tolist() == ["mistralai/Mistral-7B-v0.1"] and runs["n_tasks"].tolist() == [1]
+
+
+def test_only_files_without_scores_write_nothing(tmp_path, fixtures_dir):
+    results = {"results": {"arc": {"acc,none": "N/A"}}, "versions": {"arc": 1}}
+    at = upload(page("upload").run(), [("results.json", json.dumps(results).encode(),
+                                        "application/json")])
+    assert any("Nothing was written" in e.value for e in at.error)
+    problems = table_with(at, "Reason")
+    assert problems["Reason"].tolist() == ["no scores: no metric value in the results file is a "
+                                           "number"]
+    assert not store_file(tmp_path).exists() or Store(store_file(tmp_path)).runs().empty

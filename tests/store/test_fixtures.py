@@ -72,17 +72,28 @@ def test_results_first_then_results_with_samples_merge(fixtures_dir, store):
 
 
 def test_every_fixture_the_parsers_read_goes_into_one_store(fixtures_dir, tmp_path):
+    """Every fixture through the batch reader into one store; the inspect log that ended in
+    an error before any sample was scored (a2ui) is left out with its reason, not stored as
+    a run with 0 tasks (issue 7 item 4)."""
+    from evalcore.ingest import read_paths
+
     store = Store(tmp_path / "all.duckdb")
     files = sorted(p for p in fixtures_dir.glob("*/*") if p.name != "PROVENANCE.md")
-    runs = []
+    runs, no_scores = [], []
     for path in files:
         try:
-            runs.extend(_parse([path]))
+            batch = read_paths([path], strict=False)
         except IngestError:
-            continue  # the parsers' own tests cover what they reject
+            continue  # nothing to read
+        runs.extend(batch.runs)
+        no_scores.extend(batch.no_scores)
     rep = store.ingest(runs)                                 # one transaction for all of them
-    assert len(rep.runs) == len(runs) >= 10
+    assert len(rep.runs) == len(runs) >= 10 and not rep.rejected
     stored = store.runs()
     assert stored["name"].is_unique and len(stored) == (rep.runs["status"] == "added").sum()
     assert set(stored["source_format"]) >= {"lm_eval", "inspect", "helm"}
+    assert (stored["n_tasks"] > 0).all()
     assert not store.tasks().empty and len(store.audit()) == len(store.summaries())
+    [a2ui] = [e for e in no_scores if "a2ui" in e.file]
+    assert "none of its 27 sample(s) has a usable score" in str(a2ui)
+    assert "log status is 'error'" in str(a2ui)
