@@ -11,6 +11,7 @@ leaderboard           scores with intervals per run x task, macro average, tiers
 compare RUN_A RUN_B   paired difference B - A on shared items, McNemar, pairing, protocol diff
 plan                  minimum detectable effect / required items (typed or from a pilot pair)
 audit                 harness-reported stderrs against the ones recomputed from item scores
+coverage              method check: simulated/exact coverage and width of every interval method
 rename, tag, delete   manage runs
 
 Runs are addressed by name or id. Every command takes ``--store FILE`` (default:
@@ -65,6 +66,11 @@ scores (files without scores alone do not make it 3 when other runs were stored)
 "delta", "required_items", "pilot": {"run_a", "run_b", "task", "metric", "n", "sd_diff",
 "disagreement", "diff", "design_effect"} | null}`` (``mde`` null without ``--n``,
 ``required_items`` null without ``--delta``).
+
+``coverage``: ``{"confidence", "reports": [{"setting", "n", "nominal", "parameters": {name:
+value}, "exact", "replicates", "seed", "criterion", "notes": [str], "methods": [{"method",
+"label", "is_default", "nominal", "coverage", "coverage_se", "min_coverage", "mean_width",
+"verdict", ...}]}]}`` (one report per combination of the values given; no store needed).
 
 ``audit``: ``{"audit": [{"run_id", "run", "task", "metric", "reported", "reported_stderr",
 "stderr_raw", "n_reported", "recomputed_stderr", "n_items", "flag"}]}``.
@@ -657,6 +663,66 @@ def cmd_plan(args) -> int:
     return EXIT_OK
 
 
+COVERAGE_FORMATS = ("text", "json", "csv", "markdown")
+
+
+def _coverage_reports(args) -> list:
+    """One report per combination of the values given (a grid when several are given)."""
+    from itertools import product
+
+    from evalcore.stats.coverage import method_check
+    axes = {"n": args.n, "p": args.p, "sd": args.sd, "discordance": args.discordance,
+            "clusters": args.clusters, "icc": args.icc}
+    names = [k for k, v in axes.items() if v is not None]
+    return [method_check(**dict(zip(names, combo)), difference=args.difference,
+                         confidence=args.confidence, seed=args.seed, replicates=args.replicates)
+            for combo in product(*(axes[k] for k in names))]
+
+
+def _coverage_rows(reports: list) -> pd.DataFrame:
+    rows = []
+    for rep in reports:
+        for m in rep.methods:
+            rows.append({"setting": rep.setting, "n": rep.n, **rep.params, "method": m.method,
+                         "default": m.is_default, "coverage": m.coverage,
+                         "mc_se": m.coverage_se, "lowest": m.min_coverage,
+                         "mean_width": m.mean_width, "verdict": m.verdict})
+    return pd.DataFrame(rows)
+
+
+def cmd_coverage(args) -> int:
+    from evalcore.stats.coverage import describe
+    reports = _coverage_reports(args)
+    if args.format == "json":
+        _out(dump_json({"confidence": args.confidence,
+                        "reports": [rep.to_dict() for rep in reports]}))
+        return EXIT_OK
+    if args.format != "text":
+        _out(render(_coverage_rows(reports), args.format))
+        return EXIT_OK
+    blocks = []
+    for rep in reports:
+        how = ("exact (binomial sums)" if rep.exact else
+               f"{rep.replicates:,} simulated samples, seed {rep.seed}")
+        lines = [f"Method check, {rep.nominal:.0%} intervals: {describe(rep)}",
+                 f"  {how}; {rep.criterion}"]
+        table = pd.DataFrame([{
+            "method": ("* " if m.is_default else "  ") + m.label,
+            "coverage": f"{100 * m.coverage:.1f}%" + (f" ± {100 * m.coverage_se:.1f}"
+                                                       if m.coverage_se else ""),
+            "lowest": "" if math.isnan(m.min_coverage) else f"{100 * m.min_coverage:.1f}%",
+            "mean width": f"{100 * m.mean_width:.2f} pts",
+            "verdict": m.verdict} for m in rep.methods])
+        if table["lowest"].eq("").all():
+            table = table.drop(columns="lowest")
+        lines.append(table.to_string(index=False))
+        blocks.append("\n".join(lines))
+    blocks.append("* = the product's default. Coverage in percent (± Monte Carlo SE); width in "
+                  "points of the score (0-100 scale).")
+    _out("\n\n".join(blocks))
+    return EXIT_OK
+
+
 AUDIT_COLUMNS = ["run_id", "run", "task", "metric", "reported", "reported_stderr", "stderr_raw",
                  "n_reported", "recomputed_stderr", "n_items", "flag"]
 
@@ -743,6 +809,13 @@ def _non_negative_float(text: str) -> float:
     v = _number(text)
     if not (v >= 0.0 and math.isfinite(v)):
         raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
+    return v
+
+
+def _unit_float(text: str) -> float:
+    v = _number(text)
+    if not 0.0 <= v < 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in [0, 1), got {text}")
     return v
 
 
@@ -909,6 +982,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--flagged", action="store_true", help="only rows with a flag")
     _add_format(p)
     p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("coverage", help="method check: coverage and width of every interval method",
+                       description="For your design, how often each interval method offered "
+                                   "covers the true value and how wide it is: one 0/1 score "
+                                   "(--n, --p; exact binomial sums), a continuous score (--n, "
+                                   "--p, --sd), a paired difference of two 0/1 runs (--n, "
+                                   "--discordance, optional --difference and --p = run A's "
+                                   "accuracy) or clustered items (--n, --clusters, --icc, "
+                                   "optional --p). Coverage is averaged over the parameter +- "
+                                   "20%% (pointwise coverage of a count oscillates); verdict: "
+                                   "within 1.5 points of nominal, undercovers or overcovers. "
+                                   "Several values per option give a grid. No store needed.")
+    p.add_argument("--n", type=_positive_int, nargs="+", required=True, help="number of items")
+    p.add_argument("--p", type=_confidence, nargs="+",
+                   help="expected score (the mean for --sd; run A's accuracy for "
+                        "--discordance, default 0.5; the mean score for --clusters, default 0.5)")
+    p.add_argument("--sd", type=_positive_float, nargs="+",
+                   help="sd of continuous per-item scores in [0, 1] (simulates t and z intervals)")
+    p.add_argument("--discordance", type=_confidence, nargs="+",
+                   help="share of items on which two runs disagree (paired comparison)")
+    p.add_argument("--difference", type=_number, default=0.0,
+                   help="true difference B - A for --discordance (default 0; |difference| <= "
+                        "discordance)")
+    p.add_argument("--clusters", type=_positive_int, nargs="+", help="number of clusters G")
+    p.add_argument("--icc", type=_unit_float, nargs="+", help="intra-cluster correlation in [0, 1)")
+    p.add_argument("--confidence", type=_confidence, default=0.95,
+                   help="confidence level (default 0.95)")
+    p.add_argument("--seed", type=int, default=0, help="simulation seed (default 0)")
+    p.add_argument("--replicates", type=_positive_int, default=20_000,
+                   help="simulated samples per design (default 20000; fewer for large designs, "
+                        "to stay near a second; the Monte Carlo SE is printed)")
+    p.add_argument("--format", choices=COVERAGE_FORMATS, default="text",
+                   help="output format (default: text). json keys are stable and documented in "
+                        "the README; csv/markdown give one row per design and method")
+    p.set_defaults(func=cmd_coverage)
 
     p = sub.add_parser("rename", help="rename a run",
                        description="Give a run a new display name (names are unique).")

@@ -317,3 +317,62 @@ def power_curve(n: Sequence[int], mde: Sequence[float], *, alpha: float, power: 
     fig.update_yaxes(title_text="minimum detectable effect (pp)", rangemode="tozero")
     return _base_layout(fig, f"Minimum detectable effect ({label}, alpha {alpha:g}, "
                              f"power {power:.0%})", 420)
+
+
+def coverage_plot(methods: Sequence, *, nominal: float, tolerance: float,
+                  title: str) -> go.Figure:
+    """Coverage of each interval method (Method check): a dot per method with +-2 Monte Carlo
+    SE, the nominal level and the +-tolerance band; hover shows width and verdict.
+
+    methods : evalcore.stats.coverage.MethodCoverage objects (the default is drawn filled).
+    """
+    labels = [("★ " if m.is_default else "") + m.label for m in methods][::-1]
+    cov = [100 * m.coverage for m in methods][::-1]
+    err = [200 * m.coverage_se for m in methods][::-1]
+    custom = [[100 * m.mean_width, m.verdict,
+               "exact" if m.exact else f"± {100 * m.coverage_se:.2f} (MC SE)"]
+              for m in methods][::-1]
+    colors = [COLORS[2] if not m.undercovers else COLORS[1] for m in methods][::-1]
+    fig = go.Figure()
+    fig.add_vrect(x0=100 * (nominal - tolerance), x1=100 * (nominal + tolerance),
+                  fillcolor="#2ca02c", opacity=0.08, line_width=0)
+    fig.add_vline(x=100 * nominal, line_dash="dot", line_color="#666",
+                  annotation_text=f"nominal {nominal:.0%}", annotation_position="top")
+    fig.add_trace(go.Scatter(
+        x=cov, y=[plot_text(x) for x in labels], mode="markers", customdata=custom,
+        error_x=dict(type="data", array=err, visible=True, color="#888"),
+        marker=dict(size=11, color=colors, symbol=["diamond" if lab.startswith("★") else "circle"
+                                                   for lab in labels]),
+        hovertemplate=("%{y}<br>coverage %{x:.2f}% %{customdata[2]}<br>mean width "
+                       "%{customdata[0]:.2f} pts<br>%{customdata[1]}<extra></extra>")))
+    low = min(min(cov), 100 * (nominal - 2 * tolerance))
+    fig.update_xaxes(title_text="coverage (%): share of samples whose interval holds the truth",
+                     range=[max(0.0, low - 1), 100.5])
+    return _base_layout(fig, title, 110 + 42 * len(labels))
+
+
+def coverage_curve_plot(p: Sequence[float], curves: dict[str, Sequence[float]], *,
+                        labels: dict[str, str], nominal: float, chosen_p: float,
+                        window: tuple[float, float], n: int) -> go.Figure:
+    """Pointwise exact coverage against the true score p, one line per method (the figures of
+    Brown, Cai & DasGupta 2001), with the user's p and the averaging window marked."""
+    fig = go.Figure()
+    fig.add_vrect(x0=100 * window[0], x1=100 * window[1], fillcolor="#1f77b4", opacity=0.07,
+                  line_width=0)
+    fig.add_hline(y=100 * nominal, line_dash="dot", line_color="#666")
+    x = [100 * v for v in p]
+    for i, (method, cov) in enumerate(curves.items()):
+        fig.add_trace(go.Scatter(
+            x=x, y=[100 * v for v in cov], mode="lines", name=labels.get(method, method),
+            line=dict(color=COLORS[i % len(COLORS)], width=2 if i == 0 else 1.2),
+            hovertemplate=f"{labels.get(method, method)}<br>p = %{{x:.2f}}%<br>coverage "
+                          "%{y:.2f}%<extra></extra>"))
+    fig.add_vline(x=100 * chosen_p, line_color="#444",
+                  annotation_text=f"p = {100 * chosen_p:.1f}%", annotation_position="top")
+    fig.update_xaxes(title_text="true score p (%)")
+    lowest = min(min(c) for c in curves.values()) * 100
+    fig.update_yaxes(title_text="coverage (%)", range=[max(0.0, lowest - 2), 100.5])
+    fig = _base_layout(fig, f"Pointwise coverage against the true score, n = {n:,} (shaded: "
+                            "the window averaged in the table)", 440)
+    fig.update_layout(showlegend=True, legend=dict(orientation="h", y=-0.25))
+    return fig
