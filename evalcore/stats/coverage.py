@@ -60,12 +60,8 @@ import numpy as np
 from scipy.stats import binom
 
 from evalcore.stats import _interval_arrays as ia
-from evalcore.stats._checks import (
-    StatsInputError,
-    check_confidence,
-    check_count,
-    z_value,
-)
+from evalcore.stats._checks import StatsInputError, check_confidence, check_count, z_value
+from evalcore.stats.paired_binary import choose_paired_binary_method
 
 TOLERANCE = 0.015
 NEIGHBOURHOOD = 0.2
@@ -89,7 +85,7 @@ LABELS = {
     "newcombe": "Newcombe hybrid score",
     "tango": "Tango score",
     "bonett-price": "Bonett-Price adjusted Wald",
-    "wald": "Wald (paired CLT)",
+    "wald": "Wald (paired CLT; Tango where its SE is 0)",
     "iid": "iid CLT (ignores clusters)",
     "wilson-iid": "Wilson (ignores clusters)",
     "clustered-z": "Clustered CR1, normal quantile",
@@ -380,9 +376,9 @@ MEAN_METHODS = ("t", "clt")
 
 
 def mean_default(n: int) -> str:
-    """The product's interval for a mean of continuous scores: t_{n-1} (issue 8: t quantiles
-    below n = 30, where they matter; above, t and z agree to the printed digit)."""
-    return "t"
+    """The product's interval for a mean of continuous scores: t_{n-1} below n = 30 items,
+    z from 30 on (issue 8; ``score_interval(method="clt")``)."""
+    return "t" if n < 30 else "clt"
 
 
 def mean_coverage(n: int, mean: float, sd: float, confidence: float = 0.95, *, seed: int = 0,
@@ -438,12 +434,8 @@ PAIRED_METHODS = ("newcombe", "tango", "bonett-price", "wald")
 
 
 def _paired_route(n: int) -> Callable[[int], str]:
-    """The product's routing of a paired 0/1 comparison: discordant count -> method.
-
-    STAND-IN until ``evalcore.stats.paired_binary.choose_paired_binary_method`` lands: the
-    product today always uses the Wald interval.
-    """
-    return lambda discordant: "wald"
+    """The product's routing of a paired 0/1 comparison: discordant count -> method."""
+    return lambda discordant: choose_paired_binary_method(n, discordant)[0]
 
 
 def _paired_cells(discordance: float, difference: float, accuracy_a: float) -> tuple[float, float]:
@@ -546,8 +538,9 @@ def clustered_coverage(n: int, clusters: int, icc: float, p: float = 0.5,
     p_hat = sum S_g / n, SE_iid = sqrt(p_hat (1 - p_hat)/(n - 1)),
     SE_CR1^2 = G/(G-1) * sum_g (S_g - m_g p_hat)^2 / n^2 (METHODS: clustered SE).
     Intervals (clipped to [0, 1]): iid p_hat +- z SE_iid; wilson-iid; clustered-z
-    p_hat +- z SE_CR1; cr1-t p_hat +- t_{G-1} SE_CR1; default = the product's headline:
-    t_{G-1} with SE_CR1, and with G < 30 the larger of SE_CR1 and SE_iid.
+    p_hat +- z SE_CR1; cr1-t p_hat +- t_{G-1} SE_CR1; default = the product's headline
+    (``clustered_interval``): p_hat +- t_{G-1} SE_CR1, and with G < 30 the union of that and the
+    iid interval, p_hat +- max(t_{G-1} SE_CR1, z SE_iid).
 
     Edge cases: 2 <= G <= n; 0 <= ICC < 1; 0 < p < 1. Each sample draws its p from the
     neighbourhood.
@@ -577,14 +570,14 @@ def clustered_coverage(n: int, clusters: int, icc: float, p: float = 0.5,
     se_iid = np.sqrt(est * (1 - est) / (m - 1))
     se_cr = ia.cluster_robust_se(sums, sizes)
     z, t = z_value(c), float(ia.t_quantile(c, g - 1))
-    se_head = np.maximum(se_cr, se_iid) if g < FEW_CLUSTERS else se_cr
-    bounds = {"default": ia.clt_bounds(est, se_head, t),
+    half = np.maximum(t * se_cr, z * se_iid) if g < FEW_CLUSTERS else t * se_cr
+    bounds = {"default": ia.clt_bounds(est, half, 1.0),
               "cr1-t": ia.clt_bounds(est, se_cr, t),
               "clustered-z": ia.clt_bounds(est, se_cr, z),
               "iid": ia.clt_bounds(est, se_iid, z),
               "wilson-iid": ia.wilson_bounds(total, m, z)}
     params = (("clusters", float(g)), ("icc", rho), ("p", pf))
-    head = ("t_{G-1}, CR1 SE" + (", not narrower than iid (G < 30)" if g < FEW_CLUSTERS else ""))
+    head = "t_{G-1}, CR1 SE" + (", never narrower than iid (G < 30)" if g < FEW_CLUSTERS else "")
     methods = tuple(_simulated(meth, _covered(lo, hi, truth), hi - lo, default=meth == "default",
                                nominal=c, n=m, setting="clustered", params=params,
                                label=f"Product default ({head})" if meth == "default" else "")
