@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.analysis import METHOD_LABELS, METHODS
-from ui import charts, common
+from ui import charts, common, leaderboard_view
 
 ALL = "*"
 DEFAULT_METRIC = "(default)"
@@ -35,7 +35,8 @@ metric_names = sorted(scope["metric"].astype(str).unique())
 metric = common.url_choice(
     "Metric", [DEFAULT_METRIC, *metric_names], "metric", key="lb_metric", container=c_metric,
     format_func=lambda m: "primary metric of each task" if m == DEFAULT_METRIC else m,
-    help="The primary metric is acc for lm_eval multiple choice, the first scorer for inspect.")
+    help="The primary metric is the harness's own (lm_eval 0.4: the first metric of the task "
+         "config's metric_list), else acc, else the first scorer for inspect.")
 has_cluster = bool(scope.get("has_cluster", pd.Series(dtype=bool)).fillna(False).astype(bool).any())
 methods = [m for m in METHODS if m != "clustered" or has_cluster]
 method = common.url_choice(
@@ -68,24 +69,8 @@ percent = all(percent_by_task.values())
 st.caption(common.method_caption(lb.method, lb.confidence)
            + (" Scores in percent; differences in percentage points (pp)." if percent else
               " Proportions in percent (differences in pp); other metrics in their own units."))
-for note in lb.notes:
-    st.caption(":material/info: " + common.md_escape(note))
 
-# ---- the table ---------------------------------------------------------------------------
-def _cell_text(row: pd.Series) -> str:
-    text = common.fmt_interval(row["score"], row["low"], row["high"],
-                               percent_by_task.get(str(row["task"]), False))
-    if bool(row.get("contains_chance", False)):
-        text += " ~chance"
-    if not bool(row.get("has_items", True)):
-        text += " (reported)"
-    elif str(row.get("method", lb.method)) != lb.method:
-        text += f" ({row['method']})"          # e.g. CLT for a continuous metric
-    return text
-
-
-table = cells.assign(cell=cells.apply(_cell_text, axis=1))
-pivot = table.pivot_table(index="run", columns="task", values="cell", aggfunc="first")
+# ---- the table (first: everything else is below it) --------------------------------------
 averages = lb.averages
 n_tasks_shown = int(cells["task"].nunique())
 # the most complete task set any run has: averages over fewer tasks are not comparable with it
@@ -93,7 +78,7 @@ n_tasks_full = int(averages["n_tasks"].max()) if len(averages) else 0
 
 
 def _average_text(row: pd.Series) -> str:
-    text = common.fmt_interval(row["score"], row["low"], row["high"], percent)
+    text = common.fmt_interval(row["score"], row["low"], row["high"], True)
     k = int(row["n_tasks"])
     if k < n_tasks_full:
         text += f" (only {k} task{'s' if k > 1 else ''})"
@@ -101,34 +86,68 @@ def _average_text(row: pd.Series) -> str:
 
 
 if len(averages) and n_tasks_shown > 1:
-    pivot.insert(0, "Macro average", averages.set_index("run").apply(_average_text, axis=1))
     # runs averaged over all tasks first, so a one-task average never tops the table
     order = averages.sort_values(["n_tasks", "score"], ascending=[False, False])["run"] \
         .astype(str).tolist()
+    average_text = {str(r["run"]): _average_text(r) for _, r in averages.iterrows()}
 else:
     first = cells[cells["task"] == cells["task"].iloc[0]]
-    order = first.sort_values("score", ascending=False)["run"].astype(str).tolist()
-pivot = pivot.reindex([r for r in order if r in pivot.index]
-                      + [r for r in pivot.index if r not in order])
-pivot = pivot.fillna("–").reset_index().rename(columns={"run": "Run"})
+    order = first["run"].astype(str).tolist()     # best first in the metric's direction
+    average_text = None
+order += [r for r in dict.fromkeys(cells["run"].astype(str)) if r not in order]
 
 st.subheader("Scores")
+c_search, c_expand = st.columns([1, 2])
+query = c_search.text_input("Search tasks", key="lb_search", placeholder="e.g. mmlu, arc",
+                            help="Lists only the tasks (and groups) whose name contains this "
+                                 "text; a group with matching subtasks lists them.")
+expanded = c_expand.multiselect(
+    "Expand groups", list(lb.groups), key="lb_expand",
+    help="Task groups as the harness forms them (lm_eval groups, MMLU subjects, BBH ...): "
+         "one row with the group's aggregate until expanded.") if lb.groups else []
+table = leaderboard_view.scores_table(lb, order, percent_by_task, average_text=average_text,
+                                      expanded=expanded, query=query.strip())
+common.show_table(table, f"leaderboard_{task}_{lb.method}", "lb_pivot",
+                  height=min(38 * (len(table) + 1), 640))
 st.caption(f"Each cell: score [{lb.confidence:.0%} interval] "
-           f"{'in %' if percent else '(in % for proportions)'} "
-           f"({method_label}). ~chance: the interval contains the chance level, so this score "
-           "cannot rank anything. (reported): summary-only run, interval from the harness's stderr. "
-           "A method in brackets: the interval method used for that cell instead of the chosen "
-           "one (e.g. CLT for a continuous metric).")
-common.show_table(pivot, f"leaderboard_{task}_{lb.method}", "lb_pivot")
+           f"{'in %' if percent else '(in % for proportions)'} ({method_label}). Metric: "
+           + leaderboard_view.DIRECTION_HELP + ". ~chance: the interval contains the chance "
+           "level, so this score cannot rank anything. (reported): summary-only run, interval "
+           "from the harness's stderr. A method in brackets: the interval method used for that "
+           "cell instead of the chosen one. Group rows: (harness) = the group value the harness "
+           "reported, (mean) = mean of the subtasks, SE = sqrt(sum SE_t^2)/k."
+           + (" Macro average: mean over the tasks whose metric is higher-is-better on [0, 1]."
+              if average_text else ""))
+
+# ---- notes: one collapsed summary ---------------------------------------------------------
+tnotes = lb.task_notes
+n_notes = len(lb.notes) + len(tnotes)
+if n_notes:
+    counts = tnotes["kind"].value_counts() if len(tnotes) else pd.Series(dtype=int)
+    summary = ", ".join([f"{int(v)} {k}" for k, v in counts.items()]
+                        + ([f"{len(lb.notes)} general"] if lb.notes else []))
+    with st.expander(f"Notes ({summary})"):
+        for note in lb.notes:
+            st.caption(":material/info: " + common.md_escape(note))
+        if len(tnotes):
+            common.show_table(tnotes.rename(columns={"task": "Task", "kind": "Kind",
+                                                     "note": "Note"}),
+                              "leaderboard_notes", "lb_notes")
 
 with st.expander("All numbers (long format)"):
-    numbers = cells[[c for c in ("run", "task", "metric", "n", "score", "se", "low", "high",
-                                 "method", "chance", "contains_chance", "has_items")
-                     if c in cells.columns]]
-    common.show_table(numbers, f"leaderboard_cells_{lb.method}", "lb_cells")
+    numbers = cells[[c for c in ("run", "task", "metric", "direction", "n", "score", "se",
+                                 "low", "high", "method", "chance", "contains_chance",
+                                 "has_items") if c in cells.columns]]
+    common.show_table(common.display_frame(numbers), f"leaderboard_cells_{lb.method}",
+                      "lb_cells")
     if len(averages):
         st.caption("Macro average over tasks: mean of task scores, SE = sqrt(sum SE_t^2)/k.")
-        common.show_table(averages, "leaderboard_macro_average", "lb_avg")
+        common.show_table(common.display_frame(averages), "leaderboard_macro_average",
+                          "lb_avg")
+    if len(lb.group_cells):
+        st.caption("Task groups: the harness's group value, else the mean of the subtasks.")
+        common.show_table(common.display_frame(lb.group_cells), "leaderboard_groups",
+                          "lb_groups")
 
 # ---- forest plot -------------------------------------------------------------------------
 st.subheader("Forest plot")
@@ -147,10 +166,12 @@ fig = charts.forest_plot(cells[cells["task"].astype(str).isin(shown)],
                          full_averages if n_tasks_shown > 1 and len(full_averages) else None,
                          method_label=method_label, confidence=lb.confidence,
                          percent=percent_by_task,
-                         run_order=[r for r in order if r in set(cells["run"].astype(str))])
+                         run_order=[r for r in order if r in set(cells["run"].astype(str))],
+                         directions={t: i.direction for t, i in lb.metric_info.items()})
 common.show_chart(fig, f"forest_{task}_{lb.method}", "lb_forest")
 st.caption("Filled circle: interval excludes chance. Open circle: interval contains chance. "
-           "Diamond: summary-only run. Dotted line: chance level of a multiple-choice task."
+           "Diamond: summary-only run. Dotted line: chance level of a multiple-choice task. "
+           "Each panel lists the runs that have its task."
            + (f" The macro-average panel shows only the runs averaged over {n_tasks_full} "
               "tasks, the most any run has."
               if n_tasks_shown > 1 and len(full_averages) < len(averages) else ""))
@@ -168,18 +189,25 @@ else:
         format_func=lambda t: "Macro average" if t == "__average__" else t)
     t = tiers[tiers["task"].astype(str) == scope_choice].copy()
     tier_pct = percent if scope_choice == "__average__" else percent_by_task.get(scope_choice, False)
+    tier_info = lb.metric_info.get(scope_choice)
+    lower = tier_info is not None and tier_info.direction == "lower"
     best = t["best_run"].dropna().astype(str)
     if len(best):
-        st.caption("Best run: " + common.md_escape(best.iloc[0]) + ". Paired tests on shared "
-                   "items against it, p-values Holm-adjusted across runs.")
+        st.caption("Best run: " + common.md_escape(best.iloc[0])
+                   + (" (the lowest score: lower is better)" if lower else "")
+                   + ". Paired tests on shared items against it, p-values Holm-adjusted "
+                     "across runs.")
+    is_best = (t["run"].astype(str) == t["best_run"].astype(str)).to_numpy()
     view = pd.DataFrame({
         "Run": t["run"].astype(str),
         f"Difference vs best ({'pp' if tier_pct else 'raw'})":
             t["diff_vs_best"].astype(float) * (100 if tier_pct else 1),
-        "p (raw)": t["p_raw"].astype(float),
-        "p (Holm)": t["p_holm"].astype(float),
+        "p (raw)": [common.fmt_p(p) for p in t["p_raw"]],
+        "p (Holm)": [common.fmt_p(p) for p in t["p_holm"]],
         "Indistinguishable from best": t["indistinguishable_from_best"].astype(bool),
-        "Shared items": t["n_shared"],
+        # the best run's own row compares nothing: no shared-item count to show
+        "Shared items": ["–" if b and scope_choice == "__average__" else common.fmt_n(n)
+                         for b, n in zip(is_best, t["n_shared"])],
     })
     r = pd.DataFrame()
     if scope_choice != "__average__":
@@ -196,10 +224,9 @@ else:
         view = view.merge(r[["run", "rank_interval"]].rename(
             columns={"run": "Run", "rank_interval": f"Rank [{lb.confidence:.0%} interval]"}),
             on="Run", how="left")
+    view = view.fillna("–")
     common.show_table(view, f"tiers_{scope_choice}", "lb_tiers", column_config={
-        view.columns[1]: st.column_config.NumberColumn(format="%+.2f"),
-        "p (raw)": st.column_config.NumberColumn(format="%.4f"),
-        "p (Holm)": st.column_config.NumberColumn(format="%.4f")})
+        view.columns[1]: st.column_config.NumberColumn(format="%+.2f")})
     st.caption("Rank intervals: paired bootstrap over shared items (the same resampled items "
                "for every run).")
 
@@ -224,8 +251,6 @@ else:
         "Our score": audit["score"].astype(float), "Our SE": audit["se"].astype(float),
         "Our n": audit["n"], "Audit flag": audit["audit_flag"],
     })
-    common.show_table(view, "stderr_audit", "lb_audit", column_config={
-        c: st.column_config.NumberColumn(format="%.4f")
-        for c in ("Reported score", "Reported stderr", "Our score", "Our SE")})
+    common.show_table(common.display_frame(view, decimals=4), "stderr_audit", "lb_audit")
     st.caption("Our SE: sd(ddof=1)/sqrt(n) over item scores, the lm-evaluation-harness "
                "convention, so it matches the harness to the printed digit when nothing is off.")

@@ -251,3 +251,33 @@ def test_cli_leaderboard_on_two_pythia_files(capsys, tmp_path):
     assert doc["metric_info"]["crows_pairs_english"]["direction"] == "lower"
     assert doc["averages"][0]["run"] == "EleutherAI/pythia-v1.1-6.9b"
     assert len(doc["groups"]["mmlu (hendrycksTest)"]) == 57
+
+
+# --- compare: verdict wording and macro average follow the direction ----------------------
+
+def test_verdict_text_names_the_better_run_by_direction():
+    kw = dict(mde=0.01, scale=1.0, threshold=0.05, name_a="A", name_b="B")
+    assert an.verdict_text(2.0, 1.0, 3.0, **kw).startswith("different: B is better than A")
+    low = an.verdict_text(2.0, 1.0, 3.0, direction="lower", **kw)
+    assert low.startswith("different: A is better than B (lower is better) by 2")
+    tgt = an.verdict_text(-2.0, -3.0, -1.0, direction="target", **kw)
+    assert tgt.startswith("different: A scores higher than B by 2") and "neither" in tgt
+    assert "better" not in tgt.replace("called better", "")
+
+
+def test_compare_on_perplexity_calls_the_lower_run_better(pythia):
+    cmp = an.compare(pythia, "EleutherAI/pythia-v1.1-160m", "EleutherAI/pythia-v1.1-6.9b",
+                     task="lambada_openai", metric="ppl")
+    assert "EleutherAI/pythia-v1.1-6.9b is better than EleutherAI/pythia-v1.1-160m " \
+           "(lower is better)" in cmp.verdict
+
+
+def test_compare_macro_average_leaves_out_losses(pythia):
+    cmp = an.compare(pythia, "EleutherAI/pythia-v1.1-160m", "EleutherAI/pythia-v1.1-6.9b")
+    assert cmp.verdict.startswith("macro average over 65 tasks: different: "
+                                  "EleutherAI/pythia-v1.1-6.9b is better")
+    assert any("left out of the macro average" in w and "lower is better" in w
+               for w in cmp.warnings)
+    raw_a, raw_b = _file(P160M)["results"], _file(P69B)["results"]
+    diffs = [raw_b[t]["acc"] - raw_a[t]["acc"] for t in raw_a if not t.startswith("crows")]
+    assert cmp.overall["diff"] == pytest.approx(np.mean(diffs), rel=1e-9)

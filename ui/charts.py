@@ -49,10 +49,34 @@ def _base_layout(fig: go.Figure, title: str, height: int) -> go.Figure:
     return fig
 
 
+TITLE_WIDTH = 28       # characters per line of a panel title (3 panels per row)
+TITLE_LINES = 3
+
+
+def wrap_title(text: str, width: int = TITLE_WIDTH, lines: int = TITLE_LINES) -> str:
+    """A panel title that fits its column: broken after ``, : = _ -`` or spaces into lines of
+    at most ``width`` characters, at most ``lines`` lines (the rest cut with an ellipsis;
+    the hover keeps the full name). Plotly-escaped (``plot_text``), joined by ``<br>``."""
+    text = str(text)
+    out: list[str] = []
+    while text and len(out) < lines:
+        if len(text) <= width:
+            out.append(text)
+            text = ""
+            break
+        cut = max((text.rfind(ch, 0, width) for ch in ",:=_- /"), default=-1)
+        cut = cut + 1 if cut >= width // 3 else width
+        out.append(text[:cut])
+        text = text[cut:]
+    if text:
+        out[-1] = out[-1][:width - 1] + "…"
+    return "<br>".join(plot_text(line) for line in out)
+
+
 def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_label: str,
                 confidence: float, percent: bool | dict[str, bool] = True,
                 run_order: Sequence[str] | None = None,
-                max_cols: int = 3) -> go.Figure:
+                max_cols: int = 3, directions: dict[str, str] | None = None) -> go.Figure:
     """Score and interval of every run, one panel per task (+ the macro average).
 
     Parameters
@@ -65,6 +89,12 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
     percent : draw scores x100 (proportions); a dict gives it per task (the average panel is
         in percent only when every task is).
     run_order : runs top to bottom (default: by macro average or first task, best on top).
+        Each panel lists only the runs that have its task, in this order.
+    directions : task -> "higher" / "lower" / "target" / "unknown" (named in the panel
+        title when not "higher").
+
+    Panel titles are wrapped (``wrap_title``) so long names (HELM's
+    ``bbq:subject=all,method=multiple_choice_joint``) do not run into each other.
 
     Marks: filled circle = interval excludes chance; open circle = interval contains
     chance (cannot rank anything); diamond = summary-only run (interval from the reported
@@ -83,12 +113,18 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
         run_order += [r for r in dict.fromkeys(cells["run"].astype(str)) if r not in run_order]
     ncols = max(1, min(max_cols, len(panels)))
     nrows = math.ceil(len(panels) / ncols)
-    row_px, gap_px = 70 + 26 * len(run_order), 90
+    directions = directions or {}
+    marks = {"lower": " (lower is better)", "target": " (no direction)",
+             "unknown": " (direction unknown)"}
+    titles = [wrap_title(p + marks.get(directions.get(p, "higher"), "")) for p in panels]
+    n_lines = max((t.count("<br>") + 1 for t in titles), default=1)
+    row_px, gap_px = 70 + 26 * len(run_order), 60 + 16 * n_lines
     plot_px = nrows * row_px + (nrows - 1) * gap_px
-    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[plot_text(p) for p in panels],
-                        shared_yaxes=True, horizontal_spacing=0.04,
+    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=titles,
+                        shared_yaxes=False, horizontal_spacing=0.22 if ncols > 1 else 0.04,
                         vertical_spacing=gap_px / plot_px if nrows > 1 else 0.0)
-    y_labels = [plot_text(r) for r in run_order]
+    for ann in fig.layout.annotations:
+        ann.font = dict(size=12)
     level = f"{confidence:.0%}"
     for idx, panel in enumerate(panels):
         row, col = idx // ncols + 1, idx % ncols + 1
@@ -107,13 +143,15 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
         df = df.set_index(df["run"].astype(str)).reindex(run_order).dropna(subset=["score"])
         if df.empty:
             continue
+        panel_runs = [plot_text(r) for r in df.index]
         score = df["score"].astype(float) * k
         low = df["low"].astype(float) * k
         high = df["high"].astype(float) * k
         open_mark = df["contains_chance"].fillna(False).astype(bool)
         summary_only = ~df["has_items"].fillna(True).astype(bool)
         symbols = np.where(summary_only, "diamond", np.where(open_mark, "circle-open", "circle"))
-        custom = np.column_stack([low, high, df["n"].astype(object).fillna("–"),
+        n_text = ["unknown" if pd.isna(v) else str(int(v)) for v in df["n"]]
+        custom = np.column_stack([low, high, np.array(n_text, dtype=object),
                                   np.where(open_mark, "yes", "no")])
         n_label = "tasks" if panel == AVERAGE_PANEL else "n"
         fig.add_trace(go.Scatter(
@@ -135,10 +173,14 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
                           annotation_font_size=10, annotation_position="top")
         fig.update_xaxes(title_text="score (%)" if by_panel.get(panel, True) else "score",
                          title_font_size=11, row=row, col=col)
-    fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(y_labels)),
-                     type="category", range=[-0.6, len(y_labels) - 0.4])
-    height = 110 + plot_px
-    return _base_layout(fig, f"Scores with {level} intervals ({plot_text(method_label)})", height)
+        fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(panel_runs)),
+                         type="category", range=[-0.6, len(panel_runs) - 0.4], row=row,
+                         col=col)
+    height = 110 + 18 * n_lines + plot_px
+    fig = _base_layout(fig, f"Scores with {level} intervals ({plot_text(method_label)})", height)
+    # room for the wrapped panel titles of the first row under the figure title
+    fig.update_layout(margin=dict(t=50 + 18 * n_lines))
+    return fig
 
 
 def difference_plot(per_task: pd.DataFrame, overall: dict | None, *, label_a: str, label_b: str,

@@ -273,6 +273,37 @@ def fmt_interval(est: float, low: float, high: float, percent: bool, digits: int
             f"[{fmt_value(low, percent, digits, signed)}, {fmt_value(high, percent, digits, signed)}]")
 
 
+def fmt_n(n: Any) -> str:
+    """A count for display: "unknown" when the file did not say (never 0 or None)."""
+    if n is None or pd.isna(n):
+        return "unknown"
+    return str(int(n))
+
+
+N_COLUMNS = ("n", "n_reported", "n_items", "Our n", "n_shared", "Shared items")
+
+
+def display_frame(df: pd.DataFrame, digits: int = 4, decimals: int | None = None
+                  ) -> pd.DataFrame:
+    """``df`` as text for a table: counts (``N_COLUMNS``) "unknown" when missing, floats to
+    ``digits`` significant digits (or ``decimals`` fixed decimals) and "–" when missing,
+    None as "–"; booleans and strings as they are. Tables never show the word None."""
+    out = pd.DataFrame(index=df.index)
+    for c in df.columns:
+        col = df[c]
+        if c in N_COLUMNS:
+            out[c] = [fmt_n(v) for v in col]
+        elif pd.api.types.is_bool_dtype(col):
+            out[c] = col
+        elif pd.api.types.is_float_dtype(col):
+            fmt = f".{decimals}f" if decimals is not None else f".{digits}g"
+            out[c] = ["–" if pd.isna(v) else format(float(v), fmt) for v in col]
+        else:
+            out[c] = ["–" if v is None or (not isinstance(v, (list, tuple, dict))
+                                           and pd.isna(v)) else v for v in col]
+    return out
+
+
 def fmt_p(p: float | None) -> str:
     """A p-value for display (``<0.0001`` below that)."""
     if p is None or pd.isna(p):

@@ -10,6 +10,7 @@ import pandas as pd
 
 from evalcore import stats as st
 from evalcore.errors import AnalysisError
+from evalcore.analysis.leaderboard import metric_infos
 from evalcore.analysis._common import (
     AVERAGE_TASK,
     BENIGN_PROTOCOL_CATEGORIES,
@@ -85,17 +86,26 @@ def _fmt_points(value: float, scale: float) -> str:
 
 
 def verdict_text(diff: float, low: float, high: float, mde: float, *, scale: float,
-                 threshold: float, name_a: str = "A", name_b: str = "B") -> str:
+                 threshold: float, name_a: str = "A", name_b: str = "B",
+                 direction: str = "higher") -> str:
     """The verdict rule (see the module docstring): different / no difference detected /
-    underpowered. ``threshold`` is the largest MDE (metric units) still called adequate."""
+    underpowered. ``threshold`` is the largest MDE (metric units) still called adequate.
+    ``direction`` (``evalcore.metrics``): "higher" or "lower" is better names the better
+    run; "target" / "unknown" only say which run scores higher."""
     if not (np.isfinite(low) and np.isfinite(high)):
         return "not enough data for an interval"
     if low > 0 or high < 0:
-        # state the gap and its CI as positive numbers in favour of the better run
-        better, worse = (name_b, name_a) if diff > 0 else (name_a, name_b)
+        # state the gap and its CI as positive numbers in favour of the higher run
+        higher, lower = (name_b, name_a) if diff > 0 else (name_a, name_b)
         lo, hi = (low, high) if diff > 0 else (-high, -low)
-        return (f"different: {better} is better than {worse} by {_fmt_points(diff, scale)} "
-                f"(CI {_plain(lo, scale)} to {_plain(hi, scale)})")
+        gap = f"by {_fmt_points(diff, scale)} (CI {_plain(lo, scale)} to {_plain(hi, scale)})"
+        if direction == "lower":
+            return f"different: {lower} is better than {higher} (lower is better) {gap}"
+        if direction in ("target", "unknown"):
+            why = "no direction" if direction == "target" else "direction unknown"
+            return f"different: {higher} scores higher than {lower} {gap} ({why}: neither " \
+                   f"is called better)"
+        return f"different: {higher} is better than {lower} {gap}"
     if not np.isfinite(mde) or mde > threshold:
         return f"underpowered: the MDE here is {_fmt_points(mde, scale)}" if np.isfinite(mde) \
             else "underpowered: the MDE cannot be estimated"
@@ -171,7 +181,8 @@ def _paired_frame(store, a: int, b: int, task: str, metric_a: str,
 
 
 def _paired_row(frame: pd.DataFrame, task: str, metric: str, confidence: float,
-                mde_threshold: float | None, name_a: str, name_b: str) -> dict:
+                mde_threshold: float | None, name_a: str, name_b: str,
+                direction: str = "higher") -> dict:
     """One per_task row from the shared items of two runs (or two metrics)."""
     xa = frame["x_a"].to_numpy(dtype=float)
     xb = frame["x_b"].to_numpy(dtype=float)
@@ -216,7 +227,8 @@ def _paired_row(frame: pd.DataFrame, task: str, metric: str, confidence: float,
             "b": bcount, "c": ccount, "both": both, "neither": neither, "p_exact": p_exact, "p_midp": p_midp,
             "p_adjusted": p_exact, "adjustment": "none", "mde": mde,
             "verdict": verdict_text(float(r.diff), float(r.low), float(r.high), mde,
-                                    scale=scale, threshold=thr, name_a=name_a, name_b=name_b),
+                                    scale=scale, threshold=thr, name_a=name_a, name_b=name_b,
+                                    direction=direction),
             "kind": kind, "points_scale": scale, "sd_diff": sd_diff}
 
 
@@ -235,7 +247,8 @@ def _side_numbers(store, rid: int, task: str, metric: str) -> tuple[float, float
 
 
 def _unpaired_row(store, a: int, b: int, task: str, metric: str, confidence: float,
-                  mde_threshold: float | None, name_a: str, name_b: str) -> dict | None:
+                  mde_threshold: float | None, name_a: str, name_b: str,
+                  direction: str = "higher") -> dict | None:
     """Fallback when a run has no item-level data: unpaired difference from the reported
     stderrs, SE = sqrt(SE_A^2 + SE_B^2) (METHODS.md); None when a side has no stderr."""
     va, ea, na = _side_numbers(store, a, task, metric)
@@ -259,7 +272,7 @@ def _unpaired_row(store, a: int, b: int, task: str, metric: str, confidence: flo
             "verdict": "unpaired (reported stderr, no item-level data): " + verdict_text(
                 diff, diff - z * se, diff + z * se, mde, scale=scale,
                 threshold=_threshold(mde_threshold, unit, va, vb), name_a=name_a,
-                name_b=name_b),
+                name_b=name_b, direction=direction),
             "kind": "unpaired from reported stderr", "points_scale": scale,
             "sd_diff": float("nan")}
 
@@ -352,16 +365,20 @@ def compare(store, run_a: str | int, run_b: str | int, *, task: str | None = Non
         plan.append((t, m, m in both_items))
     # item-level tasks: every shared-item frame and pairing report from one store query
     frames = _paired_frames(store, a, b, [(t, m) for t, m, paired in plan if paired])
+    # direction and scale of each metric (evalcore.metrics): verdicts and the macro average
+    info = metric_infos(store, [a, b], [(t, m) for t, m, _ in plan])
     for t, m, paired in plan:
+        d = info[t].direction
         if paired:
             frame, pairing = frames[(t, m)]
             pairings.append(pairing)
             if len(frame) < 2:
                 warnings.append(f"{t}: {len(frame)} shared item(s); not compared")
                 continue
-            rows.append(_paired_row(frame, t, m, confidence, mde_threshold, name_a, name_b))
+            rows.append(_paired_row(frame, t, m, confidence, mde_threshold, name_a, name_b, d))
         else:
-            row = _unpaired_row(store, a, b, t, m, confidence, mde_threshold, name_a, name_b)
+            row = _unpaired_row(store, a, b, t, m, confidence, mde_threshold, name_a, name_b,
+                                d)
             if row is None:
                 no_stderr.append(t)
                 continue
@@ -411,9 +428,19 @@ def compare(store, run_a: str | int, run_b: str | int, *, task: str | None = Non
         per_task["p_adjusted"] = _adjust(per_task["p_exact"].to_numpy(dtype=float), adjust)
         per_task["adjustment"] = adjust
     overall = None
-    if len(per_task) > 1:
-        overall = _overall(per_task, confidence, mde_threshold, name_a, name_b)
-        verdict = f"macro average over {len(per_task)} tasks: {overall['verdict']}"
+    # the macro average combines only metrics on one [0, 1] higher-is-better scale
+    averaged = per_task[[info[t].averageable for t in per_task["task"]]]
+    if len(per_task) > 1 and len(averaged) < len(per_task):
+        out = [f"{t} ({info[t].why_not_averaged()})" for t in per_task["task"]
+               if not info[t].averageable]
+        warnings.append(f"left out of the macro average (not a higher-is-better metric on "
+                        f"[0, 1]): {_short(out)}")
+    if len(averaged) > 1:
+        overall = _overall(averaged, confidence, mde_threshold, name_a, name_b)
+        verdict = f"macro average over {len(averaged)} tasks: {overall['verdict']}"
+    elif len(per_task) > 1:
+        verdict = "no macro average (fewer than 2 tasks with a higher-is-better metric on " \
+                  "[0, 1]); see the per-task verdicts"
     else:
         verdict = str(per_task["verdict"].iloc[0])
     per_task = per_task[list(PER_TASK_COLUMNS)]

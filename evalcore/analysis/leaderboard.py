@@ -382,33 +382,68 @@ def _declared_groups(protocols: dict[tuple[int, str], dict]) -> dict[str, list[s
 def _metric_infos(store, cells: pd.DataFrame, metrics_by_task: dict[str, str],
                   protocols: dict[tuple[int, str], dict],
                   formats: dict[int, str]) -> dict[str, mx.MetricInfo]:
-    """task -> MetricInfo of the metric shown (``evalcore.metrics.metric_info``).
-
-    The harness's declaration is read from the task protocols (first run that has one);
-    the credit convention of inspect / tidy applies when every run of the task comes from
-    such a format and every value lies in [0, 1] (0/1 cells need no look; other cells are
-    checked on their per-item means, the values the leaderboard averages).
-    """
+    """task -> MetricInfo of the metric shown (``_info``) for the leaderboard's cells."""
     out: dict[str, mx.MetricInfo] = {}
     for t, g in cells.groupby("task", sort=False):
         t = str(t)
         m = metrics_by_task.get(t, str(g["metric"].iloc[0]))
-        declared = None
-        for rid in g["run_id"].astype(int):
-            declared = mx.harness_higher_is_better(protocols.get((rid, t)), m)
-            if declared is not None:
-                break
-        credit = all(formats.get(int(r)) in mx.CREDIT_FORMATS for r in g["run_id"])
-        if credit and not bool(g["binary"].astype(bool).all()):
-            item = g[g["has_items"].astype(bool)]
-            vals = []
-            if len(item):
-                im = store.item_means([int(r) for r in item["run_id"]], task=t, metric=m)
-                vals = im["score"].to_numpy(dtype=float).tolist()
-            rep_vals = g.loc[~g["has_items"].astype(bool), "score"].tolist()
-            credit = mx.finite_unit(vals + rep_vals) and all(
-                0.0 <= v <= 1.0 for v in vals + rep_vals if np.isfinite(v))
-        out[t] = mx.metric_info(m, harness_higher=declared, credit_scores=credit)
+        has = g["has_items"].astype(bool)
+        out[t] = _info(store, t, m, [int(r) for r in g["run_id"]], protocols, formats,
+                       binary=bool(g["binary"].astype(bool).all()),
+                       item_runs=[int(r) for r in g.loc[has, "run_id"]],
+                       reported=[float(v) for v in g.loc[~has, "score"]])
+    return out
+
+
+def _info(store, task: str, metric: str, run_ids: list[int],
+          protocols: dict[tuple[int, str], dict], formats: dict[int, str], *, binary: bool,
+          item_runs: list[int], reported: list[float]) -> mx.MetricInfo:
+    """MetricInfo of one task's metric (``evalcore.metrics.metric_info``).
+
+    The harness's declaration is read from the task protocols (first run that has one);
+    the credit convention of inspect / tidy applies when every run comes from such a
+    format and every value lies in [0, 1]: 0/1 item scores need no look, other item-level
+    runs are checked on their per-item means (the values the leaderboard averages),
+    summary-only runs on their reported value.
+    """
+    declared = None
+    for rid in run_ids:
+        declared = mx.harness_higher_is_better(protocols.get((rid, task)), metric)
+        if declared is not None:
+            break
+    credit = bool(run_ids) and all(formats.get(int(r)) in mx.CREDIT_FORMATS for r in run_ids)
+    if credit and not binary:
+        vals = list(reported)
+        if item_runs:
+            vals += store.item_means(item_runs, task=task, metric=metric)["score"] \
+                .to_numpy(dtype=float).tolist()
+        credit = mx.finite_unit(vals) and all(0.0 <= v <= 1.0 for v in vals if np.isfinite(v))
+    return mx.metric_info(metric, harness_higher=declared, credit_scores=credit)
+
+
+def metric_infos(store, run_ids: list[int],
+                 task_metrics: list[tuple[str, str]]) -> dict[str, mx.MetricInfo]:
+    """task -> MetricInfo for (task, metric) pairs of the given runs (the comparison's
+    verdict wording and macro average use it; same rules as the leaderboard)."""
+    ids = [int(r) for r in run_ids]
+    protocols = _protocols(store, ids)
+    rt = store.runs()
+    formats = dict(zip(rt["run_id"].astype(int), rt["source_format"].astype(str)))
+    tdf = store.tasks(ids)
+    out = {}
+    for t, m in task_metrics:
+        rows = tdf[(tdf["task"] == t) & (tdf["metric"] == m)]
+        item = rows[rows["has_items"].fillna(True).astype(bool)]
+        binary = bool(len(item)) and bool(item["binary"].fillna(False).astype(bool).all()) \
+            and len(item) == len(rows)
+        reported = []
+        if len(rows) > len(item):
+            s = store.summaries(ids)
+            s = s[(s["task"] == t) & (s["metric"] == m)]
+            reported = [float(v) for v in s["value"] if v is not None]
+        out[str(t)] = _info(store, str(t), str(m), sorted(set(rows["run_id"].astype(int))) or ids,
+                            protocols, formats, binary=binary,
+                            item_runs=[int(r) for r in item["run_id"]], reported=reported)
     return out
 
 

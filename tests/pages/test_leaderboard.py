@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from evalcore.store import Store
 from tests.pages.builders import parsed_run
+from ui import charts as charts_mod
 from tests.pages.conftest import (LLAMA_SUMMARY, MISTRAL, charts, no_exception, page, plain,
                                   store_file, texts)
 
@@ -22,8 +24,9 @@ def cell(k: int, n: int, method: str) -> str:
 
 
 def pivot(at) -> dict:
+    """The scores table as {run: {task: cell}} (tasks are rows, runs columns)."""
     df = at.dataframe[0].value
-    return df.set_index("Run").to_dict(orient="index")
+    return df.drop(columns=["Metric", "Notes"]).set_index("Task").to_dict()
 
 
 def test_empty_store_gets_a_message():
@@ -101,7 +104,7 @@ def test_tiers_holm_and_rank_intervals(toy_store):
     # beta vs alpha on mc: b = 10, c = 0 discordant items -> exact McNemar p = 2 * 0.5^10
     assert not rows.loc["alpha", "Indistinguishable from best"]
     assert rows.loc["beta", "Indistinguishable from best"]
-    assert rows.loc["alpha", "Shared items"] == 100
+    assert rows.loc["alpha", "Shared items"] == "100"
     assert rows.loc["alpha", "Difference vs best (pp)"] == pytest.approx(-10.0)
     assert "Rank [95% interval]" in tiers.columns
 
@@ -116,13 +119,16 @@ def test_summary_only_run_shows_reported_stderr_and_audit(tmp_path, fixtures_dir
     at.query_params["task"] = "arc_easy"
     at.run()
     no_exception(at)
-    table = at.dataframe[0].value.set_index("Run")
-    llama = next(r for r in table.index if "Llama" in r or "llama" in r)
-    assert table.loc[llama, "arc_easy"].endswith("(reported)")
-    assert table.loc[llama, "arc_easy"].startswith(f"{100 * reported['acc,none']:.1f} [")
+    table = pivot(at)
+    llama = next(r for r in table if "Llama" in r or "llama" in r)
+    assert table[llama]["arc_easy"].endswith("(reported)")
+    assert table[llama]["arc_easy"].startswith(f"{100 * reported['acc,none']:.1f} [")
     audit = next(d.value for d in at.dataframe if "Reported stderr" in d.value.columns)
     row = audit[audit["Run"] == llama].iloc[0]
-    assert row["Reported stderr"] == pytest.approx(reported["acc_stderr,none"])
+    assert float(row["Reported stderr"]) == pytest.approx(reported["acc_stderr,none"], abs=5e-5)
+    n_file = json.loads((fixtures_dir / LLAMA_SUMMARY).read_text())["n-samples"]["arc_easy"]
+    assert row["Our n"] == str(n_file["effective"]) and row["Audit flag"] != "None"
+    assert not (audit == "None").any().any()
 
 
 def test_user_strings_are_escaped_in_markdown_and_plots(tmp_path):
@@ -177,3 +183,107 @@ def test_average_over_fewer_tasks_is_labelled_and_kept_out_of_the_average_panel(
     assert "solo" in panels["mc"]                    # drawn in its task panel ...
     assert sorted(panels["Macro average"]) == ["alpha", "beta"]   # ... not among the averages
     assert any("only the runs averaged over 2 tasks" in t for t in texts(at.caption))
+
+
+# --- a board of 100+ tasks (issue 7 item 8): two real pythia lm_eval 0.3 files -----------
+
+PYTHIA = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "pythia"
+
+
+@pytest.fixture()
+def pythia_store(tmp_path):
+    from evalcore.ingest import parse_paths
+
+    Store(store_file(tmp_path)).ingest(parse_paths([PYTHIA / "160m_step143000.json",
+                                                    PYTHIA / "6.9b_step143000.json"]))
+
+
+def _all_values(at) -> list[str]:
+    return [str(v) for d in at.dataframe for v in d.value.to_numpy().ravel()]
+
+
+def test_many_tasks_table_first_groups_folded_notes_collapsed(pythia_store):
+    at = page("leaderboard").run()
+    no_exception(at)
+    elements = [type(e).__name__ for e in at.main.children.values()]
+    first_table = elements.index("Dataframe")
+    assert "Expander" not in elements[elements.index("Subheader"):first_table]
+    table = at.dataframe[0].value
+    # 87 tasks: MMLU's 57 subjects and the 20 crows_pairs subsets fold into 3 group rows
+    assert len(table) == 14 and table["Task"].iloc[0] == "Macro average"
+    labels = list(table["Task"])
+    assert "▸ mmlu (hendrycksTest) (57 tasks)" in labels
+    mmlu = table[table["Task"] == "▸ mmlu (hendrycksTest) (57 tasks)"].iloc[0]
+    small = json.loads((PYTHIA / "160m_step143000.json").read_text())["results"]
+    mean = np.mean([e["acc"] for t, e in small.items() if t.startswith("hendrycksTest-")])
+    assert mmlu["EleutherAI/pythia-v1.1-160m"].startswith(f"{100 * mean:.1f} [")
+    assert mmlu["EleutherAI/pythia-v1.1-160m"].endswith("(mean)")
+    # the bigger model first (macro average over accuracies only)
+    assert [c for c in table.columns if c.startswith("Eleuther")] == [
+        "EleutherAI/pythia-v1.1-6.9b", "EleutherAI/pythia-v1.1-160m"]
+    row = table[table["Task"] == "crows_pairs_english"].iloc[0]
+    assert row["Metric"] == "likelihood_difference ↓" and "average" in row["Notes"]
+    # notes: one collapsed expander counted by kind, not 280 captions
+    notes = next(e for e in at.expander if e.label.startswith("Notes ("))
+    assert notes.label == "Notes (87 reported, 85 metric, 22 average, 1 general)"
+    assert len(notes.dataframe[0].value) == 87 + 85 + 22
+    assert len(at.caption) < 12
+    assert "None" not in _all_values(at)
+
+
+def test_task_search_and_group_expansion(pythia_store):
+    at = page("leaderboard").run()
+    at.text_input(key="lb_search").set_value("anatomy").run()
+    no_exception(at)
+    assert list(at.dataframe[0].value["Task"]) == [
+        "Macro average", "▾ mmlu (hendrycksTest) (57 tasks)", "  · hendrycksTest-anatomy"]
+    at.text_input(key="lb_search").set_value("").run()
+    at.multiselect(key="lb_expand").set_value(["mmlu (hendrycksTest)"]).run()
+    no_exception(at)
+    labels = list(at.dataframe[0].value["Task"])
+    assert len(labels) == 14 + 57
+    assert sum(t.startswith("  · hendrycksTest-") for t in labels) == 57
+
+
+def test_lower_is_better_task_tiers_and_forest_say_so(tmp_path):
+    # two item-level runs on a perplexity-like metric: lower wins
+    rng = np.random.default_rng(5)
+    low = rng.normal(10.0, 1.0, 60)
+    Store(store_file(tmp_path)).ingest([
+        parsed_run("good", {("wikitext", "word_perplexity"): low}),
+        parsed_run("bad", {("wikitext", "word_perplexity"): low + 3.0})])
+    at = page("leaderboard").run()
+    no_exception(at)
+    table = at.dataframe[0].value
+    assert [c for c in table.columns if c in ("good", "bad")] == ["good", "bad"]
+    assert table["Metric"].iloc[0] == "word_perplexity ↓"
+    best = [c.value for c in at.caption if "Best run" in c.value]
+    assert best and plain(best[0]).startswith("Best run: good (the lowest score")
+    forest = charts(at)[0]
+    titles = [a["text"] for a in forest["layout"]["annotations"]]
+    assert "wikitext (lower is better)" in titles
+
+
+def test_forest_titles_wrap_and_panels_list_only_their_runs(tmp_path):
+    helm = "bbq:subject=all,method=multiple_choice_joint,model=openai_gpt2"
+    rng = np.random.default_rng(1)
+    Store(store_file(tmp_path)).ingest([
+        parsed_run("alpha", {(helm, "quasi_exact_match"): (rng.random(50) < 0.6).astype(float),
+                             ("arc", "acc"): (rng.random(50) < 0.5).astype(float)}),
+        parsed_run("beta", {(helm, "quasi_exact_match"): (rng.random(50) < 0.4).astype(float)})])
+    at = page("leaderboard").run()
+    no_exception(at)
+    forest = charts(at)[0]
+    titles = [a["text"] for a in forest["layout"]["annotations"] if "<br>" in a["text"]]
+    assert titles and all(len(line) <= charts_mod.TITLE_WIDTH
+                          for line in titles[0].split("<br>"))
+    assert titles[0].replace("<br>", "") == helm
+    arc = next(t for t in forest["data"] if t["name"] == "arc")
+    assert arc["y"] == ["alpha"]                      # beta has no arc: not listed
+
+
+def test_wrap_title_cuts_very_long_names():
+    text = charts_mod.wrap_title("x" * 200)
+    lines = text.split("<br>")
+    assert len(lines) == charts_mod.TITLE_LINES and lines[-1].endswith("…")
+    assert charts_mod.wrap_title("<b>") == "&lt;b&gt;"

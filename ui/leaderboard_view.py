@@ -1,0 +1,136 @@
+"""The leaderboard's scores table as text: tasks (and task groups) as rows, runs as columns.
+
+No statistics: every number comes from ``evalcore.analysis.Leaderboard``. A board of 100+
+tasks stays readable because tasks of one harness group (``Leaderboard.groups``) fold into
+one group row showing the group's aggregate (``Leaderboard.group_cells``) until the group
+is expanded or a search matches its subtasks.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import pandas as pd
+
+from ui.common import fmt_interval
+
+AVERAGE_ROW = "Macro average"
+SUBTASK_PREFIX = "  · "
+DIRECTION_MARKS = {"higher": "↑", "lower": "↓", "target": "◎", "unknown": "?"}
+DIRECTION_HELP = ("↑ higher is better, ↓ lower is better, ◎ best at a target value "
+                  "(neither direction, not ranked), ? direction unknown (not ranked)")
+
+
+def metric_text(metric: str | None, info) -> str:
+    """``"acc ↑"``: the metric with its direction mark (``◎ 0.5`` for a target value)."""
+    if metric is None:
+        return "(mixed metrics)"
+    if info is None:
+        return str(metric)
+    mark = DIRECTION_MARKS.get(info.direction, "?")
+    if info.direction == "target" and info.ideal is not None:
+        mark += f" {info.ideal:g}"
+    return f"{metric} {mark}"
+
+
+def cell_text(row: pd.Series, percent: bool, chosen_method: str) -> str:
+    """One run x task cell: ``score [low, high]`` plus its marks."""
+    text = fmt_interval(row["score"], row["low"], row["high"], percent)
+    if bool(row.get("contains_chance", False)):
+        text += " ~chance"
+    if not bool(row.get("has_items", True)):
+        text += " (reported)"
+    elif str(row.get("method", chosen_method)) != chosen_method:
+        text += f" ({row['method']})"
+    return text
+
+
+def group_text(row: pd.Series, percent: bool) -> str:
+    """A run's group aggregate: the harness's value, the mean of its subtasks, or why
+    there is none."""
+    if row["source"] == "incomplete":
+        return f"– ({int(row['n_tasks'])} of {int(row['n_tasks_group'])} tasks)"
+    text = fmt_interval(row["score"], row["low"], row["high"], percent)
+    return text + (" (harness)" if row["source"] == "harness" else " (mean)")
+
+
+def _matches(name: str, query: str) -> bool:
+    return not query or query.lower() in name.lower()
+
+
+def scores_table(lb, run_order: Sequence[str], percent_by_task: dict[str, bool], *,
+                 average_text: dict[str, str] | None = None, expanded: Sequence[str] = (),
+                 query: str = "") -> pd.DataFrame:
+    """Rows: the macro average, then tasks in name order with each group folded into one
+    row at its first task; columns: Task, Metric, one per run (``run_order``), Notes.
+
+    expanded : groups whose subtasks are listed under the group row.
+    query : case-insensitive substring; only tasks (or groups) whose name contains it are
+        listed, and a group with a matching subtask lists those subtasks.
+    Missing values are "–", never None.
+    """
+    cells = lb.cells
+    runs = [r for r in run_order if r in set(cells["run"].astype(str))]
+    text = {(str(r), str(t)): cell_text(row, percent_by_task.get(str(t), False), lb.method)
+            for (r, t), row in cells.set_index(["run", "task"]).iterrows()}
+    notes = lb.task_notes
+    kinds = notes.groupby("task")["kind"].agg(lambda k: ", ".join(sorted(set(k)))).to_dict() \
+        if len(notes) else {}
+    metric_of = dict(zip(cells["task"].astype(str), cells["metric"].astype(str)))
+    group_of = {t: g for g, ts in lb.groups.items() for t in ts}
+    gtext: dict[tuple[str, str], str] = {}
+    gmetric: dict[str, str | None] = {}
+    for _, row in lb.group_cells.iterrows():
+        g = str(row["group"])
+        pct = all(percent_by_task.get(t, False) for t in lb.groups.get(g, []))
+        gtext[(str(row["run"]), g)] = group_text(row, pct)
+        gmetric[g] = row["metric"] if isinstance(row["metric"], str) else None
+
+    def line(task: str, label: str, metric: str, values: dict[str, str], note: str) -> dict:
+        return {"Task": label, "Metric": metric, **{r: values.get(r, "–") for r in runs},
+                "Notes": note}
+
+    rows = []
+    if average_text:
+        rows.append(line(AVERAGE_ROW, AVERAGE_ROW, "tasks ↑ on [0, 1]",
+                         {r: average_text.get(r, "–") for r in runs}, ""))
+    seen_groups: set[str] = set()
+    for t in sorted(set(metric_of)):
+        g = group_of.get(t)
+        if g is None:
+            if _matches(t, query):
+                rows.append(line(t, t, metric_text(metric_of[t], lb.metric_info.get(t)),
+                                 {r: text.get((r, t), "–") for r in runs}, kinds.get(t, "")))
+            continue
+        if g in seen_groups:
+            continue
+        seen_groups.add(g)
+        members = lb.groups[g]
+        hits = [m for m in members if _matches(m, query)]
+        if not hits and not _matches(g, query):
+            continue
+        first = members[0]
+        info = lb.metric_info.get(first) if gmetric.get(g) else None
+        sign = "▾" if g in expanded or (query and hits) else "▸"
+        rows.append(line(g, f"{sign} {g} ({len(members)} tasks)",
+                         metric_text(gmetric.get(g), info),
+                         {r: gtext.get((r, g), "–") for r in runs},
+                         ", ".join(sorted({k for m in members for k in
+                                           kinds.get(m, "").split(", ") if k}))))
+        listed = members if g in expanded and not (query and not _matches(g, query)) else hits \
+            if query else []
+        for m in sorted(listed):
+            rows.append(line(m, SUBTASK_PREFIX + m,
+                             metric_text(metric_of.get(m), lb.metric_info.get(m)),
+                             {r: text.get((r, m), "–") for r in runs}, kinds.get(m, "")))
+    return pd.DataFrame(rows, columns=["Task", "Metric", *runs, "Notes"])
+
+
+def task_name(label: str) -> str:
+    """The task (or group) name behind a table label."""
+    s = str(label)
+    if s.startswith(SUBTASK_PREFIX):
+        return s[len(SUBTASK_PREFIX):]
+    if s[:2] in ("▸ ", "▾ "):
+        return s[2:].rsplit(" (", 1)[0]
+    return s
