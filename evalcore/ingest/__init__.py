@@ -42,6 +42,7 @@ Parquet with ``model``/``run``, ``task``, ``item_id``, ``score`` [, ``metric``, 
 
 from __future__ import annotations
 
+import logging
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -64,13 +65,15 @@ from evalcore.ingest._common import (
 from evalcore.ingest._zip import ZipArchive, member_folder
 from evalcore.model import ParsedRun
 
+log = logging.getLogger(__name__)
+
 __all__ = ["parse_paths", "parse_uploads", "read_paths", "read_uploads", "IngestBatch",
            "no_scores_reason", "problem_row", "detect_format", "max_file_bytes", "FORMATS", "LFS_POINTER"]
 
 FORMATS: tuple[str, ...] = (
     lm_eval.RESULTS, lm_eval.SAMPLES_JSONL, lm_eval.SAMPLES_JSON,
     inspect_log.EVAL_ZIP, inspect_log.JSON_LOG,
-    helm.PER_INSTANCE, helm.RUN_SPEC, helm.STATS, helm.SCENARIO_STATE, helm.SCENARIO,
+    *helm.ALL_FORMATS,
     tidy.CSV, tidy.JSONL, tidy.PARQUET,
 )
 KNOWN_SUFFIXES = (".json", ".jsonl", ".eval", ".csv", ".parquet", ".pq", ".zip", ".tsv")
@@ -83,8 +86,9 @@ EXPECTED = ("a known format: lm_eval results/samples JSON(L), an inspect .eval/.
 # ---------------------------------------------------------------------------------------
 # Detection
 # ---------------------------------------------------------------------------------------
-def _classify_obj(obj: object) -> str:
-    """Format of a parsed JSON value from its top-level keys."""
+def _classify_obj(obj: object, name: str = "") -> str:
+    """Format of a parsed JSON value from its top-level keys (``name``: the file's base name,
+    used only to tell HELM files holding an empty value apart)."""
     if isinstance(obj, dict):
         keys = set(obj)
         if "eval" in keys and "version" in keys and ({"plan", "status", "results", "samples"} & keys):
@@ -92,23 +96,16 @@ def _classify_obj(obj: object) -> str:
         if isinstance(obj.get("results"), dict) and (
                 {"versions", "configs", "config", "n-shot", "group_subtasks", "samples"} & keys):
             return lm_eval.RESULTS
-        if "adapter_spec" in keys and ("scenario_spec" in keys or "metric_specs" in keys):
-            return helm.RUN_SPEC
-        if "request_states" in keys:
-            return helm.SCENARIO_STATE
-        if {"name", "description", "tags"} <= keys and "definition_path" in keys:
-            return helm.SCENARIO
         if "doc_id" in keys and ({"resps", "filtered_resps", "arguments", "doc"} & keys):
             return lm_eval.SAMPLES_JSONL
         if "item_id" in keys and "score" in keys:
             return tidy.JSONL
-    if isinstance(obj, list) and obj and isinstance(obj[0], dict):
-        first = obj[0]
-        if "instance_id" in first and "stats" in first:
-            return helm.PER_INSTANCE
-        if isinstance(first.get("name"), dict) and "split" in first["name"]:
-            return helm.STATS
-        if "doc_id" in first:
+        return helm.classify_obj(obj, name) or "unknown"
+    if isinstance(obj, list):
+        fmt = helm.classify_obj(obj, name)
+        if fmt:
+            return fmt
+        if obj and isinstance(obj[0], dict) and "doc_id" in obj[0]:
             return lm_eval.SAMPLES_JSON
     return "unknown"
 
@@ -146,7 +143,7 @@ def detect_format(name: str, head: bytes) -> str:
             except ValueError:
                 obj = None
             if obj is not None:
-                fmt = _classify_obj(obj)
+                fmt = _classify_obj(obj, name)
                 if fmt != "unknown":
                     return fmt
         return _detect_json_head(text.decode("utf-8", "replace"))
@@ -158,10 +155,9 @@ def _detect_json_head(t: str) -> str:
         return f'"{key}"' in t
 
     if t.startswith("["):
-        if has("instance_id") and has("stats"):
-            return helm.PER_INSTANCE
-        if re.match(r'\[\s*\{\s*"name"\s*:\s*\{', t) and has("split"):
-            return helm.STATS
+        fmt = helm.classify_head(t)
+        if fmt:
+            return fmt
         if has("doc_id") and (has("resps") or has("arguments") or has("doc")):
             return lm_eval.SAMPLES_JSON
         return "unknown"
@@ -170,11 +166,7 @@ def _detect_json_head(t: str) -> str:
     if re.match(r'\{\s*"results"\s*:', t) or (has("results") and (
             has("versions") or has("configs") or has("n-shot") or ',none"' in t)):
         return lm_eval.RESULTS
-    if has("adapter_spec") and (has("scenario_spec") or has("metric_specs")):
-        return helm.RUN_SPEC
-    if has("request_states"):
-        return helm.SCENARIO_STATE
-    return "unknown"
+    return helm.classify_head(t) or "unknown"
 
 
 def _detect_text_table(name: str, text: bytes) -> str:
@@ -266,7 +258,7 @@ def _classify(src: Source) -> str:
             with src.open() as fh:
                 line = fh.readline(256 * 1024 * 1024)
             try:
-                fmt = _classify_obj(loads_line(line))
+                fmt = _classify_obj(loads_line(line), src.basename)
             except ValueError:
                 fmt = "unknown"
             if fmt != "unknown":
@@ -274,7 +266,7 @@ def _classify(src: Source) -> str:
         if stripped[:1] in (b"{", b"[") and src.size <= 512 * 1024 * 1024:
             from evalcore.ingest._common import load_json
 
-            fmt = _classify_obj(load_json(src))
+            fmt = _classify_obj(load_json(src), src.basename)
             if fmt == "unknown":
                 raise IngestError(src.name, "top level", EXPECTED,
                                   "valid JSON, but no known format (unexpected keys)")
@@ -474,6 +466,11 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
                            f"not stored: {because.file} of the same run could not be read; "
                            "a run is stored whole or not at all"))
 
+    noise = helm.noise_names([s.name for s in sources] + skipped)  # HELM inputs, caches
+    if noise:
+        log.debug("skipped HELM inputs and caches: %s", ", ".join(sorted(noise)))
+        sources = [s for s in sources if s.name not in noise]
+        skipped[:] = [s for s in skipped if s not in noise]
     ok_sources = []
     for src in sources:                       # limits first, before reading anything
         try:
@@ -486,11 +483,16 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
     done = 0
     by_fmt: dict[str, list[Source]] = {}
     helm_parts: dict[str, dict[str, Source]] = {}
+    helm_schemas: dict[str, Source] = {}
     formats: dict[str, str] = {}
 
     def add(src: Source, fmt: str) -> None:
         formats[src.name] = fmt
-        if fmt in helm.PART_FORMATS:
+        if fmt in helm.UNUSED:
+            log.debug("%s", helm.describe(fmt, src.name))
+        elif fmt == helm.SCHEMA:
+            helm_schemas[src.folder] = src
+        elif fmt in helm.PART_FORMATS:
             parts = helm_parts.setdefault(src.folder, {})
             if fmt in parts:
                 raise IngestError(src.name, None, "one HELM run per folder",
@@ -512,7 +514,11 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
         if kind == "inspect":
             add(src, inspect_log.EVAL_ZIP)
             continue
+        noise = helm.noise_names([m.name for m in members])
         for m in members:
+            if m.name in noise:
+                log.debug("skipped HELM input or cache %s", m.name)
+                continue
             try:
                 check_size(m.name, m.size)
                 mfmt = _classify(m)
@@ -522,6 +528,8 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
             except IngestError as exc:
                 failed(exc)
 
+    zipped_noise = helm.noise_names(skipped)          # e.g. groups/latex/*.tex inside a zip
+    skipped[:] = [s for s in skipped if s not in zipped_noise]
     runs: list[ParsedRun] = []
 
     def step(src_name: str, size: int) -> None:
@@ -592,16 +600,16 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
                 failed(exc)
             step(src.name, src.size)
 
-    # HELM: one run per folder
-    for folder, parts in helm_parts.items():
-        try:
-            runs.append(helm.parse_run(parts, folder))
-        except IngestError as exc:
-            failed(exc)
-            for p in parts.values():
-                if p.name != exc.file:
-                    held_back(p, exc)
+    # HELM: run folders, one run per (suite folder, model); a bad folder is left out whole
+    def helm_failed(parts: dict[str, Source], exc: IngestError) -> None:
+        failed(exc)
         for p in parts.values():
+            if p.name != exc.file:
+                held_back(p, exc)
+
+    if helm_parts:
+        runs.extend(helm.parse_runs(helm_parts, helm_schemas, on_error=helm_failed))
+        for p in [p for parts in helm_parts.values() for p in parts.values()] + list(helm_schemas.values()):
             step(p.name, p.size)
 
     # tidy tables: one run per model/run value

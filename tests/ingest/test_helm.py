@@ -1,16 +1,29 @@
-"""HELM run directories and zips of one (numbers pinned from PROVENANCE.md)."""
+"""HELM output as HELM writes it: run folders, zips, suites, benchmark_output trees.
+
+The real run folder (mmlu philosophy, gpt2) is read from the shared fixtures (numbers pinned in
+their PROVENANCE.md). Files HELM's summarizer adds beside it (display copies, suite files)
+and the red-team, train-trial and perturbation cases are built here in HELM's own shapes
+(field names and order of HELM's dataclasses); each builder says what it stands for.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
+import shutil
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from evalcore.ingest import helm, parse_paths, parse_uploads
+from evalcore.errors import IngestError
+from evalcore.ingest import detect_format, helm, parse_paths, parse_uploads
 
 RUN = "mmlu-subject=philosophy,method=multiple_choice_joint,model=openai_gpt2"
 TASK = "mmlu:subject=philosophy,method=multiple_choice_joint"
+WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "helm"
+NQA = WILD / "narrative_qa-model=openai_gpt2"
+HELLASWAG = next(WILD.glob("commonsense-dataset=hellaswag*"))
 
 
 @pytest.fixture(scope="module")
@@ -25,28 +38,121 @@ def check_run(run) -> None:
     test = em[em.task == TASK]
     assert len(test) == 9
     assert test.loc[test.score == 1.0, "item_id"].tolist() == ["id222"]   # only id222 right
+    assert set(test["answer_idx"]) == {0}                  # train trial 0
     valid = em[em.task == TASK + "@valid"]
     assert valid.item_id.tolist() == ["id11"] and valid.score.tolist() == [0.0]
     summ = run.summaries.set_index(["task", "metric"])
     assert summ.loc[(TASK, "exact_match"), "value"] == pytest.approx(0.1111111111111111)
     assert summ.loc[(TASK, "exact_match"), "n"] == 9       # not stats.json's count (1)
-    assert run.tasks.set_index("task").loc[TASK, "n_choices"] == 4
+    tasks = run.tasks.set_index("task")
+    assert tasks.loc[TASK, "n_choices"] == 4
+    proto = tasks.loc[TASK, "protocol"]
+    assert proto["adapter_spec"]["max_train_instances"] == 5
+    assert proto["primary_metric"] == "exact_match" and proto["main_split"] == "test"
+    assert proto["metric_direction"]["exact_match"] == "higher"
     t = run.texts.set_index("item_id").loc["id147"]
     assert t.target == "C. internalmeaning" and t.response == "D. meaning in an afterlife"
-    assert run.protocol["adapter_spec"]["max_train_instances"] == 5
     assert {f.format for f in run.files} >= {helm.PER_INSTANCE, helm.RUN_SPEC, helm.STATS}
+    # every metric with per-instance values is kept; bookkeeping stats are not
+    assert set(run.scores["metric"]) == {
+        "exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match",
+        "exact_match@5", "quasi_exact_match@5", "prefix_exact_match@5",
+        "quasi_prefix_exact_match@5"}
+    assert run.warnings == []
 
 
+# ---------------------------------------------------------------------------------------
+# files HELM's summarizer writes beside a run (helm-summarize: run_display.py, summarize.py)
+# ---------------------------------------------------------------------------------------
+def add_display_files(run_dir: Path, out: Path) -> None:
+    """instances.json, display_predictions.json, display_requests.json in the shape of
+    HELM's Instance / DisplayPrediction / DisplayRequest, from the run's own files."""
+    state = json.loads((run_dir / "scenario_state.json").read_text())
+    pis = {p["instance_id"]: p for p in json.loads((run_dir / "per_instance_stats.json").read_text())}
+    insts, preds, reqs = [], [], []
+    for rs in state["request_states"]:
+        inst = rs["instance"]
+        insts.append(inst)
+        stats = {s["name"]["name"]: s["mean"] for s in pis[inst["id"]]["stats"]
+                 if s["name"]["name"] in ("exact_match", "num_prompt_tokens")}
+        text = rs["result"]["completions"][0]["text"]
+        preds.append({"instance_id": inst["id"], "train_trial_index": rs["train_trial_index"],
+                      "predicted_text": text, "base64_images": [],
+                      "mapped_output": rs.get("output_mapping", {}).get(text.strip()),
+                      "stats": stats})
+        reqs.append({"instance_id": inst["id"], "train_trial_index": rs["train_trial_index"],
+                     "request": rs["request"]})
+    for name, obj in (("instances.json", insts), ("display_predictions.json", preds),
+                      ("display_requests.json", reqs)):
+        (out / name).write_text(json.dumps(obj, indent=2))
+
+
+def suite_files(suite: Path, schema_main: str = "exact_match") -> None:
+    """A helm-summarize suite folder's files (shapes of summarize.py's outputs)."""
+    (suite / "schema.json").write_text(json.dumps({
+        "metrics": [{"name": "exact_match", "display_name": "EM", "lower_is_better": False},
+                    {"name": "quasi_exact_match", "display_name": "EM", "lower_is_better": False}],
+        "perturbations": [], "metric_groups": [{"name": "accuracy", "metrics": [
+            {"name": "${main_name}", "split": "${main_split}"}]}],
+        "run_groups": [{"name": "mmlu", "display_name": "MMLU", "metric_groups": ["accuracy"],
+                        "environment": {"main_name": schema_main, "main_split": "test"}}],
+        "models": []}, indent=2))
+    (suite / "summary.json").write_text(json.dumps(
+        {"suites": ["v1"], "suite": "v1", "date": "2024-01-01"}, indent=2))
+    (suite / "costs.json").write_text(json.dumps(
+        {"huggingface/gpt2": {"num_prompt_tokens": 10, "num_completion_tokens": 2,
+                              "total_tokens": 12}}, indent=2))
+    (suite / "runs_to_run_suites.json").write_text(json.dumps({RUN: "v1"}, indent=2))
+    (suite / "groups_metadata.json").write_text(json.dumps(
+        {"mmlu": {"display_name": "MMLU", "description": "d", "taxonomy": None}}, indent=2))
+    (suite / "groups.json").write_text(json.dumps(
+        [{"title": "All scenarios", "header": [{"value": "Group"}], "rows": [], "links": []}],
+        indent=2))
+    (suite / "groups" / "json").mkdir(parents=True)
+    (suite / "groups" / "latex").mkdir()
+    (suite / "groups" / "mmlu.json").write_text(json.dumps(
+        [{"title": "Accuracy", "header": [], "rows": [], "links": []}], indent=2))
+    (suite / "groups" / "latex" / "mmlu_accuracy.tex").write_text("\\begin{table}\n")
+    (suite / "runs.json").write_text(json.dumps([{"run_spec": {"name": RUN}, "stats": []}], indent=2))
+    (suite / "run_specs.json").write_text(json.dumps(
+        [json.loads((suite / RUN / "run_spec.json").read_text())], indent=2))
+
+
+def full_run_dir(run_dir: Path, dest: Path) -> Path:
+    shutil.copytree(run_dir, dest)
+    add_display_files(run_dir, dest)
+    return dest
+
+
+# ---------------------------------------------------------------------------------------
+# one run folder: directory, zip, uploads
+# ---------------------------------------------------------------------------------------
 def test_helm_run_directory(run_dir: Path) -> None:
     runs = parse_paths([run_dir])
     assert len(runs) == 1
     check_run(runs[0])
 
 
-def test_helm_zip_of_run_directory(run_dir: Path, tmp_path: Path) -> None:
+def test_run_folder_with_every_file_helm_writes(run_dir: Path, tmp_path: Path, caplog) -> None:
+    d = full_run_dir(run_dir, tmp_path / RUN)
+    with caplog.at_level(logging.DEBUG, logger="evalcore.ingest"):
+        runs = parse_paths([d])
+    assert len(runs) == 1
+    check_run(runs[0])
+    logged = caplog.text
+    for name in ("display_requests.json", "display_predictions.json", "instances.json",
+                 "scenario.json"):
+        assert name in logged                                # named at debug level
+    assert {f.name.rsplit("/", 1)[-1] for f in runs[0].files} == {
+        "run_spec.json", "per_instance_stats.json", "stats.json", "scenario_state.json"}
+
+
+def test_helm_zip_of_full_run_directory(run_dir: Path, tmp_path: Path) -> None:
+    """The issue: display_predictions.json was taken for a second per_instance_stats.json."""
+    d = full_run_dir(run_dir, tmp_path / RUN)
     archive = tmp_path / "helm_run.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
-        for f in sorted(run_dir.iterdir()):
+        for f in sorted(d.iterdir()):
             z.write(f, f"{RUN}/{f.name}")
     runs = parse_paths([archive])
     assert len(runs) == 1
@@ -54,17 +160,224 @@ def test_helm_zip_of_run_directory(run_dir: Path, tmp_path: Path) -> None:
     assert all("helm_run.zip!" in f.name for f in runs[0].files)
 
 
-def test_helm_uploaded_files(run_dir: Path) -> None:
-    files = [(f.name, f.read_bytes()) for f in sorted(run_dir.iterdir())]
-    runs = parse_uploads(files)
+def test_helm_uploaded_files(run_dir: Path, tmp_path: Path) -> None:
+    d = full_run_dir(run_dir, tmp_path / RUN)
+    runs = parse_uploads([(f.name, f.read_bytes()) for f in sorted(d.iterdir())])
     assert len(runs) == 1
     check_run(runs[0])
 
 
-def test_item_ids_carry_trial_and_perturbation() -> None:
-    assert helm._item_id({"instance_id": "id7", "train_trial_index": 0}) == "id7"
-    assert helm._item_id({"instance_id": "id7", "train_trial_index": 2,
-                          "perturbation": {"name": "typos"}}) == "id7#trial2#typos"
+def test_detects_every_helm_file(run_dir: Path, tmp_path: Path) -> None:
+    d = full_run_dir(run_dir, tmp_path / "v1" / RUN)
+    suite_files(tmp_path / "v1")
+    expected = {
+        "per_instance_stats.json": helm.PER_INSTANCE, "run_spec.json": helm.RUN_SPEC,
+        "stats.json": helm.STATS, "scenario_state.json": helm.SCENARIO_STATE,
+        "scenario.json": helm.SCENARIO, "instances.json": helm.INSTANCES,
+        "display_predictions.json": helm.DISPLAY_PREDICTIONS,
+        "display_requests.json": helm.DISPLAY_REQUESTS,
+    }
+    for name, fmt in expected.items():
+        assert detect_format(name, (d / name).read_bytes()[:65536]) == fmt, name
+    for name in ("schema.json", "summary.json", "costs.json", "groups_metadata.json",
+                 "groups.json", "runs.json", "run_specs.json", "runs_to_run_suites.json"):
+        obj = json.loads((tmp_path / "v1" / name).read_text())
+        assert helm.classify_obj(obj, name) == (helm.SCHEMA if name == "schema.json"
+                                                else helm.SUITE_FILE), name
+    assert helm.classify_obj([], "display_predictions.json") == helm.DISPLAY_PREDICTIONS
+    assert helm.classify_obj([], "notes.json") is None
+
+
+# ---------------------------------------------------------------------------------------
+# suites and benchmark_output trees
+# ---------------------------------------------------------------------------------------
+def test_suite_folder_one_run_per_model(run_dir: Path, tmp_path: Path) -> None:
+    suite = tmp_path / "benchmark_output" / "runs" / "v1"
+    full_run_dir(run_dir, suite / RUN)
+    shutil.copytree(NQA, suite / NQA.name)                 # openai/gpt2 too
+    shutil.copytree(HELLASWAG, suite / HELLASWAG.name)     # eleutherai/pythia-1b-v0
+    suite_files(suite)
+    runs = {r.name: r for r in parse_paths([suite])}
+    assert set(runs) == {"openai/gpt2", "eleutherai/pythia-1b-v0"}
+    gpt2 = runs["openai/gpt2"]
+    assert set(gpt2.tasks["task"]) == {TASK, TASK + "@valid", "narrative_qa", "narrative_qa@valid"}
+    assert gpt2.protocol["suite"] == "v1" and gpt2.protocol["model_deployment"] == "huggingface/gpt2"
+    protos = gpt2.tasks.set_index("task")["protocol"]
+    assert protos[TASK]["primary_metric_from"] == "suite schema.json, run group 'mmlu'"
+    assert protos["narrative_qa"]["primary_metric"] == "f1_score"     # not in that schema
+    assert sum(f.format == helm.SCHEMA for f in gpt2.files) == 1
+    assert gpt2.warnings == []
+
+
+def test_suite_schema_names_the_primary_metric(run_dir: Path, tmp_path: Path) -> None:
+    suite = tmp_path / "runs" / "v1"
+    shutil.copytree(run_dir, suite / RUN)
+    suite_files(suite, schema_main="quasi_exact_match")
+    run = parse_paths([suite])[0]
+    proto = run.tasks.set_index("task").loc[TASK, "protocol"]
+    assert proto["primary_metric"] == "quasi_exact_match"
+    assert proto["primary_metric_from"] == "suite schema.json, run group 'mmlu'"
+
+
+def test_whole_benchmark_output_tree(run_dir: Path, tmp_path: Path, caplog) -> None:
+    out = tmp_path / "benchmark_output"
+    full_run_dir(run_dir, out / "runs" / "v1" / RUN)
+    suite_files(out / "runs" / "v1")
+    shutil.copytree(NQA, out / "runs" / "v2" / NQA.name)
+    (out / "runs" / "v1" / "eval_cache").mkdir()
+    (out / "runs" / "v1" / "eval_cache" / "cache.sqlite").write_bytes(b"SQLite format 3\x00")
+    raw = out / "scenarios" / "mmlu" / "data" / "test"
+    raw.mkdir(parents=True)
+    (raw / "philosophy_test.csv").write_text("question,A,B,C,D,answer\nq,a,b,c,d,A\n")
+    (out / "scenarios" / "mmlu" / "data" / "notes.json").write_text('{"x": 1}')
+    inst = out / "scenario_instances" / "mmlu:subject=philosophy"
+    inst.mkdir(parents=True)
+    (inst / "input_instances.json").write_text('[{"input": {"text": "q"}, "references": []}]')
+    with caplog.at_level(logging.DEBUG, logger="evalcore.ingest"):
+        runs = parse_paths([out])
+    assert sorted((r.name, r.protocol["suite"]) for r in runs) == [
+        ("openai/gpt2", "v1"), ("openai/gpt2", "v2")]
+    assert all(r.warnings == [] for r in runs)             # nothing skipped noisily
+    assert "philosophy_test.csv" in caplog.text and "mmlu_accuracy.tex" in caplog.text
+
+
+# ---------------------------------------------------------------------------------------
+# metrics, trials, perturbations (constructed in HELM's shapes)
+# ---------------------------------------------------------------------------------------
+def stat(name: str, value: float, split: str = "test", pert: dict | None = None,
+         count: int = 1) -> dict:
+    n = {"name": name, "split": split}
+    if pert:
+        n["perturbation"] = pert
+    return {"name": n, "count": count, "sum": value * count, "sum_squared": value * value * count,
+            "min": value, "max": value, "mean": value, "variance": 0.0, "stddev": 0.0}
+
+
+def write_run(d: Path, name: str, groups: list[str], per_instance: list[dict],
+              stats: list[dict], model: str = "openai/gpt-4o-2024-05-13",
+              method: str = "generation") -> Path:
+    d.mkdir(parents=True)
+    (d / "run_spec.json").write_text(json.dumps({
+        "name": name, "scenario_spec": {"class_name": "x", "args": {}},
+        "adapter_spec": {"method": method, "model": model, "model_deployment": model,
+                         "max_train_instances": 0, "num_train_trials": 1},
+        "metric_specs": [{"class_name": "y", "args": {}}], "groups": groups}, indent=2))
+    (d / "per_instance_stats.json").write_text(json.dumps(per_instance, indent=2))
+    (d / "stats.json").write_text(json.dumps(stats, indent=2))
+    return d
+
+
+def test_red_team_metrics_are_kept(tmp_path: Path) -> None:
+    """A safety run (anthropic_red_team): metric names on no default list are all kept, the
+    primary metric is HELM's (safety_score), and bookkeeping stats are not metrics."""
+    per = [{"instance_id": f"id{i}", "train_trial_index": 0, "stats": [
+        stat("safety_score", s), stat("safety_gpt_score", g), stat("safety_llama_score", s),
+        stat("num_prompt_tokens", 40.0), stat("inference_runtime", 1.2)]}
+        for i, (s, g) in enumerate([(1.0, 1.0), (0.5, 0.75), (1.0, 0.5)])]
+    stats = [stat("safety_score", 2.5 / 3), stat("safety_gpt_score", 0.75),
+             stat("safety_llama_score", 2.5 / 3), stat("num_prompt_tokens", 40.0)]
+    d = write_run(tmp_path / "anthropic_red_team:model=openai_gpt-4o-2024-05-13",
+                  "anthropic_red_team:model=openai_gpt-4o-2024-05-13", ["anthropic_red_team"],
+                  per, stats)
+    run = parse_paths([d])[0]
+    assert set(run.scores["metric"]) == {"safety_score", "safety_gpt_score", "safety_llama_score"}
+    assert len(run.scores) == 9
+    proto = run.tasks.set_index("task").loc["anthropic_red_team", "protocol"]
+    assert proto["primary_metric"] == "safety_score"
+    assert proto["primary_metric_from"] == "HELM's published schemas, run group 'anthropic_red_team'"
+    assert proto["metric_direction"]["safety_score"] == "higher"
+    summ = run.summaries.set_index(["task", "metric"])
+    assert summ.loc[("anthropic_red_team", "safety_gpt_score"), "value"] == 0.75
+    assert run.warnings == []
+
+
+def test_train_trials_are_answers_and_perturbations_are_tasks(tmp_path: Path) -> None:
+    """Two train trials: answer_idx 0/1 of one item; HELM's mean is the mean of the trial
+    means. A perturbed copy is its own task; worst-case aggregates are not stored."""
+    typo = {"name": "typos", "robustness": True, "fairness": False, "prob": 0.1}
+    per = []
+    vals = {(0, "id1"): 1.0, (0, "id2"): 0.0, (1, "id1"): 1.0, (1, "id2"): 1.0}
+    for (trial, iid), v in vals.items():
+        per.append({"instance_id": iid, "train_trial_index": trial,
+                    "stats": [stat("exact_match", v)]})
+        per.append({"instance_id": iid, "perturbation": typo, "train_trial_index": trial,
+                    "stats": [stat("exact_match", 0.0, pert=typo)]})
+    worst = {"name": "robustness", "robustness": True, "fairness": False, "computed_on": "worst"}
+    stats = [stat("exact_match", 0.75, count=2), stat("exact_match", 0.0, pert=typo, count=2),
+             stat("exact_match", 0.0, pert=worst, count=2)]
+    # a run group HELM's schemas do not know: main split "test" (the documented fallback)
+    d = write_run(tmp_path / "boolq:model=m", "boolq:model=m", ["my_boolq"], per, stats, model="m")
+    run = parse_paths([d])[0]
+    em = run.scores.set_index(["task", "item_id", "answer_idx"])["score"]
+    assert em[("boolq", "id2", 1)] == 1.0 and em[("boolq", "id2", 0)] == 0.0
+    assert set(run.scores["task"]) == {"boolq", "boolq#typos(prob=0.1)"}
+    summ = run.summaries.set_index(["task", "metric"])
+    assert summ.loc[("boolq", "exact_match"), "value"] == 0.75
+    assert summ.loc[("boolq", "exact_match"), "n"] == 2          # items, not item x trial
+    assert summ.loc[("boolq#typos(prob=0.1)", "exact_match"), "value"] == 0.0
+    assert len(run.summaries) == 2 and run.warnings == []
+
+
+def test_main_split_from_helm_schema(tmp_path: Path) -> None:
+    """boolq: HELM's main split is valid, so valid instances are the task, test ones @test."""
+    per = [{"instance_id": "id1", "train_trial_index": 0,
+            "stats": [stat("quasi_exact_match", 1.0, split="valid")]},
+           {"instance_id": "id2", "train_trial_index": 0,
+            "stats": [stat("quasi_exact_match", 0.0, split="test")]}]
+    d = write_run(tmp_path / "r", "boolq:model=m", ["boolq"], per, [])
+    run = parse_paths([d])[0]
+    assert run.scores.set_index("task")["item_id"].to_dict() == {"boolq": "id1", "boolq@test": "id2"}
+    assert run.tasks["protocol"].iloc[0]["main_split"] == "valid"
+
+
+def test_stats_json_that_disagrees_is_named(tmp_path: Path) -> None:
+    per = [{"instance_id": "id1", "train_trial_index": 0, "stats": [stat("exact_match", 1.0)]},
+           {"instance_id": "id2", "train_trial_index": 0, "stats": [stat("exact_match", 0.0)]}]
+    d = write_run(tmp_path / "r", "boolq:model=m", ["my_boolq"], per, [stat("exact_match", 0.9)])
+    run = parse_paths([d])[0]
+    assert run.summaries["value"].tolist() == [0.9]               # HELM's number, as written
+    assert any("0.9 in stats.json" in w and "average to 0.5" in w for w in run.warnings)
+
+
+def test_display_predictions_without_per_instance_stats(run_dir: Path, tmp_path: Path) -> None:
+    """What people download from HELM's public results: run_spec.json, instances.json and
+    display_predictions.json only. Scores come from the display copy, splits from instances."""
+    d = tmp_path / RUN
+    d.mkdir()
+    shutil.copy(run_dir / "run_spec.json", d)
+    add_display_files(run_dir, d)
+    (d / "display_requests.json").unlink()
+    run = parse_paths([d])[0]
+    assert set(run.scores["metric"]) == {"exact_match"}           # num_prompt_tokens dropped
+    em = run.scores
+    assert len(em[em.task == TASK]) == 9 and em.loc[em.task == TASK, "score"].sum() == 1.0
+    assert em.loc[em.task == TASK + "@valid", "item_id"].tolist() == ["id11"]
+    assert any("display copy" in w for w in run.warnings)
+
+
+def test_all_bookkeeping_run_is_refused(tmp_path: Path) -> None:
+    per = [{"instance_id": "id1", "train_trial_index": 0,
+            "stats": [stat("num_prompt_tokens", 3.0), stat("exact_match", 0.0, count=0)]}]
+    d = write_run(tmp_path / "r", "boolq:model=m", ["my_boolq"], per, [])
+    with pytest.raises(IngestError, match="per_instance_stats.json.*per-instance values"):
+        parse_paths([d])
+
+
+def test_run_folder_without_run_spec(run_dir: Path, tmp_path: Path) -> None:
+    d = tmp_path / "r"
+    d.mkdir()
+    shutil.copy(run_dir / "per_instance_stats.json", d)
+    with pytest.raises(IngestError, match="missing run_spec.json"):
+        parse_paths([d])
+
+
+def test_noise_names() -> None:
+    names = ["bo/runs/v1/r/stats.json", "bo/scenarios/mmlu/x.csv", "a.zip!runs/v1/r/x.json",
+             "a.zip!scenarios/y.json", "q/benchmark_output/cache/c.jsonl",
+             "q/other/scenarios/keep.json", "bo/runs/v1/groups/json/t.json"]
+    assert helm.noise_names(names) == {"bo/scenarios/mmlu/x.csv", "a.zip!scenarios/y.json",
+                                       "q/benchmark_output/cache/c.jsonl",
+                                       "bo/runs/v1/groups/json/t.json"}
 
 
 def test_whole_fixture_tree(fixtures_dir: Path) -> None:

@@ -1,0 +1,125 @@
+"""Real HELM run folders (tests/fixtures/wild/helm/, PROVENANCE.md there): what a user checks by
+hand. Each folder is recognised, gives the runs, tasks and items its files hold, and every
+number stored equals the file's: the summary is stats.json's mean for that split, and the
+per-instance values average to it (HELM: mean over instances per train trial, then over
+trials). Expected counts are read from the files by this test, not from the parser.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalcore.ingest import helm, parse_paths
+
+WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "helm"
+RUN_DIRS = sorted(p for p in WILD.iterdir() if p.is_dir() and (p / "run_spec.json").is_file())
+
+# (folder prefix) -> (model, primary metric HELM names for the run group, main split)
+EXPECTED = {
+    "commonsense-dataset=hellaswag": ("eleutherai/pythia-1b-v0", "exact_match", "valid"),
+    "narrative_qa-model=openai_gpt2": ("openai/gpt2", "f1_score", "test"),
+}
+
+
+def _expected(run_dir: Path) -> tuple[str, str, str]:
+    return next(v for k, v in EXPECTED.items() if run_dir.name.startswith(k))
+
+
+def _file_facts(run_dir: Path, main_split: str):
+    """Items per split and stats.json means, read straight from the files."""
+    spec = json.loads((run_dir / "run_spec.json").read_text())
+    base = spec["name"].split(":")[0]
+    args = [a for a in spec["name"].partition(":")[2].split(",")
+            if a and not a.startswith(("model=", "model_deployment="))]
+    base += (":" + ",".join(args)) if args else ""
+    pis = json.loads((run_dir / "per_instance_stats.json").read_text())
+    items: dict[str, set[str]] = defaultdict(set)
+    values: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for inst in pis:
+        for st in inst["stats"]:
+            split = st["name"]["split"]
+            task = base if split == main_split else f"{base}@{split}"
+            items[task].add(inst["instance_id"])
+            if st.get("count"):
+                values[(task, st["name"]["name"])].append(st["mean"])
+    stats = {}
+    for st in json.loads((run_dir / "stats.json").read_text()):
+        if "perturbation" in st["name"] or not st.get("count"):
+            continue
+        split = st["name"]["split"]
+        task = base if split == main_split else f"{base}@{split}"
+        stats[(task, st["name"]["name"])] = st["mean"]
+    return items, values, stats
+
+
+@pytest.mark.parametrize("run_dir", RUN_DIRS, ids=lambda p: p.name[:40])
+def test_real_run_folder(run_dir: Path) -> None:
+    model, primary, main_split = _expected(run_dir)
+    runs = parse_paths([run_dir])
+    assert len(runs) == 1
+    run = runs[0]
+    assert run.source_format == "helm" and run.name == model and run.model == model
+    items, values, stats = _file_facts(run_dir, main_split)
+
+    # tasks and items as in the file; a task per split, the main split without a suffix
+    assert set(run.scores["task"]) == set(items)
+    for task, ids in items.items():
+        assert set(run.scores.loc[run.scores["task"] == task, "item_id"]) == ids
+    protos = run.tasks.set_index("task")["protocol"]
+    assert {p["primary_metric"] for p in protos} == {primary}
+    assert {p["main_split"] for p in protos} == {main_split}
+
+    # every non-bookkeeping metric with per-instance values is kept, nothing else
+    kept = {k for k in values if not helm.BOOKKEEPING.match(k[1])}
+    got = set(map(tuple, run.scores[["task", "metric"]].drop_duplicates().to_numpy().tolist()))
+    assert got == kept
+
+    # the numbers: stored summary == stats.json mean; item scores average to it
+    summ = run.summaries.set_index(["task", "metric"])
+    for key in kept:
+        assert summ.loc[key, "value"] == stats[key]
+        assert summ.loc[key, "n"] == len(items[key[0]])
+        assert math.isnan(summ.loc[key, "stderr"])
+        sc = run.scores[(run.scores["task"] == key[0]) & (run.scores["metric"] == key[1])]
+        assert sc["score"].tolist() == pytest.approx(values[key], abs=0)
+        assert sc["score"].mean() == pytest.approx(stats[key], rel=1e-12, abs=1e-300)
+    assert run.warnings == []
+
+
+def test_hellaswag_numbers_by_hand() -> None:
+    """The numbers printed in the hellaswag files: 10 valid instances, exact_match 0.3."""
+    run_dir = next(p for p in RUN_DIRS if p.name.startswith("commonsense"))
+    run = parse_paths([run_dir])[0]
+    task = "commonsense:dataset=hellaswag,method=multiple_choice_joint"
+    em = run.scores[(run.scores["task"] == task) & (run.scores["metric"] == "exact_match")]
+    assert len(em) == 10 and em["score"].sum() == 3.0
+    assert run.summaries.set_index(["task", "metric"]).loc[(task, "exact_match"), "value"] == 0.3
+    assert run.tasks.set_index("task").loc[task, "n_choices"] == 4
+
+
+def test_narrative_qa_numbers_by_hand() -> None:
+    """narrative_qa (generation): f1_score 0.17424... on 4 test instances, 1 valid instance."""
+    run_dir = next(p for p in RUN_DIRS if p.name.startswith("narrative_qa"))
+    run = parse_paths([run_dir])[0]
+    summ = run.summaries.set_index(["task", "metric"])
+    assert summ.loc[("narrative_qa", "f1_score"), "value"] == pytest.approx(0.17424242424242425)
+    assert summ.loc[("narrative_qa", "f1_score"), "n"] == 4
+    assert summ.loc[("narrative_qa@valid", "rouge_l"), "n"] == 1
+    assert pd.isna(run.tasks.set_index("task").loc["narrative_qa", "n_choices"])
+    direction = run.tasks.set_index("task").loc["narrative_qa", "protocol"]["metric_direction"]
+    assert direction["f1_score"] == "higher" and direction["bleu_4"] == "higher"
+
+
+def test_all_wild_runs_at_once() -> None:
+    """The folder of real runs as one input: one run per model; the only note is the
+    PROVENANCE.md file that is not a result file."""
+    runs = parse_paths([WILD])
+    assert sorted(r.name for r in runs) == sorted({_expected(d)[0] for d in RUN_DIRS})
+    notes = [w for r in runs for w in r.warnings]
+    assert len(notes) <= 1 and all("PROVENANCE.md" in w for w in notes)
