@@ -221,6 +221,7 @@ def harness_primary_metric(protocol: Mapping[str, Any] | None,
                            available: Iterable[str]) -> str | None:
     """The harness's primary metric of a task among ``available``, else None.
 
+    HELM: ``primary_metric`` (its run group's ``main_name``, stored by the HELM parser).
     lm-evaluation-harness 0.4: the first entry of the task config's ``metric_list``; with a
     ``filter_list`` the first filter's name is appended (``exact_match,strict-match``), as
     evalbars names filtered metrics. Falls back to the unfiltered name, then to the first
@@ -228,6 +229,9 @@ def harness_primary_metric(protocol: Mapping[str, Any] | None,
     """
     if not isinstance(protocol, Mapping):
         return None
+    named = protocol.get("primary_metric")          # HELM: the run group's main_name
+    if isinstance(named, str) and named in {str(m) for m in available}:
+        return named
     mlist = protocol.get("metric_list")
     if not isinstance(mlist, list) or not mlist or not isinstance(mlist[0], Mapping):
         return None

@@ -49,7 +49,7 @@ def check_run(run) -> None:
     proto = tasks.loc[TASK, "protocol"]
     assert proto["adapter_spec"]["max_train_instances"] == 5
     assert proto["primary_metric"] == "exact_match" and proto["main_split"] == "test"
-    assert proto["metric_direction"]["exact_match"] == "higher"
+    assert proto["higher_is_better"]["exact_match"] is True
     t = run.texts.set_index("item_id").loc["id147"]
     assert t.target == "C. internalmeaning" and t.response == "D. meaning in an afterlife"
     assert {f.format for f in run.files} >= {helm.PER_INSTANCE, helm.RUN_SPEC, helm.STATS}
@@ -285,7 +285,7 @@ def test_red_team_metrics_are_kept(tmp_path: Path) -> None:
     proto = run.tasks.set_index("task").loc["anthropic_red_team", "protocol"]
     assert proto["primary_metric"] == "safety_score"
     assert proto["primary_metric_from"] == "HELM's published schemas, run group 'anthropic_red_team'"
-    assert proto["metric_direction"]["safety_score"] == "higher"
+    assert proto["higher_is_better"] == {"safety_score": True}     # HELM declares no other
     summ = run.summaries.set_index(["task", "metric"])
     assert summ.loc[("anthropic_red_team", "safety_gpt_score"), "value"] == 0.75
     assert run.warnings == []

@@ -112,8 +112,8 @@ def test_narrative_qa_numbers_by_hand() -> None:
     assert summ.loc[("narrative_qa", "f1_score"), "n"] == 4
     assert summ.loc[("narrative_qa@valid", "rouge_l"), "n"] == 1
     assert pd.isna(run.tasks.set_index("task").loc["narrative_qa", "n_choices"])
-    direction = run.tasks.set_index("task").loc["narrative_qa", "protocol"]["metric_direction"]
-    assert direction["f1_score"] == "higher" and direction["bleu_4"] == "higher"
+    declared = run.tasks.set_index("task").loc["narrative_qa", "protocol"]["higher_is_better"]
+    assert declared["f1_score"] is True and declared["bleu_4"] is True
 
 
 def test_all_wild_runs_at_once() -> None:
@@ -123,3 +123,21 @@ def test_all_wild_runs_at_once() -> None:
     assert sorted(r.name for r in runs) == sorted({_expected(d)[0] for d in RUN_DIRS})
     notes = [w for r in runs for w in r.warnings]
     assert len(notes) <= 1 and all("PROVENANCE.md" in w for w in notes)
+
+
+def test_leaderboard_opens_on_helms_main_metric(tmp_path: Path) -> None:
+    """Stored and shown: narrative_qa opens on f1_score (HELM's main_name, not the alphabetical
+    bleu_1), hellaswag on exact_match; the score shown is stats.json's number."""
+    from evalcore import analysis as an
+    from evalcore.store import Store
+
+    store = Store(tmp_path / "s.duckdb")
+    store.ingest(parse_paths(RUN_DIRS))
+    lb = an.leaderboard(store, include_ranks=False)
+    assert lb.metrics_by_task["narrative_qa"] == "f1_score"
+    hs = "commonsense:dataset=hellaswag,method=multiple_choice_joint"
+    assert lb.metrics_by_task[hs] == "exact_match"
+    cells = lb.cells.set_index("task")
+    assert cells.loc["narrative_qa", "score"] == pytest.approx(0.17424242424242425)
+    assert cells.loc[hs, "score"] == pytest.approx(0.3)
+    assert cells.loc[hs, "n"] == 10

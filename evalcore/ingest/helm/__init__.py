@@ -35,9 +35,11 @@ Mapping
   ``main_split``), (2) the same from HELM's published schemas (``_schema.MAIN_METRICS``),
   (3) otherwise the first metric named in the run spec's metric specs that has values, then
   ``exact_match``-like names, then the first name alphabetically; main split ``test``.
-* Direction per metric (task protocol ``metric_direction``): ``lower_is_better`` from the
-  suite's ``schema.json``, else ``_schema.LOWER_IS_BETTER``/``HIGHER_IS_BETTER``, else
-  ``unknown``.
+* Direction per metric (task protocol ``higher_is_better`` {metric: bool}, read by
+  ``evalcore.metrics`` as the harness's declaration): the negation of ``lower_is_better`` in
+  the suite's ``schema.json``, else in HELM's published schemas
+  (``_schema.LOWER_IS_BETTER``/``HIGHER_IS_BETTER``); metrics HELM declares no direction
+  for are left out (direction unknown unless evalbars' own table knows them).
 * Summaries: the ``stats.json`` mean of each kept metric (and of the primary metric) per
   split and perturbation; HELM's worst-case ``robustness``/``fairness`` aggregates have no
   per-instance values and are not stored. HELM averages each train trial over its instances

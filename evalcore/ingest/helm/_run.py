@@ -313,7 +313,8 @@ def read_folder(parts: dict[str, Source], folder: str, schema: SuiteSchema | Non
                  "data_augmenter": spec.get("data_augmenter_spec"), "groups": groups or None,
                  "primary_metric": primary, "main_split": main_split,
                  "primary_metric_from": source,
-                 "metric_direction": {m: direction(m, schema) for m in metrics_t}}
+                 "higher_is_better": {m: d == "higher" for m in metrics_t
+                                      if (d := direction(m, schema)) != "unknown"} or None}
         tasks.append({"task": t, "n_choices": n_choices,
                       "protocol": {k: v for k, v in proto.items() if v is not None}})
     files = [parts[f].source_file(f) for f in used]
