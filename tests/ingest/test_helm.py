@@ -22,8 +22,9 @@ from evalcore.ingest import detect_format, helm, parse_paths, parse_uploads
 RUN = "mmlu-subject=philosophy,method=multiple_choice_joint,model=openai_gpt2"
 TASK = "mmlu:subject=philosophy,method=multiple_choice_joint"
 WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "helm"
-NQA = WILD / "narrative_qa-model=openai_gpt2"
-HELLASWAG = next(WILD.glob("commonsense-dataset=hellaswag*"))
+SUITE = WILD / "benchmark_output" / "runs" / "evalbars"
+NQA = SUITE / "narrative_qa-model=openai_gpt2"
+HELLASWAG = next(SUITE.glob("commonsense-dataset=hellaswag*"))
 
 
 @pytest.fixture(scope="module")

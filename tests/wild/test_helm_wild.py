@@ -8,7 +8,9 @@ trials). Expected counts are read from the files by this test, not from the pars
 from __future__ import annotations
 
 import json
+import logging
 import math
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -18,7 +20,8 @@ import pytest
 from evalcore.ingest import helm, parse_paths
 
 WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "helm"
-RUN_DIRS = sorted(p for p in WILD.iterdir() if p.is_dir() and (p / "run_spec.json").is_file())
+SUITE = WILD / "benchmark_output" / "runs" / "evalbars"
+RUN_DIRS = sorted(p.parent for p in SUITE.glob("*/run_spec.json"))
 
 # (folder prefix) -> (model, primary metric HELM names for the run group, main split)
 EXPECTED = {
@@ -116,13 +119,49 @@ def test_narrative_qa_numbers_by_hand() -> None:
     assert declared["f1_score"] is True and declared["bleu_4"] is True
 
 
-def test_all_wild_runs_at_once() -> None:
-    """The folder of real runs as one input: one run per model; the only note is the
-    PROVENANCE.md file that is not a result file."""
-    runs = parse_paths([WILD])
+def test_whole_benchmark_output_tree(caplog) -> None:
+    """The real tree as one input: one run per model with its suite; every file HELM wrote
+    is recognised (the suite summaries and display copies named at debug level, none an
+    error); the suite's schema.json names the main metrics; the only note is PROVENANCE.md."""
+    with caplog.at_level(logging.DEBUG, logger="evalcore.ingest"):
+        runs = parse_paths([WILD])
     assert sorted(r.name for r in runs) == sorted({_expected(d)[0] for d in RUN_DIRS})
+    assert {r.protocol["suite"] for r in runs} == {"evalbars"}
     notes = [w for r in runs for w in r.warnings]
-    assert len(notes) <= 1 and all("PROVENANCE.md" in w for w in notes)
+    assert len(notes) == 1 and "PROVENANCE.md" in notes[0]
+    for name in ("runs.json", "run_specs.json", "summary.json", "costs.json",
+                 "groups_metadata.json", "runs_to_run_suites.json", "display_requests.json",
+                 "display_predictions.json", "instances.json", "scenario.json",
+                 "narrative_qa_narrative_qa_.tex"):
+        assert name in caplog.text, name
+    for run in runs:
+        srcs = {p["primary_metric_from"] for p in run.tasks["protocol"]}
+        assert all(s.startswith("suite schema.json, run group") for s in srcs)
+        assert sum(f.format == helm.SCHEMA for f in run.files) == 1
+    by_model = {r.name: r for r in runs}
+    one = parse_paths([RUN_DIRS[1]])[0]          # the same run read alone: same numbers
+    both = by_model[one.name]
+    assert one.summaries.equals(both.summaries) and one.scores.equals(both.scores)
+
+
+def test_display_copy_alone(tmp_path: Path) -> None:
+    """What people fetch from HELM's public results: run_spec.json, instances.json and
+    display_predictions.json. The scores are the display copy's (only the metrics HELM's
+    schema shows: f1_score here) and equal per_instance_stats.json's values."""
+    run_dir = next(p for p in RUN_DIRS if p.name.startswith("narrative_qa"))
+    d = tmp_path / run_dir.name
+    d.mkdir()
+    for name in ("run_spec.json", "instances.json", "display_predictions.json"):
+        shutil.copy(run_dir / name, d)
+    run = parse_paths([d])[0]
+    full = parse_paths([run_dir])[0]
+    assert set(run.scores["metric"]) == {"f1_score"}
+    key = ["task", "item_id", "answer_idx"]
+    got = run.scores.sort_values(key).reset_index(drop=True)
+    want = full.scores[full.scores["metric"] == "f1_score"].sort_values(key).reset_index(drop=True)
+    assert got[key + ["score"]].equals(want[key + ["score"]])
+    assert set(got["task"]) == {"narrative_qa", "narrative_qa@valid"}   # splits from instances.json
+    assert any("display copy" in w for w in run.warnings)
 
 
 def test_leaderboard_opens_on_helms_main_metric(tmp_path: Path) -> None:

@@ -68,6 +68,8 @@ def classify_obj(obj: Any, basename: str = "") -> str | None:
     """The HELM format of a parsed JSON value, or None."""
     if isinstance(obj, dict):
         keys = set(obj)
+        if not keys:                       # costs.json of runs without token counts: {}
+            return SUITE_FILE if basename in _SUITE_NAMES else None
         if "adapter_spec" in keys and ("scenario_spec" in keys or "metric_specs" in keys):
             return RUN_SPEC
         if "request_states" in keys:
