@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from evalcore.errors import IngestError
-from evalcore.ingest import detect_format, helm, parse_paths, parse_uploads
+from evalcore.ingest import detect_format, helm, parse_paths, parse_uploads, read_paths
 
 RUN = "mmlu-subject=philosophy,method=multiple_choice_joint,model=openai_gpt2"
 TASK = "mmlu:subject=philosophy,method=multiple_choice_joint"
@@ -356,12 +356,33 @@ def test_display_predictions_without_per_instance_stats(run_dir: Path, tmp_path:
     assert any("display copy" in w for w in run.warnings)
 
 
-def test_all_bookkeeping_run_is_refused(tmp_path: Path) -> None:
+def test_all_bookkeeping_run_is_not_stored_and_others_are(run_dir: Path, tmp_path: Path) -> None:
+    """A run folder whose stats are all bookkeeping or not computed holds no scores: it is
+    reported (not merged into its model's run) and the suite's good run is still read."""
+    suite = tmp_path / "runs" / "v1"
+    shutil.copytree(run_dir, suite / RUN)
     per = [{"instance_id": "id1", "train_trial_index": 0,
             "stats": [stat("num_prompt_tokens", 3.0), stat("exact_match", 0.0, count=0)]}]
-    d = write_run(tmp_path / "r", "boolq:model=m", ["my_boolq"], per, [])
-    with pytest.raises(IngestError, match="per_instance_stats.json.*per-instance values"):
-        parse_paths([d])
+    write_run(suite / "boolq:model=openai_gpt2", "boolq:model=openai_gpt2", ["my_boolq"], per,
+              [], model="openai/gpt2")
+    batch = read_paths([suite])
+    assert [r.name for r in batch.runs] == ["openai/gpt2"]
+    assert set(batch.runs[0].tasks["task"]) == {TASK, TASK + "@valid"}
+    [empty] = batch.no_scores
+    assert "boolq:model=openai_gpt2" in empty.file and "every metric was skipped" in str(empty)
+
+
+def test_bad_folder_does_not_block_the_suite(run_dir: Path, tmp_path: Path) -> None:
+    suite = tmp_path / "runs" / "v1"
+    shutil.copytree(run_dir, suite / RUN)
+    shutil.copytree(NQA, suite / NQA.name)
+    (suite / NQA.name / "per_instance_stats.json").write_text('[{"instance_id": "id1", "stats": [')
+    batch = read_paths([suite])
+    assert [r.name for r in batch.runs] == ["openai/gpt2"]
+    assert set(batch.runs[0].tasks["task"]) == {TASK, TASK + "@valid"}
+    bad = {p.file.rsplit("/", 1)[-1] for p in batch.problems}
+    assert "per_instance_stats.json" in bad and "run_spec.json" in bad   # the folder, whole
+    assert all(NQA.name in p.file for p in batch.problems)
 
 
 def test_run_folder_without_run_spec(run_dir: Path, tmp_path: Path) -> None:
