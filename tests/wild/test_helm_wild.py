@@ -137,7 +137,7 @@ def test_whole_benchmark_output_tree(caplog) -> None:
     for run in runs:
         srcs = {p["primary_metric_from"] for p in run.tasks["protocol"]}
         assert all(s.startswith("suite schema.json, run group") for s in srcs)
-        assert sum(f.format == helm.SCHEMA for f in run.files) == 1
+        assert not any(f.format == helm.SCHEMA for f in run.files)   # shared by the suite
     by_model = {r.name: r for r in runs}
     one = parse_paths([RUN_DIRS[1]])[0]          # the same run read alone: same numbers
     both = by_model[one.name]
@@ -180,3 +180,29 @@ def test_leaderboard_opens_on_helms_main_metric(tmp_path: Path) -> None:
     assert cells.loc["narrative_qa", "score"] == pytest.approx(0.17424242424242425)
     assert cells.loc[hs, "score"] == pytest.approx(0.3)
     assert cells.loc[hs, "n"] == 10
+
+
+def test_cli_ingests_the_tree_and_a_zip_of_it(tmp_path: Path, capsys) -> None:
+    """`python -m evalcore ingest benchmark_output/ --store FILE`: both runs stored, exit 0;
+    the same tree zipped adds nothing new (same files, same runs)."""
+    import zipfile
+
+    from evalcore import cli
+
+    store = tmp_path / "s.duckdb"
+    code = cli.main(["ingest", str(WILD / "benchmark_output"), "--store", str(store)])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "eleutherai/pythia-1b-v0" in out.out and "openai/gpt2" in out.out
+    archive = tmp_path / "benchmark_output.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in sorted((WILD / "benchmark_output").rglob("*")):
+            if f.is_file():
+                z.write(f, f.relative_to(WILD).as_posix())
+    runs = parse_paths([archive])
+    assert sorted(r.name for r in runs) == ["eleutherai/pythia-1b-v0", "openai/gpt2"]
+    assert all(r.warnings == [] for r in runs)          # .tex member skipped quietly
+    from evalcore.store import Store
+
+    stored = Store(store).runs()
+    assert sorted(stored["name"]) == ["eleutherai/pythia-1b-v0", "openai/gpt2"]

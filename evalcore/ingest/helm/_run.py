@@ -349,7 +349,6 @@ def parse_runs(folders: dict[str, dict[str, Source]], schemas: dict[str, Source]
         except IngestError as exc:
             fail({SCHEMA: s}, exc)
     groups: dict[tuple[str, str | None, str | None, int], list[Folder]] = defaultdict(list)
-    schema_of: dict[str, str] = {}
     for n, (folder, parts) in enumerate(folders.items()):
         sfolder = next((a for a in _ancestors(folder) if a in loaded), None)
         try:
@@ -357,8 +356,6 @@ def parse_runs(folders: dict[str, dict[str, Source]], schemas: dict[str, Source]
         except IngestError as exc:
             fail(parts, exc)
             continue
-        if sfolder is not None:
-            schema_of[folder] = sfolder
         if not len(f.scores):
             groups[(_parent(folder), f.model, f.deployment, -1 - n)].append(f)
             continue
@@ -379,9 +376,9 @@ def parse_runs(folders: dict[str, dict[str, Source]], schemas: dict[str, Source]
             name=str(model or members[0].run_name), model=model, source_format="helm",
             harness=HARNESS, harness_version=None,
             protocol={k: v for k, v in protocol.items() if v is not None},
-            files=[x for m in members for x in m.files] + [
-                schemas[sf].source_file(SCHEMA)
-                for sf in dict.fromkeys(schema_of[m.folder] for m in members if m.folder in schema_of)],
+            # the suite's schema.json is shared by every run of the suite: not one run's file
+            # (the store would take runs sharing a file for parts of one run)
+            files=[x for m in members for x in m.files],
             scores=concat_frames([m.scores for m in members], SCORE_COLUMNS),
             summaries=summaries_frame([r for m in members for r in m.summaries]),
             texts=concat_frames([m.texts for m in members], TEXT_COLUMNS),
