@@ -35,7 +35,7 @@ Added by the ingest owner
 
 Formats, one module each: ``lm_eval`` (results JSON 0.3/0.4.x, sample logs JSONL/JSON
 array, embedded samples), ``inspect_log`` (``.eval`` zips with deflate or zstd members,
-``.json`` logs v1/v2), ``helm`` (run directories or zips of one), ``tidy`` (CSV, JSONL,
+``.json`` logs v1/v2), ``helm`` (run folders, suite folders, ``benchmark_output/`` trees, zips of these), ``tidy`` (CSV, JSONL,
 Parquet with ``model``/``run``, ``task``, ``item_id``, ``score`` [, ``metric``, ``answer``,
 ``cluster``]: the escape hatch for any other harness).
 """

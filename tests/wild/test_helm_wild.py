@@ -162,6 +162,17 @@ def test_display_copy_alone(tmp_path: Path) -> None:
     assert got[key + ["score"]].equals(want[key + ["score"]])
     assert set(got["task"]) == {"narrative_qa", "narrative_qa@valid"}   # splits from instances.json
     assert any("display copy" in w for w in run.warnings)
+    # texts from the display copies: the instance's input, its correct reference, the output
+    t = run.texts.set_index(["task", "item_id"])
+    insts = {i["id"]: i for i in json.loads((run_dir / "instances.json").read_text())}
+    preds = json.loads((run_dir / "display_predictions.json").read_text())
+    p0 = preds[0]
+    inst = insts[p0["instance_id"]]
+    task = "narrative_qa" if inst["split"] == "test" else "narrative_qa@valid"
+    row = t.loc[(task, p0["instance_id"])]
+    assert row["prompt"] == inst["input"]["text"] and row["response"] == p0["predicted_text"]
+    assert row["target"] == " | ".join(r["output"]["text"] for r in inst["references"]
+                                       if "correct" in r["tags"])
 
 
 def test_leaderboard_opens_on_helms_main_metric(tmp_path: Path) -> None:

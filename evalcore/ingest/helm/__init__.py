@@ -6,7 +6,8 @@ Which file is which and which paths are skipped: ``_files``. Per run folder
 * Read: ``run_spec.json`` (required), ``per_instance_stats.json`` (the per-instance values;
   if absent, ``display_predictions.json`` with ``instances.json`` for the splits is read
   instead, with a warning: HELM's display copy holds only the metrics its schema shows),
-  ``stats.json`` (summaries), ``scenario_state.json`` (prompts, references, completions).
+  ``stats.json`` (summaries), ``scenario_state.json`` (prompts, references, completions;
+  without it the texts come from ``instances.json`` and ``display_predictions.json``).
 * Recognised and not read (named at debug level): ``scenario.json``, ``instances.json`` and
   ``display_predictions.json`` when ``per_instance_stats.json`` is there,
   ``display_requests.json``, and the suite files of ``helm-summarize`` (``runs.json``,

@@ -210,6 +210,42 @@ def _texts(src: Source, base: str, main_split: str) -> pd.DataFrame:
                        [rows[k][2] for k in keys])
 
 
+def _display_texts(preds_src: Source, inst_src: Source, base: str,
+                   main_split: str) -> pd.DataFrame:
+    """Texts from HELM's display copies when scenario_state.json is absent: prompt = the
+    instance's input text (without HELM's few-shot prefix), target = its correct
+    references, response = the predicted text (with its mapped option, if any)."""
+    insts = load_json(inst_src)
+    by_key: dict[tuple[str, str | None], dict[str, Any]] = {}
+    for inst in insts if isinstance(insts, list) else []:
+        if isinstance(inst, dict) and "id" in inst:
+            by_key[(str(inst["id"]), perturbation_label(inst.get("perturbation")))] = inst
+    preds = load_json(preds_src)
+    rows: dict[tuple[str, str, int], tuple[str | None, str | None, str | None]] = {}
+    for p in preds if isinstance(preds, list) else []:
+        if not isinstance(p, dict) or "instance_id" not in p:
+            continue
+        pert = perturbation_label(p.get("perturbation"))
+        inst = by_key.get((str(p["instance_id"]), pert))
+        if inst is None:
+            continue
+        task = task_for(base, str(inst.get("split") or "test"), pert, main_split)
+        key = (task, str(p["instance_id"]), int(p.get("train_trial_index") or 0))
+        text = (inst.get("input") or {}).get("text") if isinstance(inst.get("input"), dict) else None
+        correct = [(r.get("output") or {}).get("text") for r in inst.get("references") or []
+                   if isinstance(r, dict) and "correct" in (r.get("tags") or [])]
+        resp = p.get("predicted_text")
+        if isinstance(resp, str) and isinstance(p.get("mapped_output"), str):
+            resp = f"{resp.strip()}. {p['mapped_output']}"
+        rows.setdefault(key, (text[:TEXT_LIMIT] if isinstance(text, str) else None,
+                              " | ".join(c for c in correct if isinstance(c, str)) or None,
+                              resp[:TEXT_LIMIT] if isinstance(resp, str) else None))
+    keys = list(rows)
+    return texts_frame([k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys],
+                       [rows[k][0] for k in keys], [rows[k][1] for k in keys],
+                       [rows[k][2] for k in keys])
+
+
 def read_folder(parts: dict[str, Source], folder: str, schema: SuiteSchema | None) -> Folder:
     """What one HELM run folder holds, by format name (see ``_files``)."""
     where_folder = folder or "(upload)"
@@ -296,10 +332,14 @@ def read_folder(parts: dict[str, Source], folder: str, schema: SuiteSchema | Non
         warnings.append(f"{run_name}: HELM's main metric {primary!r} has no per-instance values "
                         "(HELM derives it from other stats); only its stats.json value is stored")
 
-    texts = (_texts(parts[SCENARIO_STATE], base, main_split) if SCENARIO_STATE in parts
-             else texts_frame([], [], 0, [], [], []))
     if SCENARIO_STATE in parts:
+        texts = _texts(parts[SCENARIO_STATE], base, main_split)
         used.append(SCENARIO_STATE)
+    elif DISPLAY_PREDICTIONS in parts and INSTANCES in parts:
+        texts = _display_texts(parts[DISPLAY_PREDICTIONS], parts[INSTANCES], base, main_split)
+        used += [f for f in (DISPLAY_PREDICTIONS, INSTANCES) if f not in used]
+    else:
+        texts = texts_frame([], [], 0, [], [], [])
 
     method = str(adapter.get("method") or "")
     n_choices = n_refs.most_common(1)[0][0] if n_refs and "multiple_choice" in method else None
