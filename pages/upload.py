@@ -16,7 +16,8 @@ from evalcore.ingest import problem_row
 from ui import common
 
 FORMATS_HELP = ("lm-evaluation-harness results JSON and sample logs (samples_*.jsonl), "
-                "inspect_ai logs (.eval, .json), HELM run folders as .zip, tidy tables "
+                "inspect_ai logs (.eval, .json), HELM run folders, suites or a whole "
+                "benchmark_output/ folder as .zip, tidy tables "
                 "(CSV/JSONL/Parquet with model, task, item_id, score). Upload a results file "
                 "together with its sample logs so they become one run.")
 

@@ -35,9 +35,9 @@ Added by the ingest owner
 
 Formats, one module each: ``lm_eval`` (results JSON 0.3/0.4.x, sample logs JSONL/JSON
 array, embedded samples), ``inspect_log`` (``.eval`` zips with deflate or zstd members,
-``.json`` logs v1/v2), ``helm`` (run folders, suite folders, ``benchmark_output/`` trees, zips of these), ``tidy`` (CSV, JSONL,
-Parquet with ``model``/``run``, ``task``, ``item_id``, ``score`` [, ``metric``, ``answer``,
-``cluster``]: the escape hatch for any other harness).
+``.json`` logs v1/v2), ``helm`` (run folders, suite folders, ``benchmark_output/`` trees,
+zips of these), ``tidy`` (CSV, JSONL, Parquet with ``model``/``run``, ``task``, ``item_id``,
+``score`` [, ``metric``, ``answer``, ``cluster``]: the escape hatch for any other harness).
 """
 
 from __future__ import annotations
@@ -609,7 +609,9 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
 
     if helm_parts:
         runs.extend(helm.parse_runs(helm_parts, helm_schemas, on_error=helm_failed))
-        for p in [p for parts in helm_parts.values() for p in parts.values()] + list(helm_schemas.values()):
+        for p in [p for parts in helm_parts.values() for p in parts.values()]:
+            step(p.name, p.size)
+        for p in helm_schemas.values():
             step(p.name, p.size)
 
     # tidy tables: one run per model/run value
