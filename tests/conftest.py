@@ -1,4 +1,16 @@
-"""Shared test fixtures: where the shared fixtures live, temporary stores."""
+"""Shared test fixtures: where the fixture folders live, temporary stores.
+
+Two folders of real harness output feed the tests:
+
+- ``../shared/fixtures/`` beside the clone (``FIXTURES``; ``$EVALBARS_FIXTURES`` points
+  elsewhere): the lead's curated files, not part of the repository.
+- ``tests/fixtures/wild/`` in the repository (``WILD``): the corpus of real files from public
+  repositories, each with a PROVENANCE.md.
+
+A missing folder skips the tests that need it, with the reason, on a developer's machine.
+When ``$CI`` is set (any value but empty, ``0``, ``false`` or ``no``), a missing folder is a
+failure instead: a CI run that silently skipped the real-file tests would be green for nothing.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +26,30 @@ if str(ROOT) not in sys.path:
 
 # ../shared/fixtures relative to the repository (CI clones next to a copy of shared/).
 FIXTURES = Path(os.environ.get("EVALBARS_FIXTURES", ROOT.parent / "shared" / "fixtures"))
+WILD = ROOT / "tests" / "fixtures" / "wild"
+
+
+def in_ci() -> bool:
+    """True when ``$CI`` is set to something other than empty/0/false/no."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def require_folder(path: Path, what: str) -> Path:
+    """``path`` if it is a folder; else skip (developer machine) or fail (``$CI`` set)."""
+    if path.is_dir():
+        return path
+    message = f"{what} not found at {path}"
+    if in_ci():
+        pytest.fail(f"{message}; CI must not skip the real-file tests "
+                    "(set EVALBARS_FIXTURES or lay shared/ beside the clone)", pytrace=False)
+    pytest.skip(message)
 
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
-    if not FIXTURES.is_dir():
-        pytest.skip(f"shared fixtures not found at {FIXTURES}")
-    return FIXTURES
+    return require_folder(FIXTURES, "shared fixtures")
+
+
+@pytest.fixture(scope="session")
+def wild_dir() -> Path:
+    return require_folder(WILD, "the wild corpus (tests/fixtures/wild)")
