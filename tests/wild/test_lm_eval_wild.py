@@ -232,21 +232,16 @@ def _primary(config: dict) -> str | None:
 
 
 @pytest.mark.parametrize("rel", sorted(r for r, (v, _) in RESULTS.items() if v == "0.4"))
-def test_default_metric_is_the_harness_primary(rel, lm, tmp_path, request):
+def test_default_metric_is_the_harness_primary(rel, lm, tmp_path):
     """lm_eval 0.4: the task config's first metric_list entry is the primary metric."""
     doc = json.loads((lm / rel).read_text())
     lb = board(ingest(tmp_path, lm / rel))
     expected = {t: _primary(doc["configs"].get(t, {})) for t in lb.metrics_by_task}
     wrong = {t: (m, expected[t]) for t, m in lb.metrics_by_task.items()
              if expected[t] and m.split(",")[0] != expected[t]}
-    if wrong:
-        request.applymarker(pytest.mark.xfail(
-            strict=False, reason="issue 7 item 6: default metric is not the first metric_list entry"))
     assert wrong == {}
 
 
-@pytest.mark.xfail(strict=False, reason="issue 7 item 6: macro average mixes perplexity / "
-                   "likelihood_difference with accuracies and ranks pythia-160m above 12b")
 def test_pythia_macro_average_only_combines_accuracies(lm, tmp_path):
     """pythia-v1 160m vs 12b (v0.3, 87 tasks): the 12b model is better on every accuracy the
     files print for ARC, PIQA, SciQ, WinoGrande and LAMBADA, and has the lower perplexity."""
@@ -266,8 +261,6 @@ def test_pythia_macro_average_only_combines_accuracies(lm, tmp_path):
         assert 0.0 <= avg["score"].max() <= 1.0
 
 
-@pytest.mark.xfail(strict=False, reason="issue 7 item 6: a 0-100 llm_judge score is averaged "
-                   "with a [0, 1] bert_score into one macro average")
 def test_macro_average_keeps_scales_apart(lm, tmp_path):
     """nl2foam: bert_score 0.801325460114618 (0-1) and llm_judge 89.156 (0-100) in one file."""
     path = lm / "nl2foam" / "results_2025-12-17T20-24-58.608862.json"
@@ -279,8 +272,6 @@ def test_macro_average_keeps_scales_apart(lm, tmp_path):
         assert "nl2foam_llm_judge_original" not in str(row.tasks)
 
 
-@pytest.mark.xfail(strict=False, reason="issue 7 item 7: doc_to_text values differ only in the "
-                   "memory address of a function (<function doc_to_text at 0x7f...>)")
 def test_memory_addresses_are_not_protocol_differences(lm, tmp_path):
     store = ingest(tmp_path, lm / "qwen2.5-1.5b", lm / "qwen2.5-3b")
     ids = store.runs()["run_id"].tolist()
