@@ -4,11 +4,10 @@ names every bad file)."""
 
 from __future__ import annotations
 
-import json
-
-import pytest
+from evalcore.store import Store
 
 from .conftest import run_cli
+from .test_inspect_wild import header
 
 # files of tests/fixtures/wild/inspect that hold no usable run, and why (PROVENANCE.md)
 BAD_INSPECT = {
@@ -19,19 +18,23 @@ BAD_INSPECT = {
 }
 
 
-@pytest.mark.xfail(strict=False, reason="issue 7 items 4 and 5: one bad file (an LFS pointer, a "
-                   "log with no scorer) blocks the whole folder; every good run must be stored "
-                   "and every bad file listed, exit 3")
 def test_inspect_folder_stores_every_good_log_and_names_every_bad_one(ins, tmp_path):
-    store = tmp_path / "s.duckdb"
-    proc = run_cli(store, "ingest", str(ins), "--format", "json")
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 3, out
+    store_path = tmp_path / "s.duckdb"
+    proc = run_cli(store_path, "ingest", str(ins))
+    assert proc.returncode == 3, proc.stderr
+    listed = proc.stdout[proc.stdout.index("Not stored: "):]
+    assert listed.startswith(f"Not stored: {len(BAD_INSPECT)} file(s)")
     for name, why in BAD_INSPECT.items():
-        assert name in out and why in out, name
-    runs = json.loads(run_cli(store, "runs", "--format", "json").stdout)["runs"]
+        line = next(ln for ln in listed.splitlines() if name in ln)
+        assert why in line, line
+    store = Store(store_path)
+    stored = {(m, t) for m, t in store.tasks().merge(store.runs(), on="run_id")[["model", "task"]]
+              .itertuples(index=False)}
     good = [p for p in ins.iterdir() if p.suffix in (".eval", ".json") and p.name not in BAD_INSPECT]
-    assert len(runs) == len(good)
+    assert len(good) == 21
+    for p in good:
+        h = header(p)
+        assert (h["eval"]["model"], h["eval"]["task"]) in stored, p.name
 
 
 def test_lm_eval_folder_names_the_refused_file_and_place(lm, tmp_path):

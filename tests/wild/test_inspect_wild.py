@@ -18,6 +18,7 @@ import zstandard
 
 from evalcore.errors import IngestError
 from evalcore.ingest import detect_format, parse_paths
+from evalcore.store import Store
 
 from .conftest import board, cli_leaderboard, ingest, run_cli, same
 
@@ -202,26 +203,25 @@ def test_git_lfs_pointer_is_refused_naming_the_file(ins):
     assert str(path) in str(err.value)
 
 
-@pytest.mark.xfail(strict=False, reason="issue 7 item 5: a Git LFS pointer is not named as such "
-                   "with the fix ('run `git lfs pull`')")
-def test_git_lfs_pointer_is_named_with_the_fix(ins):
-    with pytest.raises(IngestError) as err:
-        parse_paths([str(ins / "long_log.eval")])
-    assert "Git LFS pointer" in str(err.value) and "git lfs pull" in str(err.value)
+def test_git_lfs_pointer_is_named_with_the_fix(ins, tmp_path):
+    path = ins / "long_log.eval"
+    proc = run_cli(tmp_path / "s.duckdb", "ingest", str(path))
+    assert proc.returncode == 3
+    assert (f"{path} at byte 0: expected the file itself, not a Git LFS pointer (the file was "
+            "never downloaded: run `git lfs pull` in the repository it came from, then ingest "
+            "again)") in proc.stdout
 
 
 @pytest.mark.parametrize("name", ["2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval",
                                   "retry-2-then-success.eval"])
-@pytest.mark.xfail(strict=False, reason="issue 7 item 4: a log with no scorer is stored as a run "
-                   "with 0 tasks, exit 0, no reason")
 def test_log_without_scores_is_not_stored(name, ins, tmp_path):
     path = ins / name
     h = header(path)
     assert not (h.get("results") or {}).get("scores")       # the log has no scorer results
     proc = run_cli(tmp_path / "s.duckdb", "ingest", str(path))
     assert proc.returncode == 3
-    assert name in proc.stdout + proc.stderr and "no scores" in proc.stdout + proc.stderr
-    assert "[]" in run_cli(tmp_path / "s.duckdb", "runs", "--format", "json").stdout
+    assert f"- {path}: no scores: " in proc.stdout
+    assert not (tmp_path / "s.duckdb").exists() or Store(tmp_path / "s.duckdb").runs().empty
 
 
 @pytest.mark.xfail(strict=False, reason="reported (not an issue 7 item): an inspect JSON log "
