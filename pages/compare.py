@@ -146,6 +146,9 @@ if head:
     st.caption(f"Scope: {common.md_escape(scope_name)}; n = {head.get('n')} shared items. "
                "Method: paired difference (CLT on per-item differences); exact McNemar "
                "(binomial) for 0/1 scores.")
+    if b is not None and not pd.isna(b) and head.get("n"):
+        st.caption(common.method_check_link("paired", n=int(head["n"]),
+                                            dis=(float(b) + float(c)) / float(head["n"])))
 
 # ---- per task ----------------------------------------------------------------------------
 st.subheader("3 · Per task")

@@ -42,7 +42,8 @@ methods = [m for m in METHODS if m != "clustered" or has_cluster]
 method = common.url_choice(
     "Interval method", methods, "method", key="lb_method", default="wilson", container=c_method,
     format_func=lambda m: METHOD_LABELS.get(m, m),
-    help="Wilson is the default for 0/1 scores. Clustered appears when a task has a cluster key.")
+    help="Wilson is the default for 0/1 scores. Clustered appears when a task has a cluster key. "
+         + common.method_check_link("proportion"))
 confidence = common.confidence_choice("lb_conf", container=c_conf)
 
 run_names = [str(n) for n in runs["name"]]
@@ -69,6 +70,10 @@ percent = all(percent_by_task.values())
 st.caption(common.method_caption(lb.method, lb.confidence)
            + (" Scores in percent; differences in percentage points (pp)." if percent else
               " Proportions in percent (differences in pp); other metrics in their own units."))
+n_typ, p_typ = cells["n"].median(), cells["score"].median()
+st.caption(common.method_check_link(
+    "proportion" if percent else "mean", n=int(n_typ) if pd.notna(n_typ) else None,
+    p=float(min(max(p_typ, 0.01), 0.99)) if percent and pd.notna(p_typ) else None))
 
 # ---- the table (first: everything else is below it) --------------------------------------
 averages = lb.averages

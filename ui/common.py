@@ -536,3 +536,14 @@ def show_chart(fig: Any, name: str, key: str) -> None:
     else:
         st.caption("PNG: use the camera button in the chart's toolbar (no Chromium on the "
                    "server for a server-side export).")
+
+
+def method_check_link(design: str, **params: float | int | None) -> str:
+    """Markdown link to the Method check page with the design's numbers in its URL (coverage
+    of every interval method for this n; see pages/method_check.py for the parameters)."""
+    from urllib.parse import urlencode
+
+    query = {"design": design, **{k: (f"{v:.4g}" if isinstance(v, float) else str(v))
+                                  for k, v in params.items() if v is not None}}
+    return (f"[Method check: how often each interval method covers at this n]"
+            f"(method_check?{urlencode(query)})")

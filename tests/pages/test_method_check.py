@@ -83,3 +83,18 @@ def test_continuous_mean_design():
     assert set(table["Method"]) == {cov.LABELS["t"], cov.LABELS["clt"]}
     t_row = table[table["Default"] == "yes"].iloc[0]
     assert t_row["Method"] == cov.LABELS["t"]
+
+
+def test_leaderboard_and_compare_link_here_with_their_numbers(toy_store):
+    at = page("leaderboard")
+    at.query_params["task"] = "mc"
+    at.run()
+    no_exception(at)
+    link = next(t for t in texts(at.caption) if "method_check?" in t)
+    assert "design=proportion" in link and "n=100" in link
+    at = page("compare")
+    at.query_params.update({"run_a": "alpha", "run_b": "beta", "task": "mc"})
+    at.run()
+    no_exception(at)
+    link = next(t for t in texts(at.caption) if "method_check?" in t)
+    assert "design=paired" in link and "n=100" in link and "dis=0.1" in link
