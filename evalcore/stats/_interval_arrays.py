@@ -98,6 +98,18 @@ def cluster_robust_se(sums: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return np.sqrt(g / (g - 1) * np.sum(resid * resid, axis=-1)) / n
 
 
+def clustered_headline_bounds(est: np.ndarray, se_clustered: np.ndarray, se_iid: np.ndarray,
+                              n_clusters: int, confidence: float, few_clusters: int) -> Bounds:
+    """The product's headline clustered interval (as ``clustered_interval`` for 0/1 scores):
+    est +- t_{G-1} SE_c, and with G < few_clusters the union with the iid interval
+    est +- z SE_iid, i.e. est +- max(t_{G-1} SE_c, z SE_iid); clipped to [0, 1]."""
+    t = float(t_quantile(confidence, n_clusters - 1))
+    half = t * se_clustered
+    if n_clusters < few_clusters:
+        half = np.maximum(half, float(t_quantile(confidence, np.inf)) * se_iid)
+    return clt_bounds(est, half, 1.0)
+
+
 # ---- a paired difference of two 0/1 runs: cells a, b, c, d ---------------------------------
 
 def paired_wald_bounds(b: np.ndarray, c: np.ndarray, n: int, z: float) -> Bounds:

@@ -570,8 +570,7 @@ def clustered_coverage(n: int, clusters: int, icc: float, p: float = 0.5,
     se_iid = np.sqrt(est * (1 - est) / (m - 1))
     se_cr = ia.cluster_robust_se(sums, sizes)
     z, t = z_value(c), float(ia.t_quantile(c, g - 1))
-    half = np.maximum(t * se_cr, z * se_iid) if g < FEW_CLUSTERS else t * se_cr
-    bounds = {"default": ia.clt_bounds(est, half, 1.0),
+    bounds = {"default": ia.clustered_headline_bounds(est, se_cr, se_iid, g, c, FEW_CLUSTERS),
               "cr1-t": ia.clt_bounds(est, se_cr, t),
               "clustered-z": ia.clt_bounds(est, se_cr, z),
               "iid": ia.clt_bounds(est, se_iid, z),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from evalcore.stats import coverage as cov
-from tests.pages.conftest import charts, no_exception, page, texts
+from tests.pages.conftest import app, charts, no_exception, page, texts
 
 
 def _table(at):
@@ -98,3 +98,11 @@ def test_leaderboard_and_compare_link_here_with_their_numbers(toy_store):
     no_exception(at)
     link = next(t for t in texts(at.caption) if "method_check?" in t)
     assert "design=paired" in link and "n=100" in link and "dis=0.1" in link
+
+
+def test_page_is_in_the_app_navigation():
+    at = app().run()
+    no_exception(at)
+    at.switch_page("pages/method_check.py").run()
+    no_exception(at)
+    assert at.title[0].value == "Method check"
