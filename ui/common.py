@@ -17,7 +17,6 @@ Rules every page follows through these helpers:
 
 from __future__ import annotations
 
-import html
 import importlib.util
 import os
 import re
@@ -30,6 +29,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import analysis
+from evalcore.charts import plot_text as charts_plot_text
 from evalcore.errors import EvalbarsError, IngestError, StoreError
 from evalcore.store import Store, default_store_path
 
@@ -243,10 +243,7 @@ def md_escape(value: Any) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
-def plot_text(value: Any) -> str:
-    """``value`` for a Plotly label/hover: Plotly reads a subset of HTML tags in text, so
-    ``<``, ``>`` and ``&`` become entities (Plotly shows them as the characters)."""
-    return html.escape(str(value), quote=False)
+plot_text = charts_plot_text  # ``value`` for a Plotly label (``<``, ``>``, ``&`` as entities)
 
 
 def is_proportion(values: Sequence[float] | pd.Series) -> bool:

@@ -1,0 +1,427 @@
+"""Plotly chart builders shared by the pages and the report (no statistics: inputs are
+evalcore results; no Streamlit: ``ui.charts`` re-exports them for the pages and
+``evalcore.report`` draws the same figures into its HTML).
+
+Each builder takes the frames/values an ``evalcore.analysis`` result already holds and
+returns a ``plotly.graph_objects.Figure`` whose hover shows the exact numbers (estimate,
+interval, n, method). User strings (run and task names) pass through :func:`plot_text`.
+Proportions are drawn in percent (differences in percentage points) when ``percent``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
+FONT = dict(family="Inter, Helvetica, Arial, sans-serif", size=13)
+AVERAGE_PANEL = "Macro average"
+
+
+def plot_text(value) -> str:
+    """``value`` for a Plotly label/hover: Plotly reads a subset of HTML tags in text, so
+    ``<``, ``>`` and ``&`` become entities (Plotly shows them as the characters)."""
+    return html.escape(str(value), quote=False)
+
+
+def _list(values) -> list:
+    """Plain Python list (Plotly would otherwise encode numpy arrays as binary typed arrays;
+    lists keep the figure JSON readable, e.g. for tests and exported specs)."""
+    return np.asarray(values, dtype=object if isinstance(values, np.ndarray) and
+                      values.dtype == object else None).tolist()
+
+
+def _scale(percent: bool) -> float:
+    return 100.0 if percent else 1.0
+
+
+def _vline_log(fig: go.Figure, x: float, text: str) -> None:
+    """A dotted vertical line with a label on a log x axis (Plotly places annotations on log
+    axes in log10 units, shapes in data units)."""
+    fig.add_vline(x=x, line_dash="dot", line_color="#666")
+    fig.add_annotation(x=math.log10(x), y=1.0, xref="x", yref="paper", text=text,
+                       showarrow=False, yanchor="bottom", font=dict(size=11))
+
+
+def _base_layout(fig: go.Figure, title: str, height: int) -> go.Figure:
+    fig.update_layout(title=dict(text=title, x=0, xanchor="left"), height=height,
+                      font=FONT, template="plotly_white", showlegend=False,
+                      margin=dict(l=10, r=20, t=60, b=40), hoverlabel=dict(align="left"))
+    return fig
+
+
+TITLE_WIDTH = 28       # characters per line of a panel title (3 panels per row)
+TITLE_LINES = 3
+
+
+def wrap_title(text: str, width: int = TITLE_WIDTH, lines: int = TITLE_LINES) -> str:
+    """A panel title that fits its column: broken after ``, : = _ -`` or spaces into lines of
+    at most ``width`` characters, at most ``lines`` lines (the rest cut with an ellipsis;
+    the hover keeps the full name). Plotly-escaped (``plot_text``), joined by ``<br>``."""
+    text = str(text)
+    out: list[str] = []
+    while text and len(out) < lines:
+        if len(text) <= width:
+            out.append(text)
+            text = ""
+            break
+        cut = max((text.rfind(ch, 0, width) for ch in ",:=_- /"), default=-1)
+        cut = cut + 1 if cut >= width // 3 else width
+        out.append(text[:cut])
+        text = text[cut:]
+    if text:
+        out[-1] = out[-1][:width - 1] + "…"
+    return "<br>".join(plot_text(line) for line in out)
+
+
+def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_label: str,
+                confidence: float, percent: bool | dict[str, bool] = True,
+                run_order: Sequence[str] | None = None,
+                max_cols: int = 3, directions: dict[str, str] | None = None) -> go.Figure:
+    """Score and interval of every run, one panel per task (+ the macro average).
+
+    Parameters
+    ----------
+    cells : Leaderboard.cells (run, task, n, score, low, high, chance, contains_chance,
+        has_items).
+    averages : Leaderboard.averages (run, n_tasks, score, se, low, high) or None; drawn as
+        the last panel when there is more than one task.
+    method_label, confidence : named in the hover and the title.
+    percent : draw scores x100 (proportions); a dict gives it per task (the average panel is
+        in percent only when every task is).
+    run_order : runs top to bottom (default: by macro average or first task, best on top).
+        Each panel lists only the runs that have its task, in this order.
+    directions : task -> "higher" / "lower" / "target" / "unknown" (named in the panel
+        title when not "higher").
+
+    Panel titles are wrapped (``wrap_title``) so long names (HELM's
+    ``bbq:subject=all,method=multiple_choice_joint``) do not run into each other.
+
+    Marks: filled circle = interval excludes chance; open circle = interval contains
+    chance (cannot rank anything); diamond = summary-only run (interval from the reported
+    stderr). Dotted vertical line = chance level of a multiple-choice task.
+    """
+    tasks = list(dict.fromkeys(cells["task"].astype(str)))
+    by_panel = dict(percent) if isinstance(percent, dict) else {t: bool(percent) for t in tasks}
+    by_panel[AVERAGE_PANEL] = all(by_panel.get(t, True) for t in tasks)
+    panels = tasks + ([AVERAGE_PANEL] if averages is not None and len(averages) and len(tasks) > 1
+                      else [])
+    if not panels:
+        return _base_layout(go.Figure(), "No scores to draw", 200)
+    if run_order is None:
+        ref = averages if panels[-1] == AVERAGE_PANEL else cells[cells["task"] == tasks[0]]
+        run_order = list(ref.sort_values("score", ascending=False)["run"].astype(str))
+        run_order += [r for r in dict.fromkeys(cells["run"].astype(str)) if r not in run_order]
+    ncols = max(1, min(max_cols, len(panels)))
+    nrows = math.ceil(len(panels) / ncols)
+    directions = directions or {}
+    marks = {"lower": " (lower is better)", "target": " (no direction)",
+             "unknown": " (direction unknown)"}
+    titles = [wrap_title(p + marks.get(directions.get(p, "higher"), "")) for p in panels]
+    n_lines = max((t.count("<br>") + 1 for t in titles), default=1)
+    row_px, gap_px = 70 + 26 * len(run_order), 60 + 16 * n_lines
+    plot_px = nrows * row_px + (nrows - 1) * gap_px
+    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=titles,
+                        shared_yaxes=False, horizontal_spacing=0.22 if ncols > 1 else 0.04,
+                        vertical_spacing=gap_px / plot_px if nrows > 1 else 0.0)
+    for ann in fig.layout.annotations:
+        ann.font = dict(size=12)
+    level = f"{confidence:.0%}"
+    for idx, panel in enumerate(panels):
+        row, col = idx // ncols + 1, idx % ncols + 1
+        k = _scale(by_panel.get(panel, True))
+        unit = "%" if by_panel.get(panel, True) else ""
+        if panel == AVERAGE_PANEL:
+            df = averages.copy()
+            df["n"] = df.get("n_tasks")
+            df["contains_chance"] = False
+            df["has_items"] = True
+            df["chance"] = np.nan
+            what = "macro average over tasks (SE = sqrt(sum SE_t^2)/k)"
+        else:
+            df = cells[cells["task"].astype(str) == panel].copy()
+            what = method_label
+        df = df.set_index(df["run"].astype(str)).reindex(run_order).dropna(subset=["score"])
+        if df.empty:
+            continue
+        panel_runs = [plot_text(r) for r in df.index]
+        score = df["score"].astype(float) * k
+        low = df["low"].astype(float) * k
+        high = df["high"].astype(float) * k
+        open_mark = df["contains_chance"].fillna(False).astype(bool)
+        summary_only = ~df["has_items"].fillna(True).astype(bool)
+        symbols = np.where(summary_only, "diamond", np.where(open_mark, "circle-open", "circle"))
+        n_text = ["unknown" if pd.isna(v) else str(int(v)) for v in df["n"]]
+        custom = np.column_stack([low, high, np.array(n_text, dtype=object),
+                                  np.where(open_mark, "yes", "no")])
+        n_label = "tasks" if panel == AVERAGE_PANEL else "n"
+        fig.add_trace(go.Scatter(
+            x=_list(score), y=[plot_text(r) for r in df.index], mode="markers",
+            marker=dict(symbol=list(symbols), size=10, color=COLORS[0],
+                        line=dict(width=2, color=COLORS[0])),
+            error_x=dict(type="data", symmetric=False, array=_list(high - score),
+                         arrayminus=_list(score - low), thickness=1.6, width=4, color=COLORS[0]),
+            customdata=_list(custom), name=plot_text(panel),
+            hovertemplate=(f"<b>%{{y}}</b> · {plot_text(panel)}<br>score %{{x:.2f}}{unit}<br>"
+                           f"{level} CI [%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]<br>"
+                           f"{n_label} = %{{customdata[2]}}<br>contains chance: %{{customdata[3]}}"
+                           f"<br>{plot_text(what)}<extra></extra>"),
+        ), row=row, col=col)
+        chance = pd.to_numeric(df["chance"], errors="coerce").dropna()
+        if len(chance):
+            fig.add_vline(x=float(chance.iloc[0]) * k, line_dash="dot", line_color="#888",
+                          row=row, col=col, annotation_text="chance",
+                          annotation_font_size=10, annotation_position="top")
+        fig.update_xaxes(title_text="score (%)" if by_panel.get(panel, True) else "score",
+                         title_font_size=11, row=row, col=col)
+        fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(panel_runs)),
+                         type="category", range=[-0.6, len(panel_runs) - 0.4], row=row,
+                         col=col)
+    height = 110 + 18 * n_lines + plot_px
+    fig = _base_layout(fig, f"Scores with {level} intervals ({plot_text(method_label)})", height)
+    # room for the wrapped panel titles of the first row under the figure title
+    fig.update_layout(margin=dict(t=50 + 18 * n_lines))
+    return fig
+
+
+def difference_plot(per_task: pd.DataFrame, overall: dict | None, *, label_a: str, label_b: str,
+                    confidence: float, scales: Sequence[float] | None = None) -> go.Figure:
+    """Paired difference B − A per task (and overall) with its interval, zero line drawn.
+
+    per_task : Comparison.per_task (task, n, diff, se, low, high, p_exact, p_adjusted).
+    overall : Comparison.overall (same keys) or None.
+    scales : per-task display factor (100 = percentage points, 1 = raw units); default 100.
+        The overall row is in pp only when every task is.
+    """
+    rows = per_task.copy()
+    rows["label"] = rows["task"].astype(str)
+    rows["scale"] = list(scales) if scales is not None else 100.0
+    if overall and len(per_task) > 1:
+        extra = {c: overall.get(c, np.nan) for c in rows.columns}
+        extra["label"] = AVERAGE_PANEL
+        extra["scale"] = 100.0 if (rows["scale"] == 100.0).all() else 1.0
+        rows = pd.concat([rows, pd.DataFrame([extra])], ignore_index=True)
+    k = rows["scale"].astype(float)
+    percent = bool((k == 100.0).all())
+    diff, low, high = (rows[c].astype(float) * k for c in ("diff", "low", "high"))
+    p_adj = rows["p_adjusted"] if "p_adjusted" in rows else pd.Series(np.nan, index=rows.index)
+    p_raw = rows["p_exact"] if "p_exact" in rows else pd.Series(np.nan, index=rows.index)
+    custom = np.column_stack([low, high, rows["se"].astype(float) * k, rows["n"].astype(object),
+                              p_raw.map(_p_text), p_adj.map(_p_text),
+                              np.where(k == 100.0, "pp", "raw")])
+    labels = [plot_text(v) for v in rows["label"]]
+    unit = "pp" if percent else "pp or raw units"
+    fig = go.Figure(go.Scatter(
+        x=_list(diff), y=labels, mode="markers",
+        marker=dict(size=11, color=COLORS[1], symbol="square"),
+        error_x=dict(type="data", symmetric=False, array=_list(high - diff),
+                     arrayminus=_list(diff - low), thickness=1.8, width=5, color=COLORS[1]),
+        customdata=_list(custom),
+        hovertemplate=(f"<b>%{{y}}</b><br>B − A = %{{x:+.2f}} %{{customdata[6]}}<br>"
+                       f"{confidence:.0%} CI [%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]<br>"
+                       f"SE %{{customdata[2]:.2f}}<br>n = %{{customdata[3]}}<br>"
+                       f"p (exact McNemar) %{{customdata[4]}}<br>p adjusted %{{customdata[5]}}"
+                       f"<extra></extra>")))
+    fig.add_vline(x=0, line_color="#444", line_width=1)
+    fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(labels)), type="category")
+    fig.update_xaxes(title_text=f"difference {plot_text(label_b)} − {plot_text(label_a)} "
+                                f"({unit})", zeroline=False)
+    return _base_layout(fig, f"Paired difference with {confidence:.0%} intervals",
+                        140 + 40 * len(labels))
+
+
+def _p_text(p: float) -> str:
+    if p is None or pd.isna(p):
+        return "–"
+    return "<0.0001" if p < 1e-4 else f"{float(p):.4f}"
+
+
+def mcnemar_table(both: int | None, b: int, c: int, neither: int | None, *, label_a: str,
+                  label_b: str, p_exact: float | None = None) -> go.Figure:
+    """The 2x2 agreement table of two runs on shared 0/1 items.
+
+    Rows: run A right / wrong; columns: run B right / wrong. b = only B right (A wrong,
+    B right), c = only A right. Only the b + c discordant cells carry evidence; they are
+    highlighted. ``both``/``neither`` may be None when unknown.
+    """
+    a, bb = plot_text(label_a), plot_text(label_b)
+    counts = [[both, c], [b, neither]]
+    total = sum(v for v in (both, b, c, neither) if v is not None)
+    z = [[0.15, 1.0], [1.0, 0.15]]
+    text = [[_cell_text(v, name, total) for v, name in zip(r, names)]
+            for r, names in zip(counts, [("both right", "c: only A right"),
+                                         ("b: only B right", "neither right")])]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=[f"{bb} right", f"{bb} wrong"], y=[f"{a} right", f"{a} wrong"],
+        text=text, texttemplate="%{text}", textfont=dict(size=16), showscale=False,
+        colorscale=[[0, "#eef2f7"], [1, "#f6c9a8"]], hoverinfo="text", xgap=3, ygap=3))
+    fig.update_yaxes(autorange="reversed")
+    title = "2x2 on shared items"
+    if p_exact is not None and not pd.isna(p_exact):
+        title += f" · exact McNemar p {_p_text(p_exact)}"
+    return _base_layout(fig, title, 330)
+
+
+def _cell_text(v: int | None, name: str, total: int) -> str:
+    if v is None or pd.isna(v):
+        return f"{name}<br>–"
+    share = f" ({100 * v / total:.1f}%)" if total else ""
+    return f"{name}<br><b>{int(v)}</b>{share}"
+
+
+def se_vs_k_plot(curve: pd.DataFrame, *, k_observed: int, se_observed: float,
+                 k_sufficient: int | None = None, percent: bool = True) -> go.Figure:
+    """Standard error of the mean against answers per item K.
+
+    curve : RepeatsReport.curve (k, se, low_floor = between-item floor SE, measured).
+    The floor is the SE with infinitely many answers: only more items lower it.
+    """
+    s = _scale(percent)
+    unit = "pp" if percent else ""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=_list(curve["k"]), y=_list(curve["se"] * s), mode="lines+markers",
+                             marker=dict(size=5), line=dict(color=COLORS[0]), name="SE(K)",
+                             hovertemplate=f"K = %{{x}}<br>SE %{{y:.3f}} {unit}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=_list(curve["k"]), y=_list(curve["low_floor"] * s), mode="lines",
+                             line=dict(color="#888", dash="dash"), name="between-item floor",
+                             hovertemplate=f"floor (K → ∞) %{{y:.3f}} {unit}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[k_observed], y=[se_observed * s], mode="markers",
+                             marker=dict(size=14, color=COLORS[1], symbol="star"),
+                             name="measured",
+                             hovertemplate=f"measured: K = %{{x}}<br>SE %{{y:.3f}} {unit}"
+                                           f"<extra></extra>"))
+    if k_sufficient:
+        fig.add_vline(x=k_sufficient, line_dash="dot", line_color=COLORS[2],
+                      annotation_text=f"sufficient K = {k_sufficient}", annotation_position="top")
+    fig.update_xaxes(title_text="answers per item (K)")
+    fig.update_yaxes(title_text=f"SE of the mean ({unit or 'raw'})", rangemode="tozero")
+    fig = _base_layout(fig, "Standard error against answers per item", 420)
+    fig.update_layout(showlegend=True, legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def pass_at_k_plot(table: pd.DataFrame, *, confidence: float) -> go.Figure:
+    """pass@k (unbiased estimator) with intervals against k. table: k, estimate, se, low, high."""
+    est, low, high = (table[c].astype(float) * 100 for c in ("estimate", "low", "high"))
+    fig = go.Figure(go.Scatter(
+        x=_list(table["k"]), y=_list(est), mode="lines+markers", line=dict(color=COLORS[3]),
+        error_y=dict(type="data", symmetric=False, array=_list(high - est),
+                     arrayminus=_list(est - low)),
+        customdata=_list(np.column_stack([low, high, table["se"].astype(float) * 100,
+                                          table["n_items"]])),
+        hovertemplate=(f"k = %{{x}}<br>pass@k %{{y:.2f}}%<br>{confidence:.0%} CI "
+                       f"[%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]<br>SE %{{customdata[2]:.2f}} pp"
+                       f"<br>items %{{customdata[3]}}<extra></extra>")))
+    fig.update_xaxes(title_text="k", dtick=1)
+    fig.update_yaxes(title_text="pass@k (%)")
+    return _base_layout(fig, "pass@k (unbiased estimator, SE over items)", 380)
+
+
+def ci_width_plot(n: Sequence[int], wilson: Sequence[float], clt: Sequence[float], *, p: float,
+                  confidence: float, chosen_n: int | None = None) -> go.Figure:
+    """Half-width of the interval for one score against the number of items.
+
+    wilson, clt : half-widths (proportions) from evalcore.stats for each n.
+    """
+    w = np.asarray(wilson, dtype=float) * 100
+    c = np.asarray(clt, dtype=float) * 100
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=_list(n), y=_list(w), mode="lines", name="Wilson score",
+                             line=dict(color=COLORS[0]),
+                             hovertemplate="n = %{x}<br>Wilson ± %{y:.2f} pp<extra></extra>"))
+    fig.add_trace(go.Scatter(x=_list(n), y=_list(c), mode="lines", name="CLT (normal)",
+                             line=dict(color=COLORS[1], dash="dash"),
+                             hovertemplate="n = %{x}<br>CLT ± %{y:.2f} pp<extra></extra>"))
+    if chosen_n:
+        _vline_log(fig, chosen_n, f"n = {chosen_n:,}")
+    fig.update_xaxes(title_text="number of items n", type="log")
+    fig.update_yaxes(title_text="half-width of the interval (pp)", rangemode="tozero")
+    fig = _base_layout(fig, f"{confidence:.0%} interval half-width for a score of {100 * p:.0f}%",
+                       420)
+    fig.update_layout(showlegend=True, legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def power_curve(n: Sequence[int], mde: Sequence[float], *, alpha: float, power: float,
+                required_n: int | None = None, target: float | None = None,
+                label: str = "paired") -> go.Figure:
+    """Minimum detectable effect (pp) against number of items, with the required n marked."""
+    y = np.asarray(mde, dtype=float) * 100
+    fig = go.Figure(go.Scatter(
+        x=_list(n), y=_list(y), mode="lines", line=dict(color=COLORS[2]), name=f"MDE ({label})",
+        hovertemplate=(f"n = %{{x}}<br>MDE %{{y:.2f}} pp<br>alpha {alpha:g}, power {power:.0%}"
+                       f"<extra></extra>")))
+    if target:
+        fig.add_hline(y=target * 100, line_dash="dot", line_color=COLORS[1],
+                      annotation_text=f"target gap {100 * target:.1f} pp")
+    if required_n:
+        _vline_log(fig, required_n, f"required n = {required_n:,}")
+    fig.update_xaxes(title_text="number of items n", type="log")
+    fig.update_yaxes(title_text="minimum detectable effect (pp)", rangemode="tozero")
+    return _base_layout(fig, f"Minimum detectable effect ({label}, alpha {alpha:g}, "
+                             f"power {power:.0%})", 420)
+
+
+def coverage_plot(methods: Sequence, *, nominal: float, tolerance: float,
+                  title: str) -> go.Figure:
+    """Coverage of each interval method (Method check): a dot per method with +-2 Monte Carlo
+    SE, the nominal level and the +-tolerance band; hover shows width and verdict.
+
+    methods : evalcore.stats.coverage.MethodCoverage objects (the default is drawn filled).
+    """
+    labels = [("★ " if m.is_default else "") + m.label for m in methods][::-1]
+    cov = [100 * m.coverage for m in methods][::-1]
+    err = [200 * m.coverage_se for m in methods][::-1]
+    custom = [[100 * m.mean_width, m.verdict,
+               "exact" if m.exact else f"± {100 * m.coverage_se:.2f} (MC SE)"]
+              for m in methods][::-1]
+    colors = [COLORS[2] if not m.undercovers else COLORS[1] for m in methods][::-1]
+    fig = go.Figure()
+    fig.add_vrect(x0=100 * (nominal - tolerance), x1=100 * (nominal + tolerance),
+                  fillcolor="#2ca02c", opacity=0.08, line_width=0)
+    fig.add_vline(x=100 * nominal, line_dash="dot", line_color="#666",
+                  annotation_text=f"nominal {nominal:.0%}", annotation_position="top")
+    fig.add_trace(go.Scatter(
+        x=cov, y=[plot_text(x) for x in labels], mode="markers", customdata=custom,
+        error_x=dict(type="data", array=err, visible=True, color="#888"),
+        marker=dict(size=11, color=colors, symbol=["diamond" if lab.startswith("★") else "circle"
+                                                   for lab in labels]),
+        hovertemplate=("%{y}<br>coverage %{x:.2f}% %{customdata[2]}<br>mean width "
+                       "%{customdata[0]:.2f} pts<br>%{customdata[1]}<extra></extra>")))
+    low = min(min(cov), 100 * (nominal - 2 * tolerance))
+    fig.update_xaxes(title_text="coverage (%): share of samples whose interval holds the truth",
+                     range=[max(0.0, low - 1), 100.5])
+    return _base_layout(fig, title, 110 + 42 * len(labels))
+
+
+def coverage_curve_plot(p: Sequence[float], curves: dict[str, Sequence[float]], *,
+                        labels: dict[str, str], nominal: float, chosen_p: float,
+                        window: tuple[float, float], n: int) -> go.Figure:
+    """Pointwise exact coverage against the true score p, one line per method (the figures of
+    Brown, Cai & DasGupta 2001), with the user's p and the averaging window marked."""
+    fig = go.Figure()
+    fig.add_vrect(x0=100 * window[0], x1=100 * window[1], fillcolor="#1f77b4", opacity=0.07,
+                  line_width=0)
+    fig.add_hline(y=100 * nominal, line_dash="dot", line_color="#666")
+    x = [100 * v for v in p]
+    for i, (method, cov) in enumerate(curves.items()):
+        fig.add_trace(go.Scatter(
+            x=x, y=[100 * v for v in cov], mode="lines", name=labels.get(method, method),
+            line=dict(color=COLORS[i % len(COLORS)], width=2 if i == 0 else 1.2),
+            hovertemplate=f"{labels.get(method, method)}<br>p = %{{x:.2f}}%<br>coverage "
+                          "%{y:.2f}%<extra></extra>"))
+    fig.add_vline(x=100 * chosen_p, line_color="#444",
+                  annotation_text=f"p = {100 * chosen_p:.1f}%", annotation_position="top")
+    fig.update_xaxes(title_text="true score p (%)")
+    lowest = min(min(c) for c in curves.values()) * 100
+    fig.update_yaxes(title_text="coverage (%)", range=[max(0.0, lowest - 2), 100.5])
+    fig = _base_layout(fig, f"Pointwise coverage against the true score, n = {n:,} (shaded: "
+                            "the window averaged in the table)", 440)
+    fig.update_layout(showlegend=True, legend=dict(orientation="h", y=-0.25))
+    return fig
