@@ -7,7 +7,7 @@ leaderboard (``EVALBARS_DEMO=0`` turns that off). Pages live in ``pages/``.
 
 import streamlit as st
 
-from ui import common
+from ui import common, export, present
 
 st.set_page_config(page_title="evalbars: error bars for LLM evals", page_icon=":material/bar_chart:",
                    layout="wide")
@@ -22,8 +22,12 @@ pages = [
     st.Page("pages/repeats.py", title="Repeats & clusters", icon=":material/stacked_line_chart:"),
     st.Page("pages/planner.py", title="Planner", icon=":material/calculate:"),
     st.Page("pages/method_check.py", title="Method check", icon=":material/fact_check:"),
+    st.Page("pages/report.py", title="Report", icon=":material/description:"),
 ]
 page = st.navigation(pages)
+present.setup()                  # presentation mode (?present=1): hides controls, larger text
+figures = export.start_page()    # every chart this page draws, for the zip below
 with st.sidebar:
     st.caption(f"Store: {common.md_escape(common.store_path())}")
+    export.zip_button(figures, page.title)
 page.run()

@@ -424,4 +424,68 @@ def coverage_curve_plot(p: Sequence[float], curves: dict[str, Sequence[float]], 
     fig = _base_layout(fig, f"Pointwise coverage against the true score, n = {n:,} (shaded: "
                             "the window averaged in the table)", 440)
     fig.update_layout(showlegend=True, legend=dict(orientation="h", y=-0.25))
+
+
+def _wrap(text: str, width: int) -> str:
+    """Plain text wrapped for a Plotly label: escaped, lines joined with ``<br>``."""
+    import textwrap
+    return "<br>".join(plot_text(line) for line in textwrap.wrap(str(text), width) or [""])
+
+
+def answer_figure(per_task: pd.DataFrame, overall: dict | None, *, run_a: str, run_b: str,
+                  confidence: float, verdict: str, method_note: str | None = None) -> go.Figure:
+    """"Is B better than A?" on one slide: the paired difference B - A with its interval per
+    task and for the macro average, the verdict in words, n and method in the footer.
+
+    per_task, overall, verdict : from ``evalcore.analysis.compare`` (``Comparison``); rows are
+    drawn in percentage points when every task is on a [0, 1] scale (``points_scale``).
+    Colour says what the interval says: green = B better (CI above 0), red = A better (CI
+    below 0), grey = the CI contains 0. method_note : extra footer text (e.g. the interval
+    method's name and reason from the analysis layer).
+    """
+    rows = per_task.copy()
+    rows["label"] = rows["task"].astype(str)
+    if overall and len(per_task) > 1:
+        extra = {c: overall.get(c, np.nan) for c in rows.columns}
+        extra["label"] = "Overall (macro average)"
+        rows = pd.concat([rows, pd.DataFrame([extra])], ignore_index=True)
+    scale = rows["points_scale"].astype(float) if "points_scale" in rows else \
+        pd.Series(100.0, index=rows.index)
+    percent = bool((scale == 100.0).all())
+    k = 100.0 if percent else 1.0
+    diff, low, high = (rows[c].astype(float) * k for c in ("diff", "low", "high"))
+    colors = np.where(low > 0, "#2ca02c", np.where(high < 0, "#d62728", "#7f7f7f"))
+    overall_row = rows["label"] == "Overall (macro average)"
+    labels = [("<b>" + plot_text(v) + "</b>") if o else plot_text(v)
+              for v, o in zip(rows["label"], overall_row)]
+    unit = "pp" if percent else "units"
+    fig = go.Figure(go.Scatter(
+        x=_list(diff), y=labels, mode="markers",
+        marker=dict(size=np.where(overall_row, 18, 13).tolist(), color=list(colors),
+                    symbol=np.where(overall_row, "diamond", "square").tolist()),
+        error_x=dict(type="data", symmetric=False, array=_list(high - diff),
+                     arrayminus=_list(diff - low), thickness=3, width=8, color="#444"),
+        customdata=_list(np.column_stack([low, high, rows["n"].astype(object)])),
+        hovertemplate=(f"<b>%{{y}}</b><br>B − A = %{{x:+.2f}} {unit}<br>{confidence:.0%} CI "
+                       f"[%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]<br>n = "
+                       f"%{{customdata[2]}}<extra></extra>")))
+    fig.add_vline(x=0, line_color="#222", line_width=2)
+    fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(labels)), type="category",
+                     automargin=True)
+    fig.update_xaxes(title_text=f"difference B − A ({unit}), {confidence:.0%} interval",
+                     zeroline=False)
+    kinds = " / ".join(dict.fromkeys(map(str, per_task["kind"]))) if "kind" in per_task else "paired"
+    adj = sorted(set(map(str, per_task.get("adjustment", pd.Series(dtype=str)))) - {"none"})
+    n_text = ", ".join(f"{plot_text(t)} {int(n):,}" for t, n in zip(per_task["task"], per_task["n"]))
+    footer = (f"A = {plot_text(run_a)} · B = {plot_text(run_b)}<br>n shared items: {n_text}"
+              f"<br>Method: difference by {plot_text(kinds)}, {confidence:.0%} CI"
+              + (f"; p adjusted ({', '.join(adj)})" if adj else "")
+              + (f"; {plot_text(method_note)}" if method_note else ""))
+    fig.add_annotation(text=footer, xref="paper", yref="paper", x=0, y=0, yshift=-62,
+                       yanchor="top", xanchor="left", showarrow=False, align="left",
+                       font=dict(size=12, color="#555"))
+    title = (f"<b>Is {plot_text(run_b)} better than {plot_text(run_a)}?</b><br>"
+             f"<span style='font-size:0.8em'>{_wrap(verdict[:1].upper() + verdict[1:], 110)}</span>")
+    fig = _base_layout(fig, title, 200 + 56 * len(labels) + 140)
+    fig.update_layout(margin=dict(l=10, r=30, t=110, b=150))
     return fig

@@ -13,6 +13,7 @@ plan                  minimum detectable effect / required items (typed or from 
 audit                 harness-reported stderrs against the ones recomputed from item scores
 coverage              method check: simulated/exact coverage and width of every interval method
 rename, tag, delete   manage runs
+report [RUN...]       one self-contained HTML report (--out FILE.html), and a PDF (--pdf)
 
 Runs are addressed by name or id. Every command takes ``--store FILE`` (default:
 $EVALBARS_STORE, else ./.evalbars/evalbars.duckdb) and ``--lock-timeout SECONDS``, before or
@@ -97,6 +98,7 @@ FORMATS = ("table", "json", "csv", "markdown", "latex")
 DEFAULT_LOCK_TIMEOUT = 15.0  # seconds (--lock-timeout)
 # = evalcore.analysis.METHODS (a test checks they agree); repeated here so that building
 # the parser (--help, usage errors) does not import scipy through the analysis layer.
+REPORT_SECTIONS = ("leaderboard", "comparisons", "repeats", "planner", "methods", "provenance")
 LEADERBOARD_METHODS = ("wilson", "clopper-pearson", "bayes", "clt", "bootstrap", "clustered")
 
 
@@ -780,6 +782,32 @@ def cmd_delete(args) -> int:
     return EXIT_OK
 
 
+def cmd_report(args) -> int:
+    from evalcore.report import ReportSpec, build_report
+    from evalcore.report.html import write_html
+    from evalcore.report.pdf import PdfUnavailable, write_pdf
+    store = _open_store(args)
+    out = Path(args.out)
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise _BadInput(f"--out {args.out}: expected a file name ending in .html")
+    spec = ReportSpec(runs=tuple(args.runs) or None, tasks=tuple(args.task or ()) or None,
+                      comparisons=tuple((a, b) for a, b in (args.compare or ())),
+                      method=args.method, confidence=args.confidence, adjust=args.adjust,
+                      n_resamples=args.resamples, seed=args.seed, title=args.title,
+                      **({"sections": tuple(args.sections)} if args.sections else {}))
+    report = build_report(store, spec)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_html(report, out)
+    _out(f"report written: {out} ({out.stat().st_size:,} bytes)")
+    if args.pdf:
+        try:
+            pdf = write_pdf(out, out.with_suffix(".pdf"))
+        except PdfUnavailable as exc:
+            raise _BadInput(f"--pdf: {exc}") from exc
+        _out(f"PDF written: {pdf} ({pdf.stat().st_size:,} bytes)")
+    return EXIT_OK
+
+
 # ---------------------------------------------------------------------------------------
 # parser
 # ---------------------------------------------------------------------------------------
@@ -1036,6 +1064,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", metavar="RUN", help="run name or id")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(func=cmd_delete)
+
+    p = sub.add_parser("report", help="one self-contained HTML report (and --pdf)",
+                       description="Write one self-contained HTML file (Plotly inlined once, "
+                                   "no network request when opened): leaderboard with "
+                                   "intervals and forest plot, the pairwise comparisons asked "
+                                   "for (verdict, paired CI, McNemar, 2x2 table, example "
+                                   "disagreements), repeats and clusters where the data has "
+                                   "them, planner numbers, a methods section written from what "
+                                   "was computed, and provenance (files, SHA-256, upload "
+                                   "times). --pdf prints the same HTML with headless Chromium.")
+    p.add_argument("runs", nargs="*", metavar="RUN", help="runs to include (default: all)")
+    p.add_argument("--task", action="append", metavar="TASK",
+                   help="only this task (repeat for several; default: every task)")
+    p.add_argument("--compare", nargs=2, action="append", metavar=("RUN_A", "RUN_B"),
+                   help="a pairwise comparison B - A to include (repeat for several)")
+    p.add_argument("--out", required=True, metavar="FILE.html", help="the HTML file to write")
+    p.add_argument("--pdf", action="store_true",
+                   help="also print the HTML to FILE.pdf with headless Chromium (exit code 3 "
+                        "and a message when no Chromium is found)")
+    p.add_argument("--sections", nargs="+", choices=REPORT_SECTIONS, metavar="SECTION",
+                   help=f"sections to include (default: all of {', '.join(REPORT_SECTIONS)}; "
+                        f"a section without data is left out)")
+    p.add_argument("--method", choices=LEADERBOARD_METHODS, default="wilson",
+                   help="leaderboard interval method (default wilson)")
+    p.add_argument("--confidence", type=_confidence, default=0.95,
+                   help="confidence level (default 0.95)")
+    p.add_argument("--adjust", choices=("holm", "bh"), default="holm",
+                   help="p-value adjustment across tasks in a comparison (default holm)")
+    p.add_argument("--resamples", type=_positive_int, default=2000,
+                   help="bootstrap resamples for rank intervals and --method bootstrap "
+                        "(default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--title", default="Evaluation report", help="the report's title")
+    p.set_defaults(func=cmd_report)
 
     for command in sub.choices.values():  # every command, also ones added above later
         _add_store_options(command)

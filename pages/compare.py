@@ -114,6 +114,9 @@ for w in cmp.warnings:
 # ---- verdict and headline numbers --------------------------------------------------------
 st.subheader("2 · Verdict")
 st.info(common.md_escape(cmp.verdict))
+common.show_chart(charts.answer_figure(per_task, cmp.overall, run_a=run_a, run_b=run_b,
+                                      confidence=confidence, verdict=cmp.verdict),
+                  f"is_B_better_{run_a}_vs_{run_b}", "cmp_answer")   # the one-slide answer
 head = cmp.overall if multi else (per_task.iloc[0].to_dict() if len(per_task) else None)
 if head:
     scope_name = "macro average over tasks" if multi else \

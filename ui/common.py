@@ -17,11 +17,8 @@ Rules every page follows through these helpers:
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -493,46 +490,21 @@ def show_table(df: pd.DataFrame, name: str, key: str, *, column_config: dict | N
     table_downloads(df, name, key)
 
 
-@st.cache_resource(show_spinner=False)
-def png_export_available() -> bool:
-    """True when kaleido can drive a working Chromium (``$BROWSER_PATH`` or ``chromium``)."""
-    if importlib.util.find_spec("kaleido") is None:
-        return False
-    browser = os.environ.get("BROWSER_PATH") or shutil.which("chromium") or (
-        "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-    if not browser:
-        return False
-    try:
-        done = subprocess.run([browser, "--version"], capture_output=True, timeout=20)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
-
-
 PLOTLY_CONFIG = {"displaylogo": False,
                  "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
 def show_chart(fig: Any, name: str, key: str) -> None:
-    """Draw a Plotly figure (exact values on hover) with a PNG download.
+    """Draw a Plotly figure (exact values on hover) with slide-size PNG/SVG downloads
+    (``ui.export``; the figure also joins the page's "all figures" zip) and larger fonts in
+    presentation mode (``ui.present``)."""
+    from ui import export, present
 
-    PNG comes from kaleido + Chromium on the server when that works (rendered on click);
-    otherwise a note points to the camera button of the chart's own toolbar.
-    """
     config = {**PLOTLY_CONFIG,
               "toImageButtonOptions": {**PLOTLY_CONFIG["toImageButtonOptions"],
                                        "filename": slug(name)}}
-    st.plotly_chart(fig, key=key, config=config)
-    if png_export_available():
-        width = int(fig.layout.width or 1100)
-        height = int(fig.layout.height or 500)
-        st.download_button("PNG", data=lambda: fig.to_image(format="png", width=width,
-                                                            height=height, scale=2),
-                           file_name=f"{slug(name)}.png", mime="image/png", key=f"{key}_png",
-                           on_click="ignore", icon=":material/image:")
-    else:
-        st.caption("PNG: use the camera button in the chart's toolbar (no Chromium on the "
-                   "server for a server-side export).")
+    st.plotly_chart(present.present_figure(fig), key=key, config=config)
+    export.chart_exports(fig, name, key)
 
 
 def method_check_link(design: str, **params: float | int | None) -> str:

@@ -1,0 +1,61 @@
+"""``python -m evalcore report``: files written, numbers, --pdf with and without Chromium."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalcore import cli
+from evalcore.report.pdf import find_chromium
+from tests.report.conftest import A, B
+
+
+def run(capsys, *argv):
+    try:
+        code = cli.main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_report_command_writes_the_html(capsys, demo_store, tmp_path):
+    out = tmp_path / "sub" / "report.html"
+    code, stdout, err = run(capsys, "--store", demo_store.path, "report", A, B,
+                            "--task", "arc_easy_demo", "--compare", A, B, "--out", out,
+                            "--title", "Monday <meeting>")
+    assert code == 0, err
+    assert f"report written: {out}" in stdout
+    text = out.read_text(encoding="utf-8")
+    assert "<title>Monday &lt;meeting&gt;</title>" in text
+    assert "<td>arc_easy_demo</td>" in text and "<td>boolq_demo</td>" not in text
+    assert text.count('id="comparison-1"') == 1
+
+
+def test_report_command_errors(capsys, demo_store, tmp_path):
+    code, _, err = run(capsys, "--store", demo_store.path, "report", "--out", tmp_path / "r.txt")
+    assert code == 3 and "ending in .html" in err
+    code, _, err = run(capsys, "--store", demo_store.path, "report", "no-such-run",
+                       "--out", tmp_path / "r.html")
+    assert code == 3 and "no-such-run" in err
+    code, _, err = run(capsys, "report", "--out", tmp_path / "r.html", "--sections", "slides")
+    assert code == 2
+
+
+def test_pdf_without_chromium_says_so(capsys, demo_store, tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALBARS_CHROMIUM", str(tmp_path / "no-chromium"))
+    out = tmp_path / "r.html"
+    code, stdout, err = run(capsys, "--store", demo_store.path, "report", "--sections",
+                            "methods", "--out", out, "--pdf")
+    assert code == 3
+    assert "PDF needs headless Chromium" in err and "none was found" in err
+    assert out.exists() and not out.with_suffix(".pdf").exists()
+
+
+@pytest.mark.skipif(find_chromium() is None, reason="no Chromium to print with")
+def test_pdf_with_chromium(capsys, demo_store, tmp_path):
+    out = tmp_path / "r.html"
+    code, stdout, err = run(capsys, "--store", demo_store.path, "report", "--sections",
+                            "methods", "provenance", "--out", out, "--pdf")
+    assert code == 0, err
+    pdf = out.with_suffix(".pdf")
+    assert pdf.read_bytes()[:5] == b"%PDF-" and f"PDF written: {pdf}" in stdout
