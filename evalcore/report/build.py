@@ -15,7 +15,7 @@ the reason is recorded in ``Report.notes``.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -194,16 +194,19 @@ def _leaderboard(store, spec: ReportSpec, ids: list[int], tasks: list[str],
     keep = set(tasks)
     cells = board.cells[board.cells["task"].isin(keep)].reset_index(drop=True)
     avg_notes: list[str] = []
-    averages = _macro_averages(cells, spec.confidence, avg_notes)
+    averages = _macro_averages(cells, spec.confidence, avg_notes, board.metric_info, [])
     tiers = board.tiers[board.tiers["task"].isin(keep)].reset_index(drop=True)
     ranks = board.ranks[board.ranks["task"].isin(keep)].reset_index(drop=True)
     dropped = sorted(known_tasks - keep)
     kept_notes = [n for n in board.notes if not any(n.startswith(f"{t}:") for t in dropped)]
     notes.append(f"leaderboard restricted to {len(keep)} task(s); the macro average is over "
                  f"those tasks and no tier is shown for it")
-    return analysis.Leaderboard(board.method, board.confidence, board.metric, cells, averages,
-                                tiers, ranks, tuple(kept_notes + avg_notes),
-                                {t: m for t, m in board.metrics_by_task.items() if t in keep})
+    task_notes = board.task_notes
+    if len(task_notes) and "task" in task_notes:
+        task_notes = task_notes[task_notes["task"].isin(keep)].reset_index(drop=True)
+    return replace(board, cells=cells, averages=averages, tiers=tiers, ranks=ranks,
+                   notes=tuple(kept_notes + avg_notes), task_notes=task_notes,
+                   metrics_by_task={t: m for t, m in board.metrics_by_task.items() if t in keep})
 
 
 def _comparison(store, spec: ReportSpec, run_a: str, run_b: str) -> ComparisonSection:

@@ -152,8 +152,11 @@ def leaderboard_section(report: Report, fig: _Figures) -> str:
     scales = {t: _scale_of(cells.loc[cells["task"] == t, ["score", "low", "high"]].stack())
               for t in tasks}
     avg = board.averages.set_index(board.averages["run"].astype(str)) if len(board.averages) else None
-    order = (list(avg.sort_values("score", ascending=False).index) if avg is not None
-             else list(dict.fromkeys(cells["run"].astype(str))))
+    # runs with the most complete average first (an average over fewer tasks is not
+    # comparable), then by score; runs without an average keep the cells' order after them
+    order = (list(avg.assign(_k=-avg["n_tasks"].astype(float), _s=-avg["score"].astype(float))
+                  .sort_values(["_k", "_s"]).index) if avg is not None else [])
+    order += [r for r in dict.fromkeys(cells["run"].astype(str)) if r not in order]
     best = set()
     if len(board.tiers):
         t = board.tiers
