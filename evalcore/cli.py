@@ -799,6 +799,13 @@ def cmd_report(args) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     write_html(report, out)
     _out(f"report written: {out} ({out.stat().st_size:,} bytes)")
+    if args.latex:
+        from evalcore.report.latex import latex_document, report_tables
+        tex = Path(args.latex)
+        tex.parent.mkdir(parents=True, exist_ok=True)
+        tex.write_text(latex_document(report_tables(report, style=args.latex_style)),
+                       encoding="utf-8")
+        _out(f"LaTeX tables written: {tex}")
     if args.pdf:
         try:
             pdf = write_pdf(out, out.with_suffix(".pdf"))
@@ -1097,6 +1104,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 2000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--title", default="Evaluation report", help="the report's title")
+    p.add_argument("--latex", metavar="FILE.tex",
+                   help="also write the leaderboard and comparison tables as a LaTeX document "
+                        "(booktabs, captions naming the method)")
+    p.add_argument("--latex-style", choices=("brackets", "pm"), default="brackets",
+                   dest="latex_style",
+                   help="intervals in LaTeX cells: '71.9 [68.1, 75.5]' (brackets, default) or "
+                        "'71.9 $\\pm$ 3.8' (pm; asymmetric intervals as +up/-down)")
     p.set_defaults(func=cmd_report)
 
     for command in sub.choices.values():  # every command, also ones added above later

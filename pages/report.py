@@ -19,6 +19,7 @@ from evalcore.analysis import METHOD_LABELS, METHODS
 from evalcore.errors import EvalbarsError
 from evalcore.report import SECTIONS, ReportSpec, build_report, methods_text
 from evalcore.report.html import render_html
+from evalcore.report.latex import STYLES, latex_document, report_tables
 from evalcore.report.pdf import PdfUnavailable, find_chromium, write_pdf
 from ui import common
 
@@ -30,10 +31,12 @@ PAIRS_KEY = "report_pairs"
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _build(path: str, version: str, spec: ReportSpec) -> tuple[str, str, tuple[str, ...]]:
-    """(html, methods text, notes) of a report; cached until the store changes."""
+def _build(path: str, version: str, spec: ReportSpec) -> tuple[str, str, tuple[str, ...], dict]:
+    """(html, methods text, notes, LaTeX tables by style) of a report; cached until the
+    store changes."""
     report = build_report(common.get_store(), spec)
-    return render_html(report), methods_text(report), report.notes
+    tex = {s: latex_document(report_tables(report, style=s)) for s in STYLES}
+    return render_html(report), methods_text(report), report.notes, tex
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -115,7 +118,7 @@ if not chosen or not chosen_tasks or not sections:
 
 try:
     with st.spinner("Building the report ...", show_time=True):
-        html, methods, notes = _build(str(common.store_path()), str(store.version()), spec)
+        html, methods, notes, tex = _build(str(common.store_path()), str(store.version()), spec)
 except EvalbarsError as exc:
     common.show_error(exc)
     st.stop()
@@ -135,6 +138,11 @@ if find_chromium():
 else:
     st.caption("PDF: no Chromium on this server (install Debian's chromium package); open the "
                "HTML file and print it from a browser instead.")
+style = st.radio("LaTeX intervals", list(STYLES), key="rep_tex_style", horizontal=True,
+                 format_func=lambda s: "71.9 [68.1, 75.5]" if s == "brackets" else "71.9 ± 3.8")
+st.download_button("LaTeX tables", data=tex[style], file_name="evalbars_tables.tex",
+                   mime="application/x-tex", key="rep_tex", on_click="ignore",
+                   icon=":material/functions:")
 st.caption(f"{len(html.encode('utf-8')) / 1e6:.1f} MB, self-contained: opens offline, no "
            "network request. The same report from the command line:")
 st.code(_command(spec), language="bash")

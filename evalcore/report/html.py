@@ -169,6 +169,7 @@ def leaderboard_section(report: Report, fig: _Figures) -> str:
                          f"{' (%)' if scales[t] == 100 else ''}</span>" for t in tasks]
     if avg is not None:
         headers.append("Macro average")
+    most = int(avg["n_tasks"].max()) if avg is not None else 0
     rows = []
     for run in order:
         row = [e(run)]
@@ -184,8 +185,13 @@ def leaderboard_section(report: Report, fig: _Figures) -> str:
             a = avg.loc[run] if run in avg.index else None
             k = 100.0 if all(s == 100.0 for s in scales.values()) else 1.0
             mark = " ★" if (run, AVERAGE_TASK) in best else ""
-            row.append("" if a is None else f"{interval(a.score, a.low, a.high, k)}{mark}"
-                       f"<br><span class='muted'>{int(a.n_tasks)} tasks</span>")
+            if a is None or int(a.n_tasks) < 2:       # one task is not an average
+                row.append("")
+            else:
+                fewer = int(a.n_tasks) < most
+                row.append(f"{interval(a.score, a.low, a.high, k)}{mark}<br><span "
+                           f"class='muted'>{int(a.n_tasks)}{f' of {most}' if fewer else ''} "
+                           f"tasks{' (not comparable)' if fewer else ''}</span>")
         rows.append(row)
     methods = ", ".join(METHOD_LABELS.get(m, m) for m in dict.fromkeys(cells["method"].astype(str)))
     out = ['<section id="leaderboard"><h2>Leaderboard</h2>',

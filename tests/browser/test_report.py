@@ -1,0 +1,71 @@
+"""The report in a real browser with every network request blocked, and presentation mode.
+
+The report HTML is opened from a file with all non-file requests aborted: every figure must
+draw (an SVG per figure), no request may fail and the console must stay free of errors; a
+screenshot is kept in tests/browser/artifacts/. Presentation mode (``?present=1``) must hide
+the widgets and enlarge the text of a served page.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from evalcore.ingest import parse_paths
+from evalcore.report import ReportSpec, build_report
+from evalcore.report.html import write_html
+from evalcore.store import Store
+from tests.browser.conftest import ARTIFACTS, ROOT
+
+pytestmark = pytest.mark.browser
+A, B = "demo-org/atlas-7b", "demo-org/boreal-8b"
+
+
+@pytest.fixture(scope="module")
+def report_file(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("report-browser")
+    store = Store(tmp / "store.duckdb")
+    store.ingest(parse_paths([ROOT / "data" / "demo"]))
+    report = build_report(store, ReportSpec(comparisons=((A, B),), n_resamples=300))
+    return write_html(report, tmp / "report.html")
+
+
+def test_report_renders_offline_with_every_figure(report_file, page):
+    requests, failed, errors = [], [], []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("requestfailed", lambda r: failed.append(r.url))
+
+    def route(r):
+        requests.append(r.request.url)
+        if r.request.url.startswith("file://"):
+            r.continue_()
+        else:
+            r.abort()
+    page.route("**/*", route)
+    page.goto(report_file.as_uri())
+    n_figures = page.locator("div.plotly-graph-div").count()
+    assert n_figures >= 3          # forest plot, one-slide answer, SE against K
+    page.wait_for_function(
+        f"document.querySelectorAll('div.plotly-graph-div .main-svg').length >= {n_figures}")
+    drawn = page.evaluate("""() => [...document.querySelectorAll('div.plotly-graph-div')]
+        .map(d => d.querySelectorAll('.main-svg .point, .main-svg path.point, .heatmaplayer, .scatterlayer .trace').length)""")
+    assert all(k > 0 for k in drawn), drawn
+    assert [u for u in requests if not u.startswith("file://")] == []
+    assert failed == [] and errors == []
+    assert page.locator("section#methods p").count() >= 4
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "report_offline.png"), full_page=False)
+
+
+def test_presentation_mode_hides_controls_and_enlarges_text(app_url, page):
+    page.goto(app_url + "/compare?present=1")
+    page.get_by_text("Is ", exact=False).first.wait_for()
+    page.wait_for_selector("div.stButton")  # the exit button
+    assert page.locator("section[data-testid='stSidebar']").is_hidden()
+    assert page.locator(".stSelectbox").first.is_hidden()
+    size = page.evaluate("parseFloat(getComputedStyle(document.querySelector('h1')).fontSize)")
+    assert size >= 60
+    page.get_by_role("button", name="Exit presentation").click()
+    page.wait_for_selector(".stSelectbox")
+    assert page.locator(".stSelectbox").first.is_visible()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
