@@ -474,7 +474,8 @@ def answer_figure(per_task: pd.DataFrame, overall: dict | None, *, run_a: str, r
                      automargin=True)
     fig.update_xaxes(title_text=f"difference B − A ({unit}), {confidence:.0%} interval",
                      zeroline=False)
-    kinds = " / ".join(dict.fromkeys(map(str, per_task["kind"]))) if "kind" in per_task else "paired"
+    col = "interval_method" if "interval_method" in per_task else "kind"
+    kinds = " / ".join(dict.fromkeys(map(str, per_task[col]))) if col in per_task else "paired"
     adj = sorted(set(map(str, per_task.get("adjustment", pd.Series(dtype=str)))) - {"none"})
     n_text = ", ".join(f"{plot_text(t)} {int(n):,}" for t, n in zip(per_task["task"], per_task["n"]))
     footer = (f"A = {plot_text(run_a)} · B = {plot_text(run_b)}<br>n shared items: {n_text}"

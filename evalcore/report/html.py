@@ -239,7 +239,7 @@ def comparison_block(sec, idx: int, fig: _Figures, n_examples: int) -> str:
             "–" if _missing(r.get("correlation")) else f"{float(r['correlation']):.3f}",
             "–" if _missing(r.get("b")) else f"{int(r['b'])} / {int(r['c'])}",
             pval(r["p_exact"]), pval(r["p_adjusted"]), num(r["mde"], k, 1),
-            e(r["kind"]), e(r["verdict"])])
+            e(r.get("interval_method") or r["kind"]), e(r["verdict"])])
     unit = "points" if (pt["points_scale"] == 100.0).all() else "metric units"
     out.append(_table(["Task", "Metric", "n", "A", "B", f"B − A [{level} CI]", "SE paired",
                        "SE unpaired", "Corr.", "b / c", "p (McNemar)", "p adj.", "MDE", "Method",
@@ -346,7 +346,8 @@ def planner_section(report: Report) -> str:
                      f"{pl.sd_diff:.4f}", f"{pl.disagreement:.3f}", f"{p.design_effect:.2f}",
                      num(p.mde, 100.0, 1)] + [f"{n:,}" for n in need.values()])
         if p is report.plans[0] or len(report.plans) <= 4:
-            parts = [f"{num(d, 100.0, 0)} points you need {n:,} items" for d, n in p.required]
+            parts = [f"{num(d, 100.0, 0)} point{'' if round(d * 100) == 1 else 's'} you "
+                     f"need {n:,} items" for d, n in p.required]
             sentences.append(f"<li>{e(pl.task)} ({e(pl.run_b)} vs {e(pl.run_a)}, n = {pl.n:,}): "
                              f"to detect {', '.join(parts)}; with n = {pl.n:,} the smallest "
                              f"detectable gap is {num(p.mde, 100.0, 1)} points.</li>")
@@ -358,7 +359,7 @@ def planner_section(report: Report) -> str:
     out.append("<ul>" + "".join(sentences) + "</ul>")
     out.append(_table(["A", "B", "Task", "Metric", "Pilot n", "sd(d)", "Disagreement",
                        "Design effect", "MDE at n (points)"]
-                      + [f"n for {num(d, 100.0, 0)} points" for d in deltas], rows,
+                      + [f"n for {num(d, 100.0, 0)} pt" for d in deltas], rows,
                       numeric=set(range(4, 9 + len(deltas)))))
     sources = sorted({p.source for p in report.plans})
     out.append(f"<p class='muted'>Pilot pairs: {e(', '.join(sources))}. Gaps are in points "

@@ -22,16 +22,17 @@ from evalcore.analysis import METHOD_LABELS
 
 # Why each interval method is the right one where it was used (METHODS.md).
 METHOD_REASONS = {
-    "wilson": "0/1 scores; the Wilson score interval is never zero-width and keeps close to "
-              "its nominal coverage at small n",
-    "clopper-pearson": "0/1 scores; the exact Clopper-Pearson interval guarantees at least "
-                       "nominal coverage (conservative)",
-    "bayes": "0/1 scores; the equal-tailed interval of the Beta(1 + k, 1 + n - k) posterior",
+    "wilson": "the scores are 0/1, and the Wilson score interval is never zero-width and "
+              "keeps close to its nominal coverage at small n",
+    "clopper-pearson": "the scores are 0/1, and the exact Clopper-Pearson interval "
+                       "guarantees at least nominal coverage (conservative)",
+    "bayes": "the scores are 0/1; the equal-tailed interval of the Beta(1 + k, 1 + n - k) "
+             "posterior",
     "clt": "mean +/- z SD/sqrt(n) with SD of ddof = 1, the lm-evaluation-harness stderr "
            "convention",
     "bootstrap": "percentile interval over resampled items",
-    "clustered": "cluster-robust SE, because items share clusters and are not independent",
-    "reported": "no item-level data: value +/- z times the harness-reported stderr",
+    "clustered": "cluster-robust SE, because items that share a cluster are not independent",
+    "reported": "no item-level data, so the value +/- z times the harness-reported stderr",
 }
 REASON_COLUMNS = ("method_reason", "reason", "interval_reason", "routing_reason")
 
@@ -99,10 +100,14 @@ def interval_paragraph(report) -> str:
             why = "; ".join(dict.fromkeys(str(r) for r in g[rcol].dropna()))
         else:
             why = METHOD_REASONS.get(str(method), "")
+            if str(method) == "clt" and str(board.method) != "clt":
+                why = "the scores are not 0/1 (means over several answers or partial " \
+                      "credit), so " + why
         tasks = sorted(set(map(str, g["task"])))
-        sentences.append(f"{label} intervals for {_plural(len(g), 'run x task cell')} "
-                         f"({_list(tasks)})" + (f" ({why})" if why else ""))
-    text = f"Each score is given with a {level} interval: " + "; ".join(sentences) + "."
+        sentences.append(f"{label} intervals for {_plural(len(g), 'run x task cell')} on "
+                         f"{_list(tasks)}" + (f": {why}" if why else ""))
+    text = f"Each score is given with a {level} interval. " + ". ".join(
+        x[0].upper() + x[1:] for x in sentences) + "."
     asked = str(board.method)
     if any(str(m) != asked for m in cells["method"]):
         rerouted = [n for n in board.notes if "used" in n or "needs" in n or "harness-reported" in n]
@@ -116,7 +121,9 @@ def interval_paragraph(report) -> str:
     if len(board.averages):
         text += (" The macro average of a run is the mean of its task scores with "
                  "SE = sqrt(sum of SE_t^2)/k over its k tasks (tasks treated as independent "
-                 "item sets), with a normal interval.")
+                 "item sets), with a normal interval")
+        avg_notes = [n for n in board.notes if "macro average" in n]
+        text += (" (" + "; ".join(avg_notes) + ")." if avg_notes else ".")
     tiers = board.tiers
     if len(tiers):
         text += (" Runs indistinguishable from the best on a task were found with paired "
@@ -146,7 +153,14 @@ def comparison_paragraph(report) -> str:
         s = (f"{c.run_b} was compared with {c.run_a} on the items both runs answered "
              f"({ns}); difference B - A, {kind_text}")
         if rcol is not None and pt[rcol].notna().any():
-            s += " (" + "; ".join(dict.fromkeys(map(str, pt[rcol].dropna()))) + ")"
+            s += "; interval: " + "; ".join(dict.fromkeys(map(str, pt[rcol].dropna())))
+        if "n_clusters" in pt.columns:
+            g = [f"{r.task} G = {int(r.n_clusters):,}" for r in pt.itertuples(index=False)
+                 if not pd.isna(r.n_clusters) and r.n_clusters]
+            if g:
+                s += f"; clusters of the shared items: {_list(g)}"
+        if "mde_basis" in pt.columns and pt["mde_basis"].notna().any():
+            s += "; MDE from the " + "; ".join(dict.fromkeys(map(str, pt["mde_basis"].dropna())))
         binary = pt["b"].notna()
         if binary.any():
             s += (f"; the exact two-sided McNemar test on the discordant items for the "

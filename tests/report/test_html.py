@@ -99,7 +99,7 @@ def test_comparison_numbers_verdict_and_2x2(demo_store, demo_html):
 def test_planner_numbers_follow_the_pilot(demo_store, demo_report, demo_html):
     pilot = analysis.plan_from_pair(demo_store, A, B, "arc_easy_demo")
     need = st.required_items(0.02, sd_diff=pilot.sd_diff, alpha=0.05, power=0.8)
-    assert "to detect 1 points you need" in demo_html
+    assert "to detect 1 point you need" in demo_html
     assert f"2 points you need {need:,} items" in demo_html
     mde = st.minimum_detectable_effect(pilot.n, sd_diff=pilot.sd_diff, alpha=0.05, power=0.8)
     assert f"smallest detectable gap is {100 * mde:.1f} points" in demo_html
