@@ -424,6 +424,7 @@ def coverage_curve_plot(p: Sequence[float], curves: dict[str, Sequence[float]], 
     fig = _base_layout(fig, f"Pointwise coverage against the true score, n = {n:,} (shaded: "
                             "the window averaged in the table)", 440)
     fig.update_layout(showlegend=True, legend=dict(orientation="h", y=-0.25))
+    return fig
 
 
 def _wrap(text: str, width: int) -> str:
