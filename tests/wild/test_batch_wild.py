@@ -4,6 +4,9 @@ names every bad file)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from evalcore.store import Store
 
 from .conftest import run_cli
@@ -45,3 +48,43 @@ def test_lm_eval_folder_names_the_refused_file_and_place(lm, tmp_path):
     assert proc.returncode != 0
     assert "samples_polymer_tg_prediction_2025-06-30T19-40-09.461247.jsonl" in proc.stderr + proc.stdout
     assert "line 1, field mae" in proc.stderr + proc.stdout
+
+
+# every file of lm_eval/ and inspect/ that is not stored, with the start of its reason
+NOT_STORED = {
+    "inspect/data_with_llm_scoring.json": "at top level: expected a known format",
+    "inspect/long_log.eval": "at byte 0: expected the file itself, not a Git LFS pointer",
+    "inspect/2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval": ": no scores: ",
+    "inspect/retry-2-then-success.eval": ": no scores: the log has no scorer",
+    "lm_eval/polymer_tg/samples_polymer_tg_prediction_2025-06-30T19-40-09.461247.jsonl":
+        "at line 1, field mae: expected a finite score (found inf)",
+    "lm_eval/polymer_tg/results_2025-06-30T19-40-09.461247.json":
+        ": expected every file of its run to be readable",
+}
+
+
+def test_whole_corpus_folder_stores_every_good_run_and_names_every_bad_file(wild_dir, tmp_path):
+    """``python -m evalcore ingest tests/fixtures/wild``: one folder of mixed real files."""
+    store_path = tmp_path / "s.duckdb"
+    proc = run_cli(store_path, "ingest", str(wild_dir))
+    assert proc.returncode == 3, proc.stderr
+    listed = proc.stdout[proc.stdout.index("Not stored: "):].splitlines()[1:]
+    mine = {}
+    for line in listed:
+        path = line.removeprefix("- ").split(" ")[0].rstrip(":")
+        rel = str(Path(path).relative_to(wild_dir))
+        if rel.startswith(("lm_eval/", "inspect/")):
+            mine[rel] = line
+    assert set(mine) == set(NOT_STORED)
+    for rel, reason in NOT_STORED.items():
+        assert reason in mine[rel], mine[rel]
+    models = set(Store(store_path).runs()["model"])
+    for results in (wild_dir / "lm_eval").rglob("*.json"):
+        if "polymer_tg" in results.parts or results.name.startswith("samples_"):
+            continue
+        doc = json.loads(results.read_text(encoding="utf-8"))
+        if "results" in doc:
+            args = doc["config"]["model_args"]
+            model = args["pretrained"] if isinstance(args, dict) else \
+                args.split(",")[0].removeprefix("pretrained=")
+            assert model in models, results
