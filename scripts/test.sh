@@ -12,6 +12,15 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "warning: could not install chromium; browser tests will be skipped"
 fi
+# poppler-utils (pdftoppm/pdftotext: the report PDF's pages) and pdflatex (the LaTeX tables
+# compile); without them those checks are skipped with the reason.
+if { ! command -v pdftoppm >/dev/null || ! command -v pdflatex >/dev/null; } \
+    && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing poppler-utils and pdflatex for the report tests ..."
+  (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends poppler-utils \
+      texlive-latex-base texlive-latex-recommended >/dev/null) \
+    || echo "warning: could not install poppler-utils/texlive; those report checks will be skipped"
+fi
 # pytest exits 5 when it collected no tests: that is a failure here too.
 set +e
 "$PY" -m pytest -q -p no:cacheprovider "$@"
