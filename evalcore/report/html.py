@@ -428,7 +428,8 @@ def render_html(report: Report) -> str:
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<meta name=\"generator\" content=\"evalbars {e(report.version)}\">"
             f"<title>{e(report.spec.title)}</title><style>{CSS}</style>"
-            f"<script type=\"text/javascript\">{plotly_js()}</script></head><body>"
+            + (f"<script type=\"text/javascript\">{plotly_js()}</script>" if fig.count else "")
+            + "</head><body>"
             f"{head}{''.join(body)}</body></html>\n")
 
 
