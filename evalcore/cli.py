@@ -59,7 +59,9 @@ scores (files without scores alone do not make it 3 when other runs were stored)
 [{"task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high", "se_unpaired",
 "correlation", "b", "c", "both", "neither", "p_exact", "p_midp", "p_adjusted", "adjustment",
 "mde", "verdict",
-"kind", "points_scale", "sd_diff"}], "overall": {same keys as a per_task row} | null, "pairing":
+"kind", "points_scale", "sd_diff", "se_iid", "se_clustered", "n_clusters", "interval_method",
+"method_reason", "mde_basis", "items_needed"}], "overall": {same keys as a per_task row} | null,
+"pairing":
 [{"task", "metric", "n_shared", "only_a": [item_id], "only_b": [item_id], "hash_mismatch":
 [item_id]}], "protocol_diff": [{"scope", "setting", "value_a", "value_b"}]}``.
 
@@ -566,13 +568,16 @@ def cmd_compare(args) -> int:
         lines.append(f"  score A {r['score_a']:.4f}   score B {r['score_b']:.4f}")
         lines.append(f"  difference B - A: {r['diff'] * s:+.2f} {unit}, {pct}% CI "
                      f"{_interval(r['low'], r['high'], s, 2)}")
+        lines.append(f"  method: {r['method_reason']}")
         if str(r["kind"]).startswith("unpaired"):
             lines.append(f"  SE unpaired {r['se'] * s:.2f} (from the reported stderrs; no "
                          f"paired SE or correlation without item-level data)")
         else:
-            lines.append(f"  SE paired {r['se'] * s:.2f}, SE unpaired {r['se_unpaired'] * s:.2f}"
-                         + (f" ({r['se_unpaired'] / r['se']:.2f}x wider)"
-                            if np.isfinite(r['se_unpaired']) and r['se'] > 0 else "")
+            clustered = (f", se_clustered {r['se_clustered'] * s:.2f} "
+                         f"({int(r['n_clusters'])} clusters)"
+                         if np.isfinite(r["se_clustered"]) else ", se_clustered n/a (no cluster key)")
+            lines.append(f"  se_iid {r['se_iid'] * s:.2f}{clustered}, SE behind the interval "
+                         f"{r['se'] * s:.2f}, SE unpaired {r['se_unpaired'] * s:.2f}"
                          + f", correlation {_cell_text(r['correlation'], 3) or 'n/a'}")
         if np.isfinite(r["b"]):
             lines.append(f"  McNemar: b = {int(r['b'])} (only B right), c = {int(r['c'])} "
@@ -584,7 +589,7 @@ def cmd_compare(args) -> int:
             lines.append(f"  p adjusted ({r['adjustment']}, across {len(cmp.per_task)} tasks) "
                          f"= {r['p_adjusted']:.4g}")
         lines.append(f"  MDE (alpha {1 - cmp.confidence:.2g}, power 0.8): "
-                     f"{r['mde'] * s:.2f} {unit}")
+                     f"{r['mde'] * s:.2f} {unit} (from the {r['mde_basis']})")
         lines.append(f"  verdict: {r['verdict']}")
     if cmp.overall is not None:
         o = cmp.overall
@@ -594,6 +599,10 @@ def cmd_compare(args) -> int:
         lines.append(f"  difference {o['diff'] * s:+.2f} {unit}, {pct}% CI "
                      f"{_interval(o['low'], o['high'], s, 2)}, SE {o['se'] * s:.2f}, "
                      f"p = {o['p_exact']:.4g}")
+        lines.append(f"  se_iid {o['se_iid'] * s:.2f}, se_clustered "
+                     + (f"{o['se_clustered'] * s:.2f}" if np.isfinite(o["se_clustered"])
+                        else "n/a")
+                     + f"; method: {o['method_reason']}")
     lines.append(f"\nVerdict: {cmp.verdict}")
     _out("\n".join(lines))
     return EXIT_OK
@@ -965,7 +974,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compare", help="paired comparison of two runs (B - A)",
                        description="Paired difference B - A on the items both runs share: "
-                                   "difference with CI, paired and unpaired SE, correlation, "
+                                   "difference with CI (method routed by the data and named "
+                                   "with its reason: a score interval such as Tango's for two "
+                                   "0/1 runs unless n and the discordant count are large; t "
+                                   "quantiles for continuous scores below n = 30; t with G - 1 "
+                                   "df for clustered SEs), se_iid and se_clustered, paired "
+                                   "and unpaired SE, correlation, "
                                    "exact McNemar for 0/1 scores, Holm-adjusted p across tasks, "
                                    "minimum detectable effect, pairing integrity (shared, "
                                    "missing, prompt-hash mismatches), protocol diff and a "

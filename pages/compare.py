@@ -127,13 +127,26 @@ if head:
     cols = st.columns(5)
     cols[0].metric(f"B − A ({confidence:.0%} CI)",
                    f"{common.fmt_value(head['diff'], percent, 1, True)} {unit}".strip(),
-                   help="Paired difference over shared items, interval = diff ± z·paired SE.")
+                   help="Paired difference over shared items; the interval's method is "
+                        "chosen by the data and named below the numbers.")
     cols[0].caption(f"[{common.fmt_value(head['low'], percent, 1, True)}, "
                     f"{common.fmt_value(head['high'], percent, 1, True)}] {unit}")
-    cols[1].metric("SE (unpaired)" if unpaired else "Paired SE",
-                   f"{common.fmt_value(head['se'], percent, 2)} {unit}".strip(),
-                   help="sd(d, ddof=1)/sqrt(n), d = per-item difference B − A; without "
-                        "item-level data only the unpaired SE is available.")
+    se_cl = head.get("se_clustered")
+    clustered = se_cl is not None and not pd.isna(se_cl)
+    if unpaired:
+        cols[1].metric("SE (unpaired)", f"{common.fmt_value(head['se'], percent, 2)} {unit}".strip(),
+                       help="Without item-level data only the unpaired SE is available.")
+    else:
+        cols[1].metric("se_iid (paired)",
+                       f"{common.fmt_value(head.get('se_iid'), percent, 2)} {unit}".strip(),
+                       help="sd(d, ddof=1)/sqrt(n), d = per-item difference B − A (0 when the "
+                            "runs never differ: then the interval rests on the upper bound of "
+                            "the discordance rate, not on this 0).")
+        cols[1].caption("se_clustered " + (
+            f"{common.fmt_value(se_cl, percent, 2)} {unit} ({int(head['n_clusters'])} clusters)"
+            if clustered and not multi else
+            (f"{common.fmt_value(se_cl, percent, 2)} {unit}" if clustered else
+             "n/a (no cluster key applied)")))
     cols[2].metric("Unpaired SE",
                    f"{common.fmt_value(head.get('se_unpaired'), percent, 2)} {unit}".strip(),
                    help="sqrt(SE_A² + SE_B²): what ignoring the pairing would give.")
@@ -147,8 +160,9 @@ if head:
                        help="Two-sided binomial test on the discordant items b, c.")
         cols[4].caption(f"b = {int(b)}, c = {int(c)}, mid-p {common.fmt_p(head.get('p_midp'))}")
     st.caption(f"Scope: {common.md_escape(scope_name)}; n = {head.get('n')} shared items. "
-               "Method: paired difference (CLT on per-item differences); exact McNemar "
-               "(binomial) for 0/1 scores.")
+               f"Interval: {common.md_escape(str(head.get('method_reason', '')))}. "
+               "Test: exact McNemar (binomial) for 0/1 scores. MDE planned from the "
+               f"{common.md_escape(str(head.get('mde_basis', '')))}.")
     if b is not None and not pd.isna(b) and head.get("n"):
         st.caption(common.method_check_link("paired", n=int(head["n"]),
                                             dis=(float(b) + float(c)) / float(head["n"])))
@@ -166,7 +180,9 @@ view = pd.DataFrame({
     "B − A": per_task["diff"].astype(float) * k,
     "CI low": per_task["low"].astype(float) * k,
     "CI high": per_task["high"].astype(float) * k,
-    "Paired SE": per_task["se"].astype(float) * k,
+    "SE (interval)": per_task["se"].astype(float) * k,
+    "se_iid": per_task["se_iid"].astype(float) * k,
+    "se_clustered": per_task["se_clustered"].astype(float) * k,
     "Unpaired SE": per_task["se_unpaired"].astype(float) * k,
     "Correlation": per_task["correlation"].astype(float),
     "b (only B)": per_task["b"], "c (only A)": per_task["c"],
@@ -174,18 +190,24 @@ view = pd.DataFrame({
     "p adjusted": per_task["p_adjusted"].astype(float),
     "MDE": per_task["mde"].astype(float) * k,
     "Verdict": per_task["verdict"].astype(str),
-    "Method": per_task["kind"].astype(str) if "kind" in per_task else "paired",
+    "Interval method": per_task["method_reason"].astype(str),
+    "Items for a 5-point MDE" if percent else "Items for the target MDE":
+        per_task["items_needed"].astype(float),
+    "Kind": per_task["kind"].astype(str),
 })
 fmt = st.column_config.NumberColumn
 common.show_table(view, f"compare_{run_a}_vs_{run_b}", "cmp_table", column_config={
-    **{c: fmt(format="%.2f") for c in ("A", "B", "CI low", "CI high", "Paired SE",
-                                       "Unpaired SE", "MDE")},
+    **{c: fmt(format="%.2f") for c in ("A", "B", "CI low", "CI high", "SE (interval)",
+                                       "se_iid", "se_clustered", "Unpaired SE", "MDE")},
     "B − A": fmt(format="%+.2f"),
     "Correlation": fmt(format="%.3f"), "p": fmt(format="%.4f"),
     "p adjusted": fmt(format="%.4f")})
-st.caption(f"Interval: {confidence:.0%} paired CI (clustered SE where the task has a cluster "
-           "key). p: exact McNemar for 0/1 scores, else the normal test of the paired "
-           "difference. p adjusted: "
+st.caption(f"Interval: {confidence:.0%} CI by the method named in each row: for two 0/1 "
+           "runs Tango's score interval unless n ≥ 200 and ≥ 40 items are discordant (then "
+           "Wald); t quantiles with n − 1 df for continuous scores below n = 30; with a "
+           "cluster key t quantiles with G − 1 df, and below 30 clusters never narrower than "
+           "the iid interval (se_clustered shown beside it). p: exact McNemar for 0/1 scores, "
+           "else the t/normal test of the paired difference. p adjusted: "
            + (f"{adjustment} over {len(per_task)} tasks." if adjustment and len(per_task) > 1
               else "no adjustment (one task).")
            + " MDE: minimum detectable effect at alpha 0.05, power 0.8 for this n and sd of d.")

@@ -480,6 +480,16 @@ def test_compare_lm_eval_fixture_mcnemar(fixture_store):
     assert row["mde"] == pytest.approx((Z95 + Z80) * np.std(d, ddof=1) / math.sqrt(15))
     assert row["correlation"] == pytest.approx(np.corrcoef(m["score_x"], m["score_y"])[0, 1])
     assert cmp.verdict.startswith("different:") and "46.7 points" in cmp.verdict
+    # issue 8: n = 15 with 7 discordant items is routed to Tango's score interval, not Wald
+    assert row["interval_method"] == "tango"
+    assert row["method_reason"] == "Tango score interval: 15 items, 7 discordant"
+    tango = st.paired_proportion_interval(int(row["both"]), 0, 7, int(row["neither"]),
+                                          method="tango")
+    assert (row["low"], row["high"]) == pytest.approx((tango.low, tango.high))
+    wald = st.paired_proportion_interval(int(row["both"]), 0, 7, int(row["neither"]),
+                                         method="wald")
+    assert (round(-100 * wald.high, 1), round(-100 * wald.low, 1)) == (20.5, 72.8)
+    assert row["low"] > wald.low and row["high"] > wald.high   # shifted toward 0, asymmetric
     assert cmp.pairing[0].n_shared == 15 and not cmp.pairing[0].only_a
     # runs of two different models: model settings differ but raise no instrument warning
     assert len(cmp.protocol_diff) > 0
@@ -501,7 +511,18 @@ def test_compare_several_tasks_holm_and_overall(store):
     assert pt.loc["hellaswag", "se"] == pytest.approx(r.se)
     o = cmp.overall
     assert o["diff"] == pytest.approx(pt["diff"].mean())
-    assert o["se"] == pytest.approx(math.sqrt((pt["se"] ** 2).sum()) / 3)
+    # each task's SE counts at least as its interval's half-width / z (a score interval is
+    # not narrowed by averaging a smaller Wald SE); never below the plain formula
+    se_t = np.fmax(pt["se"], (pt["high"] - pt["low"]) / (2 * Z95))
+    assert o["se"] == pytest.approx(math.sqrt((se_t ** 2).sum()) / 3)
+    assert o["se"] >= math.sqrt((pt["se"] ** 2).sum()) / 3
+    # both SEs travel with every row; 15 clusters (< 30): the headline SE is the larger one
+    assert pt.loc["hellaswag", "se_clustered"] == pytest.approx(r.se_clustered)
+    assert pt.loc["hellaswag", "se_iid"] == pytest.approx(np.std(d, ddof=1) / math.sqrt(90))
+    assert pt.loc["hellaswag", "se"] == pytest.approx(
+        max(r.se_clustered, pt.loc["hellaswag", "se_iid"]))
+    assert pt.loc["hellaswag", "n_clusters"] == 15
+    assert math.isnan(pt.loc["arc_easy", "se_clustered"])
     assert cmp.verdict.startswith("macro average over 3 tasks")
     assert d.mean() == pytest.approx(pt.loc["hellaswag", "diff"])
 
@@ -537,7 +558,12 @@ def test_verdict_branches_end_to_end(tmp_path):
     d = big_b - big
     assert mde == pytest.approx((Z95 + Z80) * np.std(d, ddof=1) / math.sqrt(4000))
     c_small = an.compare(s, "A", "B", task="small")
-    assert c_small.verdict.startswith("underpowered: the MDE here is")
+    # n = 10 with an MDE of about 59 points: below the floor, nothing can be concluded
+    assert c_small.verdict.startswith("too few items to tell: the MDE here is")
+    row = c_small.per_task.iloc[0]
+    need = st.required_items(0.05, sd_diff=float(np.std(small_b - small, ddof=1)))
+    assert row["items_needed"] == need
+    assert f"about {need:,} items are needed to detect 5.0 points" in c_small.verdict
     assert an.compare(s, "A", "B", task="small", mde_threshold=1.0).verdict.startswith(
         "no difference detected")
 

@@ -203,7 +203,9 @@ def test_compare_text_and_json(capsys, store_file):
     assert code == 0
     assert "McNemar: b = 0 (only B right), c = 7 (only A right), exact p = 0.01562" in out
     assert "difference B - A: -46.67 points" in out
-    assert "SE paired" in out and "SE unpaired" in out and "correlation" in out
+    assert "se_iid" in out and "se_clustered n/a" in out and "SE unpaired" in out
+    assert "correlation" in out
+    assert "method: Tango score interval: 15 items, 7 discordant" in out
     assert "Pairing:" in out and "Protocol differences:" in out
     assert out.rstrip().splitlines()[-1].startswith("Verdict: different:")
     code, out, _ = run(capsys, "--store", store_file, "compare", "1", "2", "--format", "json")
@@ -214,7 +216,10 @@ def test_compare_text_and_json(capsys, store_file):
     assert {"task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high",
             "se_unpaired", "correlation", "b", "c", "both", "neither", "p_exact", "p_midp",
             "p_adjusted", "adjustment", "mde", "verdict", "kind", "points_scale",
-            "sd_diff"} == set(row)
+            "sd_diff", "se_iid", "se_clustered", "n_clusters", "interval_method",
+            "method_reason", "mde_basis", "items_needed"} == set(row)
+    assert row["interval_method"] == "tango" and row["se_clustered"] is None
+    assert row["method_reason"] == "Tango score interval: 15 items, 7 discordant"
     assert row["p_exact"] == pytest.approx(0.015625)
     # the 2x2 table adds up: Mistral 12/15 right, DialoGPT 5/15, b = 0, c = 7
     assert (row["both"], row["b"], row["c"], row["neither"]) == (5, 0, 7, 3)

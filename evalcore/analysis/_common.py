@@ -39,7 +39,9 @@ TIER_COLUMNS = ("run_id", "run", "task", "best_run", "diff_vs_best", "p_raw", "p
 RANK_COLUMNS = ("run_id", "run", "task", "rank", "rank_low", "rank_high")
 PER_TASK_COLUMNS = ("task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high",
                     "se_unpaired", "correlation", "b", "c", "both", "neither", "p_exact", "p_midp", "p_adjusted",
-                    "adjustment", "mde", "verdict", "kind", "points_scale", "sd_diff")
+                    "adjustment", "mde", "verdict", "kind", "points_scale", "sd_diff",
+                    "se_iid", "se_clustered", "n_clusters", "interval_method", "method_reason",
+                    "mde_basis", "items_needed")
 PROTOCOL_COLUMNS = ("scope", "setting", "value_a", "value_b")
 # protocol_diff categories (store) that differ between any two models and are listed in
 # ``Comparison.protocol_diff`` but not raised as warnings: the model itself, batch size,

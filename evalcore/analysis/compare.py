@@ -52,16 +52,27 @@ class Comparison:
     """Paired comparison of run B against run A (difference = B - A).
 
     per_task columns: task, metric, n, score_a, score_b, diff, se, low, high, se_unpaired,
-        correlation, b, c (NaN unless 0/1), p_exact, p_midp, p_adjusted, adjustment
-        ("holm" when several tasks), mde (points at alpha, power 0.8), verdict (str),
-        kind ("paired", "paired, clustered SE" or "unpaired from reported stderr"),
-        points_scale (100 when scores lie in [0, 1], else 1: multiply diff/mde by it to
-        get "points"), sd_diff (sd of the per-item differences, ddof=1; NaN when unpaired)
+        correlation, b, c, both, neither (NaN unless 0/1), p_exact, p_midp, p_adjusted,
+        adjustment ("holm" when several tasks), mde (metric units at alpha, power 0.8),
+        verdict (str), kind ("paired", "paired, clustered SE" or "unpaired from reported
+        stderr"), points_scale (100 when scores lie in [0, 1], else 1: multiply diff/mde by it
+        to get "points"), sd_diff (sd of the per-item differences, ddof=1; NaN when unpaired),
+        se_iid (sd(d, ddof=1)/sqrt(n), 0 for identical runs), se_clustered (CR1 clustered SE
+        of d; NaN without a cluster key), n_clusters (G or NaN), interval_method (the method
+        behind low/high: "tango", "newcombe", "bonett-price", "wald", "t", "normal", "bound",
+        "clustered-t"), method_reason (that method and why, in words: "Tango score interval:
+        15 items, 7 discordant"), mde_basis (what the MDE was planned from), items_needed
+        (items for an MDE of the adequate threshold, 5 points on a [0, 1] scale).
+        ``se`` is the SE behind the headline interval: the paired SE, the clustered SE (or
+        the larger of the two below 30 clusters), or, when the runs never differ, the bound
+        (1 + |diff|) sqrt(U/n) from the discordance upper bound U.
     protocol_diff columns: scope ("run" or task name), setting, value_a, value_b
     pairing: one Pairing per task
     overall: the same fields as a per_task row for the macro average over tasks (or None)
-    verdict: one sentence for the headline ("B is better by ...", "no difference detected,
-        and this design could have detected X points", "underpowered: MDE here is Y points")
+    verdict: one sentence for the headline ("different: B is better than A by ...", "no
+        difference detected, and this design could have detected X points", "underpowered:
+        the MDE here is Y points", "too few items to tell: ... about N items are needed to
+        detect 5 points")
     warnings: protocol/pairing problems, meant to be shown BEFORE the numbers.
 
     ``mde`` is in the metric's units (0.05 = 5 points on a [0, 1] scale); ``p_exact`` is the
@@ -85,16 +96,40 @@ def _fmt_points(value: float, scale: float) -> str:
     return f"{abs(value):.3g} units"
 
 
+# Below this many items, or above this MDE (in multiples of the "adequate" MDE threshold:
+# 4 x 5 points = 20 points on a [0, 1] scale), nothing can be concluded either way.
+MIN_ITEMS_TO_TELL = 10
+FLOOR_FACTOR = 4.0
+
+
 def verdict_text(diff: float, low: float, high: float, mde: float, *, scale: float,
                  threshold: float, name_a: str = "A", name_b: str = "B",
-                 direction: str = "higher") -> str:
-    """The verdict rule (see the module docstring): different / no difference detected /
-    underpowered. ``threshold`` is the largest MDE (metric units) still called adequate.
+                 direction: str = "higher", n: int | None = None,
+                 items_needed: float | None = None, mde_note: str = "") -> str:
+    """The verdict rule (module docstring): too few items to tell / different / underpowered /
+    no difference detected. ``threshold`` is the largest MDE (metric units) still called
+    adequate; below n = 10 items, or with an MDE above 4 x threshold (20 points on a [0, 1]
+    scale) and an interval that contains 0, the verdict is "too few items to tell" with the
+    ``items_needed`` for an MDE of ``threshold``. ``mde_note`` says how the MDE was planned
+    when that needs saying (e.g. from the discordance upper bound).
     ``direction`` (``evalcore.metrics``): "higher" or "lower" is better names the better
     run; "target" / "unknown" only say which run scores higher."""
     if not (np.isfinite(low) and np.isfinite(high)):
         return "not enough data for an interval"
-    if low > 0 or high < 0:
+    note = f" ({mde_note})" if mde_note else ""
+    need = ""
+    if items_needed is not None and np.isfinite(items_needed):
+        need = (f"; about {int(items_needed):,} items are needed to detect "
+                f"{_fmt_points(threshold, scale)}")
+    if n is not None and n < MIN_ITEMS_TO_TELL:
+        return (f"too few items to tell: {n} item{'s' if n != 1 else ''} (CI "
+                f"{_plain(low, scale)} to {_plain(high, scale)})" + need)
+    excludes = low > 0 or high < 0
+    if not excludes and (not np.isfinite(mde) or mde > FLOOR_FACTOR * threshold):
+        what = (f"the MDE here is {_fmt_points(mde, scale)}{note}" if np.isfinite(mde)
+                else "the MDE cannot be estimated")
+        return f"too few items to tell: {what}" + need
+    if excludes:
         # state the gap and its CI as positive numbers in favour of the higher run
         higher, lower = (name_b, name_a) if diff > 0 else (name_a, name_b)
         lo, hi = (low, high) if diff > 0 else (-high, -low)
@@ -106,11 +141,10 @@ def verdict_text(diff: float, low: float, high: float, mde: float, *, scale: flo
             return f"different: {higher} scores higher than {lower} {gap} ({why}: neither " \
                    f"is called better)"
         return f"different: {higher} is better than {lower} {gap}"
-    if not np.isfinite(mde) or mde > threshold:
-        return f"underpowered: the MDE here is {_fmt_points(mde, scale)}" if np.isfinite(mde) \
-            else "underpowered: the MDE cannot be estimated"
+    if mde > threshold:
+        return f"underpowered: the MDE here is {_fmt_points(mde, scale)}{note}"
     return (f"no difference detected, and this design could have detected "
-            f"{_fmt_points(mde, scale)}")
+            f"{_fmt_points(mde, scale)}{note}")
 
 
 def _plain(v: float, scale: float) -> str:
@@ -180,10 +214,72 @@ def _paired_frame(store, a: int, b: int, task: str, metric_a: str,
     return m.sort_values("item_id", key=lambda s: s.map(_natural_key)).reset_index(drop=True)
 
 
+@dataclass(frozen=True)
+class _Headline:
+    """One interval of the paired difference with the SE behind it and its method in words."""
+
+    low: float
+    high: float
+    se: float
+    method: str
+    reason: str
+
+
+def _iid_interval(diff: float, n: int, se_iid: float, cells: tuple[int, int, int, int] | None,
+                  confidence: float, unit: bool) -> _Headline:
+    """The interval ignoring clusters, routed by the data.
+
+    Two 0/1 runs: the score-type (or, at large n and many discordant items, Wald) interval of
+    ``stats.choose_paired_binary_method``. Other scores: diff -+ q * SE_iid with
+    q = t_{n-1} below n = 30, else z. No spread in the differences (identical runs): never
+    a zero-width interval; for scores in [0, 1] the share of items on which the runs differ
+    is bounded by its exact upper bound U (none of n differ), so |Delta - diff| <=
+    (1 + |diff|) U and the SE is at most (1 + |diff|) sqrt(U/n).
+    """
+    bound = float("nan")
+    if not se_iid > 0 and unit:
+        bound = st.discordance_upper_bound(n, 0, confidence)
+    if cells is not None:
+        both, b, c, neither = cells
+        method, _ = st.choose_paired_binary_method(n, b + c)
+        pi = st.paired_proportion_interval(both, b, c, neither, confidence, method)
+        reason = pi.label + (f" ({pi.detail})" if pi.detail else "")
+        se = se_iid if se_iid > 0 else math.sqrt(bound / n)
+        return _Headline(pi.low, pi.high, se, pi.method, reason)
+    if se_iid > 0:
+        q, df = st.mean_quantile(confidence, n, False)
+        name = f"paired t interval ({df} df)" if df else "paired normal interval (CLT)"
+        return _Headline(diff - q * se_iid, diff + q * se_iid, se_iid, "t" if df else "normal",
+                         f"{name}: {n:,} items")
+    if np.isfinite(bound):
+        half = (1.0 + abs(diff)) * bound
+        return _Headline(max(-1.0, diff - half), min(1.0, diff + half),
+                         (1.0 + abs(diff)) * math.sqrt(bound / n), "bound",
+                         f"the per-item differences do not vary over {n:,} items: interval from "
+                         f"the exact {confidence:.0%} upper bound of the share of items that "
+                         f"differ ({100 * bound:.1f}%)")
+    return _Headline(float("nan"), float("nan"), float("nan"), "none",
+                     f"the per-item differences do not vary over {n:,} items and the scores "
+                     f"are not bounded: no interval (a zero-width one would be no result)")
+
+
+def _cells_of(xa: np.ndarray, xb: np.ndarray) -> tuple[int, int, int, int]:
+    """(both right, only B right, only A right, both wrong) of two 0/1 runs."""
+    return (int(np.sum((xa == 1) & (xb == 1))), int(np.sum((xa == 0) & (xb == 1))),
+            int(np.sum((xa == 1) & (xb == 0))), int(np.sum((xa == 0) & (xb == 0))))
+
+
 def _paired_row(frame: pd.DataFrame, task: str, metric: str, confidence: float,
                 mde_threshold: float | None, name_a: str, name_b: str,
                 direction: str = "higher") -> dict:
-    """One per_task row from the shared items of two runs (or two metrics)."""
+    """One per_task row from the shared items of two runs (or two metrics).
+
+    The headline interval is ``_iid_interval``'s (routed by the data), or with a cluster key
+    ``stats.clustered_interval`` (t with G - 1 df; never narrower than the iid one below 30
+    clusters). Both SEs travel in the row (``se_iid``, ``se_clustered``); ``se`` is the one
+    behind the headline. With no spread in the differences the MDE is planned from the upper
+    bound of the discordance rate (sd_d^2 <= U), never from 0.
+    """
     xa = frame["x_a"].to_numpy(dtype=float)
     xb = frame["x_b"].to_numpy(dtype=float)
     n = xa.size
@@ -204,32 +300,64 @@ def _paired_row(frame: pd.DataFrame, task: str, metric: str, confidence: float,
     r = st.paired_difference(xa, xb, confidence=confidence, clusters=clusters)
     sd_diff = float(np.std(xb - xa, ddof=1))   # per-item sd of d (the MDE's input)
     binary = _is_binary(xa) and _is_binary(xb)
-    bcount = ccount = both = neither = float("nan")
-    p_exact = p_midp = float("nan")
+    cells = _cells_of(xa, xb) if binary else None
     if binary:
-        # the 2x2 table: b = only B right, c = only A right, and the two concordant cells
-        bcount, ccount = float(r.b), float(r.c)
-        both = float(np.sum((xa == 1) & (xb == 1)))
-        neither = float(np.sum((xa == 0) & (xb == 0)))
         p_exact, p_midp = float(r.mcnemar.p_exact), float(r.mcnemar.p_midp)
     else:
-        p_exact = _fnum(r.p_value)
+        p_exact, p_midp = _fnum(r.p_value), float("nan")
+    diff = float(r.diff)
+    iid = _iid_interval(diff, n, float(r.se_iid), cells, confidence, unit)
+    head = iid
+    n_clusters = float("nan")
     if clusters is not None:
-        # the clustered paired SE is the inferential SE; the MDE follows it
-        mde = _mde(n, float(r.se) * math.sqrt(n), alpha)
-    else:
-        mde = _mde(n, sd_diff, alpha)
+        n_clusters = float(r.n_clusters)
+        if r.n_clusters >= 2 and r.se_clustered > 0:
+            ci = st.clustered_interval(diff, r.se_clustered, r.n_clusters, confidence,
+                                       se_iid=iid.se, iid_low=iid.low, iid_high=iid.high)
+            head = _Headline(ci.low, ci.high, ci.se, "clustered-t",
+                             f"{ci.detail}; iid interval: {iid.reason}")
+        else:
+            head = _Headline(iid.low, iid.high, iid.se, iid.method,
+                             f"{iid.reason}; clustered SE not used ({r.n_clusters} clusters, "
+                             f"clustered SE {r.se_clustered:.3g})")
     score_a, score_b = float(np.mean(xa)), float(np.mean(xb))
     thr = _threshold(mde_threshold, unit, score_a, score_b)
+    mde_note = ""
+    if not sd_diff > 0 and unit:
+        u = st.discordance_upper_bound(n, 0, confidence)
+        sd_plan = (1.0 + abs(diff)) * math.sqrt(u)
+        basis = "upper bound of the discordance rate"
+        mde_note = (f"no item differs, so the discordance rate is only bounded, not 0: planned "
+                    f"with its exact {confidence:.0%} upper bound {100 * u:.1f}% "
+                    f"(sd_d^2 <= that rate)")
+    elif not sd_diff > 0:
+        sd_plan, basis = float("nan"), "none (no spread, unbounded scores)"
+    elif head.method == "clustered-t":
+        sd_plan, basis = head.se * math.sqrt(n), "SE of the headline interval (clustered)"
+    else:
+        sd_plan, basis = sd_diff, "sd of the per-item differences"
+    mde = _mde(n, sd_plan, alpha)
+    items_needed = float("nan")
+    if np.isfinite(sd_plan) and sd_plan > 0:
+        items_needed = float(st.required_items(thr, sd_diff=sd_plan, alpha=alpha))
     return {"task": task, "metric": metric, "n": int(n), "score_a": score_a, "score_b": score_b,
-            "diff": float(r.diff), "se": float(r.se), "low": float(r.low), "high": float(r.high),
-            "se_unpaired": _fnum(r.se_unpaired), "correlation": _fnum(r.correlation),
-            "b": bcount, "c": ccount, "both": both, "neither": neither, "p_exact": p_exact, "p_midp": p_midp,
-            "p_adjusted": p_exact, "adjustment": "none", "mde": mde,
-            "verdict": verdict_text(float(r.diff), float(r.low), float(r.high), mde,
-                                    scale=scale, threshold=thr, name_a=name_a, name_b=name_b,
+            "diff": diff, "se": float(head.se), "low": float(head.low),
+            "high": float(head.high), "se_unpaired": _fnum(r.se_unpaired),
+            "correlation": _fnum(r.correlation),
+            "b": float(cells[1]) if cells else float("nan"),
+            "c": float(cells[2]) if cells else float("nan"),
+            "both": float(cells[0]) if cells else float("nan"),
+            "neither": float(cells[3]) if cells else float("nan"),
+            "p_exact": p_exact, "p_midp": p_midp, "p_adjusted": p_exact, "adjustment": "none",
+            "mde": mde,
+            "verdict": verdict_text(diff, float(head.low), float(head.high), mde, scale=scale,
+                                    threshold=thr, name_a=name_a, name_b=name_b, n=int(n),
+                                    items_needed=items_needed, mde_note=mde_note,
                                     direction=direction),
-            "kind": kind, "points_scale": scale, "sd_diff": sd_diff}
+            "kind": kind, "points_scale": scale, "sd_diff": sd_diff,
+            "se_iid": float(r.se_iid), "se_clustered": float(r.se_clustered),
+            "n_clusters": n_clusters, "interval_method": head.method,
+            "method_reason": head.reason, "mde_basis": basis, "items_needed": items_needed}
 
 
 def _side_numbers(store, rid: int, task: str, metric: str) -> tuple[float, float, float]:
@@ -274,7 +402,11 @@ def _unpaired_row(store, a: int, b: int, task: str, metric: str, confidence: flo
                 threshold=_threshold(mde_threshold, unit, va, vb), name_a=name_a,
                 name_b=name_b, direction=direction),
             "kind": "unpaired from reported stderr", "points_scale": scale,
-            "sd_diff": float("nan")}
+            "sd_diff": float("nan"), "se_iid": se, "se_clustered": float("nan"),
+            "n_clusters": float("nan"), "interval_method": "normal",
+            "method_reason": f"normal interval from the harness-reported stderrs (unpaired, "
+                             f"no item-level data): {n:,} items",
+            "mde_basis": "reported stderrs", "items_needed": float("nan")}
 
 
 def _item_metrics(store, rid: int) -> dict[str, set[str]]:
@@ -450,12 +582,27 @@ def compare(store, run_a: str | int, run_b: str | int, *, task: str | None = Non
 
 
 def _overall(per_task: pd.DataFrame, confidence: float, mde_threshold, name_a, name_b) -> dict:
-    """Macro average of per-task differences: mean_t diff_t, SE = sqrt(sum SE_t^2)/k."""
+    """Macro average of per-task differences: mean_t diff_t, SE = sqrt(sum SE_t^2)/k.
+
+    Each SE_t is taken as at least the half-width of its task's interval divided by z, so a
+    small task's score interval (or its discordance bound) is not narrowed by averaging a
+    smaller Wald SE; ``se_iid`` and ``se_clustered`` average the tasks' own SEs the same way
+    (a task without clusters contributes its iid SE to ``se_clustered``).
+    """
     z = st.z_value(confidence)
-    agg = st.aggregate_tasks(per_task["diff"].to_numpy(dtype=float),
-                             per_task["se"].to_numpy(dtype=float))
+    se_t = per_task["se"].to_numpy(dtype=float)
+    half = (per_task["high"].to_numpy(dtype=float) - per_task["low"].to_numpy(dtype=float)) / (2 * z)
+    se_t = np.where(np.isfinite(half), np.fmax(se_t, half), se_t)
+    agg = st.aggregate_tasks(per_task["diff"].to_numpy(dtype=float), se_t)
     diff = float(agg.estimate)
     se = float(agg.se)  # bounds below are not agg.low/high: a difference is not clipped
+    k = len(per_task)
+    se_iid_t = per_task["se_iid"].to_numpy(dtype=float)
+    se_cl_t = per_task["se_clustered"].to_numpy(dtype=float)
+    se_iid = float(np.sqrt(np.sum(se_iid_t ** 2)) / k)
+    se_cl = float("nan")
+    if np.isfinite(se_cl_t).any():
+        se_cl = float(np.sqrt(np.sum(np.where(np.isfinite(se_cl_t), se_cl_t, se_iid_t) ** 2)) / k)
     # MDE of an estimate whose SE is se: (z_{1-a/2} + z_power) * se, i.e. the paired MDE
     # formula with n = 1 and sd = se
     mde = _mde(1, se, 1.0 - confidence)
@@ -469,15 +616,21 @@ def _overall(per_task: pd.DataFrame, confidence: float, mde_threshold, name_a, n
             "n": int(per_task["n"].sum()), "score_a": sa, "score_b": sb, "diff": diff,
             "se": se, "low": low, "high": high,
             "se_unpaired": float(np.sqrt(np.sum(per_task["se_unpaired"].to_numpy(float) ** 2))
-                                 / len(per_task)),
-            "correlation": float("nan"), "b": float("nan"), "c": float("nan"), "both": float("nan"), "neither": float("nan"),
+                                 / k),
+            "correlation": float("nan"), "b": float("nan"), "c": float("nan"),
+            "both": float("nan"), "neither": float("nan"),
             "p_exact": p, "p_midp": float("nan"), "p_adjusted": p, "adjustment": "none",
             "mde": mde,
             "verdict": verdict_text(diff, low, high, mde, scale=scale,
                                     threshold=_threshold(mde_threshold, unit, sa, sb),
                                     name_a=name_a, name_b=name_b),
             "kind": "macro average of per-task differences", "points_scale": scale,
-            "sd_diff": float("nan")}
+            "sd_diff": float("nan"), "se_iid": se_iid, "se_clustered": se_cl,
+            "n_clusters": float("nan"), "interval_method": "normal",
+            "method_reason": f"normal interval of the macro average over {k} tasks, SE = "
+                             f"sqrt(sum SE_t^2)/k with each SE_t at least its task interval's "
+                             f"half-width / z",
+            "mde_basis": "SE of the macro average", "items_needed": float("nan")}
 
 
 def _protocol_diff(store, a: int, b: int, tasks: list[str]) -> pd.DataFrame:

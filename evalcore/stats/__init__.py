@@ -21,16 +21,17 @@ from evalcore.stats.aggregate import (BestTier, TaskAggregate, adjust_pvalues, a
                                       pooled_sample_stderr)
 from evalcore.stats.bootstrap import (BootstrapResult, RankIntervals, bootstrap_interval,
                                       mean_difference, paired_bootstrap_ranks)
-from evalcore.stats.clustered import ClusteredSE, clustered_se
+from evalcore.stats.clustered import (FEW_CLUSTERS, ClusteredInterval, ClusteredSE,
+                                      cluster_t_value, clustered_interval, clustered_se)
 from evalcore.stats.intervals import (PROPORTION_METHODS, SCORE_METHODS, Interval,
                                       beta_interval, chance_level, clopper_pearson_interval,
                                       clt_interval, contains_chance, half_width, mean_se,
                                       mean_se_from_moments,
                                       proportion_interval, required_n_for_half_width,
                                       score_interval, wilson_interval)
-from evalcore.stats.paired import (McNemarResult, PairedColumns, PairedDifference, correlation,
-                                   mcnemar, mcnemar_exact_p, normal_p_value,
-                                   paired_columns, paired_difference)
+from evalcore.stats.paired import (SMALL_N, McNemarResult, PairedColumns, PairedDifference,
+                                   correlation, mcnemar, mcnemar_exact_p, mean_quantile,
+                                   normal_p_value, paired_columns, paired_difference)
 from evalcore.stats.paired_binary import (PAIRED_BINARY_METHODS, PairedProportionInterval,
                                           choose_paired_binary_method,
                                           discordance_upper_bound,
@@ -54,10 +55,12 @@ __all__ = [
     "BootstrapResult", "RankIntervals", "bootstrap_interval", "mean_difference",
     "paired_bootstrap_ranks",
     # clustered
-    "ClusteredSE", "clustered_se",
+    "ClusteredSE", "clustered_se", "ClusteredInterval", "clustered_interval", "cluster_t_value",
+    "FEW_CLUSTERS",
     # paired
     "PairedDifference", "McNemarResult", "PairedColumns", "paired_difference", "mcnemar",
-    "paired_columns", "correlation", "mcnemar_exact_p", "normal_p_value",
+    "paired_columns", "correlation", "mcnemar_exact_p", "normal_p_value", "mean_quantile",
+    "SMALL_N",
     # paired 0/1 runs at small n
     "PAIRED_BINARY_METHODS", "PairedProportionInterval", "paired_proportion_interval",
     "choose_paired_binary_method", "discordance_upper_bound",

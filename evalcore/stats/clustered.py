@@ -4,6 +4,12 @@ Items are often not independent: five questions on one reading passage, the 57 s
 MMLU, the instructions inside one IFEval prompt. Items of one cluster get easier or harder
 together, so the iid standard error is too small. Reference: Miller (2024), "Adding Error
 Bars to Evals: A Statistical Approach to Language Model Evaluations", arXiv:2411.00640, sec. 2.2.
+
+Few clusters: Cameron & Miller (2015), "A Practitioner's Guide to Cluster-Robust Inference",
+J. Human Resources 50:317. With G clusters the CR1 SE is noisy and biased down when G is
+small; intervals use t quantiles with G - 1 degrees of freedom (:func:`clustered_interval`),
+and below 30 clusters the headline interval is never narrower than the iid one. CR2 /
+Bell-McCaffrey is not offered: it is not pinned to a published worked example here.
 """
 
 from __future__ import annotations
@@ -13,8 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.stats import t as t_dist
 
-from evalcore.stats._checks import as_clusters, as_scores
+from evalcore.stats._checks import (StatsInputError, as_clusters, as_scores, check_confidence,
+                                    check_count, z_value)
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,11 @@ class ClusteredSE:
     def sqrt_design_effect(self) -> float:
         """How many times wider the clustered interval is than the iid one."""
         return math.sqrt(self.design_effect) if self.design_effect >= 0 else float("nan")
+
+    @property
+    def df(self) -> int:
+        """G - 1: degrees of freedom of a clustered t interval (:func:`clustered_interval`)."""
+        return self.n_clusters - 1
 
     @property
     def effective_n(self) -> float:
@@ -145,3 +158,99 @@ def clustered_se(scores: Any, clusters: Any) -> ClusteredSE:
         deff = se ** 2 / se_iid ** 2
     return ClusteredSE(mean=float(x.mean()), se=se, se_iid=se_iid, design_effect=deff, icc=icc,
                        n_clusters=g, n=n, reason="; ".join(reasons))
+
+
+# Below this many clusters the cluster-robust SE is itself noisy and biased down (Cameron &
+# Miller 2015, sec. VI): the headline interval is then never narrower than the iid one.
+FEW_CLUSTERS = 30
+
+
+def cluster_t_value(confidence: float, n_clusters: int) -> float:
+    """t_{G-1, 1-alpha/2}: the quantile for a cluster-robust interval with G clusters (G >= 2)."""
+    conf = check_confidence(confidence)
+    g = check_count(n_clusters, "n_clusters")
+    if g < 2:
+        raise StatsInputError(f"a cluster-robust interval needs at least 2 clusters, got {g}")
+    return float(t_dist.ppf(0.5 + conf / 2.0, g - 1))
+
+
+@dataclass(frozen=True)
+class ClusteredInterval:
+    """The headline interval of an estimate that has a cluster-robust and an iid SE.
+
+    Attributes
+    ----------
+    estimate, low, high : the estimate and its headline interval.
+    se : the SE behind the headline (``se_clustered``, or the iid SE when the floor applied).
+    se_iid, se_clustered : both SEs, always reported side by side.
+    n_clusters : G. df : G - 1 (degrees of freedom of the clustered t interval).
+    clustered_low, clustered_high : estimate -+ t_{G-1} * se_clustered.
+    floored : True when G < FEW_CLUSTERS and the iid interval was wider on some side, so the
+        headline took the iid bound there.
+    confidence. detail : the rule that was applied, in words.
+    """
+
+    estimate: float
+    low: float
+    high: float
+    se: float
+    se_iid: float
+    se_clustered: float
+    n_clusters: int
+    df: int
+    clustered_low: float
+    clustered_high: float
+    floored: bool
+    confidence: float
+    detail: str = ""
+
+
+def clustered_interval(estimate: float, se_clustered: float, n_clusters: int,
+                       confidence: float = 0.95, *, se_iid: float,
+                       iid_low: float | None = None,
+                       iid_high: float | None = None) -> ClusteredInterval:
+    """Cluster-robust interval with t quantiles, never narrower than iid when G < 30.
+
+    clustered: estimate -+ t_{G-1, 1-alpha/2} * SE_c, SE_c the CR1 cluster-robust SE (with
+    its G/(G-1) factor, :func:`clustered_se`); the t reference with G - 1 degrees of freedom
+    is Cameron & Miller (2015), "A Practitioner's Guide to Cluster-Robust Inference",
+    J. Human Resources 50:317, sec. VI.C (Stata's and statsmodels' default for few clusters).
+
+    With G < FEW_CLUSTERS (30) SE_c is noisy and biased down, so the headline interval is
+    the union of the clustered interval and the iid one: low = min(clustered low, iid low),
+    high = max(clustered high, iid high); ``se`` = max(SE_c, SE_iid). The iid interval is
+    (iid_low, iid_high) when given (a score interval for 0/1 scores), else
+    estimate -+ z * se_iid. ``se_clustered`` always keeps the clustered SE, so a narrower
+    clustered SE is shown beside the headline, labelled, never instead of it.
+
+    Edge cases: G < 2 raises StatsInputError; a NaN SE gives NaN bounds and says so.
+    """
+    conf = check_confidence(confidence)
+    g = check_count(n_clusters, "n_clusters")
+    q = cluster_t_value(conf, g)
+    est, sec, sei = float(estimate), float(se_clustered), float(se_iid)
+    c_low, c_high = est - q * sec, est + q * sec
+    if iid_low is None or iid_high is None:
+        z = z_value(conf)
+        i_low, i_high = est - z * sei, est + z * sei
+    else:
+        i_low, i_high = float(iid_low), float(iid_high)
+    base = (f"cluster-robust SE (CR1) over {g} clusters, t quantile with {g - 1} df")
+    if math.isnan(sec):
+        return ClusteredInterval(est, float("nan"), float("nan"), sec, sei, sec, g, g - 1,
+                                 c_low, c_high, False, conf,
+                                 base + "; the clustered SE is undefined")
+    if g >= FEW_CLUSTERS or math.isnan(i_low) or math.isnan(i_high):
+        return ClusteredInterval(est, c_low, c_high, sec, sei, sec, g, g - 1, c_low, c_high,
+                                 False, conf, base)
+    low, high = min(c_low, i_low), max(c_high, i_high)
+    floored = (low, high) != (c_low, c_high)
+    if floored:
+        detail = (f"{base}; with fewer than {FEW_CLUSTERS} clusters the clustered SE is noisy "
+                  f"and biased down, so the interval is not allowed to be narrower than the "
+                  f"iid one (the clustered SE is shown beside it)")
+    else:
+        detail = base + f" (fewer than {FEW_CLUSTERS} clusters: wider than the iid interval)"
+    se = max(sec, sei) if not math.isnan(sei) else sec
+    return ClusteredInterval(est, low, high, se, sei, sec, g, g - 1, c_low, c_high, floored,
+                             conf, detail)

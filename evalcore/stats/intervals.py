@@ -10,7 +10,8 @@ Methods (the ``method`` key travels with every result):
   scores, the lm-evaluation-harness ``*_stderr``). Offered for comparison; it is zero-width at
   p = 0 or 1 and labelled so in ``detail``.
 - ``"bootstrap"``: percentile bootstrap over items (whole clusters when given).
-- ``"clustered"``: p +- z * cluster-robust SE (see :mod:`evalcore.stats.clustered`).
+- ``"clustered"``: p +- t_{G-1} * cluster-robust SE, never narrower than the CLT interval
+  when G < 30 (see :func:`evalcore.stats.clustered_interval`).
 
 Wilson, Clopper-Pearson and Bayes never leave [0, 1] and are never zero-width. CLT, bootstrap
 and clustered intervals are clipped to [0, 1] whenever every score lies in [0, 1] (the mean
@@ -230,12 +231,14 @@ def score_interval(scores: Any, method: str = "wilson", confidence: float = 0.95
 
     - "wilson", "clopper-pearson", "bayes": 0/1 scores only (k = sum, n = len); a
       StatsInputError names the non-binary values otherwise.
-    - "clt": mean +- z * sd(ddof=1)/sqrt(n) (:func:`mean_se`).
+    - "clt": mean +- q * sd(ddof=1)/sqrt(n) (:func:`mean_se`), q = z for 0/1 scores and from
+      n = 30 on, t_{n-1} for other scores below n = 30 (said in ``detail``).
     - "bootstrap": percentile bootstrap of the mean over items, or over whole clusters when
       ``clusters`` is given (``n_resamples``, ``seed``; both stated in ``detail``).
-    - "clustered": mean +- z * cluster-robust SE (needs ``clusters``; see
-      :func:`evalcore.stats.clustered_se`). With fewer than 2 clusters the bounds are NaN and
-      ``detail`` says why.
+    - "clustered": mean +- t_{G-1} * cluster-robust SE (needs ``clusters``; see
+      :func:`evalcore.stats.clustered_se` and :func:`evalcore.stats.clustered_interval`):
+      with G < 30 never narrower than the CLT interval (``se`` stays the clustered SE). With
+      fewer than 2 clusters the bounds are NaN and ``detail`` says why.
 
     ``clusters`` is accepted only by "bootstrap" and "clustered" (a StatsInputError otherwise,
     so a clustered design is never silently analysed as iid). CLT/bootstrap/clustered intervals
@@ -257,20 +260,32 @@ def score_interval(scores: Any, method: str = "wilson", confidence: float = 0.95
                 f"method {method!r} needs 0/1 scores, found {', '.join(f'{v:g}' for v in bad)}; "
                 "use 'clt', 'bootstrap' or 'clustered' for continuous scores")
         return proportion_interval(int(x.sum()), n, method, confidence)
-    z = z_value(confidence)
     if method == "clt":
-        return _clt_from(float(x.mean()), mean_se(x), n, z, float(confidence), bounded=bounded)
+        from evalcore.stats.paired import mean_quantile  # local: avoid an import cycle
+        q, df = mean_quantile(confidence, n, is_binary(x))
+        note = f"t quantile with {df} df (continuous scores, n < 30)" if df else ""
+        return _clt_from(float(x.mean()), mean_se(x), n, q, float(confidence), bounded=bounded,
+                         note=note)
     if method == "clustered":
         if clusters is None:
             raise StatsInputError("method 'clustered' needs a cluster label per item")
-        from evalcore.stats.clustered import clustered_se  # local: avoid an import cycle
+        # local imports: avoid an import cycle
+        from evalcore.stats.clustered import clustered_interval, clustered_se
+        from evalcore.stats.paired import mean_quantile
         cs = clustered_se(x, clusters)
         note = f"{cs.n_clusters} clusters" + (f"; {cs.reason}" if cs.reason else "")
         if math.isnan(cs.se):
             return Interval(cs.mean, float("nan"), float("nan"), "clustered", n, float(confidence),
                             se=cs.se, detail=note)
-        return _clt_from(cs.mean, cs.se, n, z, float(confidence), bounded=bounded,
-                         method="clustered", note=note)
+        q, _ = mean_quantile(confidence, n, is_binary(x))
+        ci = clustered_interval(cs.mean, cs.se, cs.n_clusters, confidence, se_iid=cs.se_iid,
+                                iid_low=cs.mean - q * cs.se_iid, iid_high=cs.mean + q * cs.se_iid)
+        low, high = ci.low, ci.high
+        if bounded:
+            low, high = clip_unit(low, high)
+        return Interval(cs.mean, low, high, "clustered", n, float(confidence), se=cs.se,
+                        detail=f"{note}; {ci.detail}"
+                        + ("; clipped to [0, 1]" if (low, high) != (ci.low, ci.high) else ""))
     from evalcore.stats.bootstrap import bootstrap_interval
     br = bootstrap_interval(x, np.mean, confidence=confidence, n_resamples=n_resamples, seed=seed,
                             method="percentile", clusters=clusters)

@@ -17,10 +17,12 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr
 from scipy.stats import binom, chi2
+from scipy.stats import t as t_dist
 
 from evalcore.stats._checks import (StatsInputError, as_clusters, as_scores, check_confidence,
                                     check_count, is_binary, same_length, z_value)
-from evalcore.stats.clustered import clustered_variance_of_mean
+from evalcore.stats.clustered import (cluster_t_value, clustered_interval,
+                                      clustered_variance_of_mean)
 
 
 @dataclass(frozen=True)
@@ -124,17 +126,25 @@ class PairedDifference:
     Attributes
     ----------
     diff : mean(d), d_i = b_i - a_i.
-    se : paired SE: sd(d, ddof=1)/sqrt(n), or the clustered SE of d with clusters.
-    low, high : diff -+ z * se (not clipped; a difference of proportions lies in [-1, 1]).
+    se : the SE behind the interval and p: the paired SE sd(d, ddof=1)/sqrt(n), or with
+        clusters the one :func:`evalcore.stats.clustered_interval` picks (the clustered SE,
+        or the iid one when G < 30 and the iid interval is wider).
+    low, high : the interval (not clipped; a difference of proportions lies in [-1, 1]):
+        diff -+ q * se with q = z (0/1 scores, or n >= 30), t_{n-1} (other scores, n < 30);
+        with clusters see ``clustered_interval`` (t_{G-1}).
+    se_iid : sd(d, ddof=1)/sqrt(n). se_clustered : the CR1 clustered SE of d (NaN without
+        clusters).
+    quantile : the q used; df : its degrees of freedom (None for the normal quantile).
     se_unpaired : sqrt(SE_A^2 + SE_B^2) (each sd(ddof=1)/sqrt(n)).
     correlation : Pearson correlation of a and b (NaN when either is constant).
     n : number of paired items. confidence.
     mean_a, mean_b : the two scores.
-    z, p_value : diff / se and its two-sided normal p (se = 0: p = 1 if diff = 0 else 0).
+    z, p_value : diff / se and its two-sided p (normal, or t with ``df``); se = 0: p = 1 if
+        diff = 0 else 0.
     b, c : items only B right / only A right (None unless both runs are 0/1).
     mcnemar : McNemarResult for 0/1 scores, else None.
     n_clusters : G when clustered, else None.
-    method : "paired" or "paired-clustered". detail : caveats.
+    method : "paired" or "paired-clustered". detail : caveats and the interval rule in words.
     """
 
     diff: float
@@ -155,6 +165,10 @@ class PairedDifference:
     n_clusters: int | None = None
     method: str = "paired"
     detail: str = ""
+    se_iid: float = float("nan")
+    se_clustered: float = float("nan")
+    quantile: float = float("nan")
+    df: int | None = None
 
     @property
     def pairing_gain(self) -> float:
@@ -164,39 +178,78 @@ class PairedDifference:
         return self.se_unpaired / self.se
 
 
+# Below this many items a mean of continuous scores uses t quantiles with n - 1 df.
+SMALL_N = 30
+
+
+def mean_quantile(confidence: float, n: int, binary: bool) -> tuple[float, int | None]:
+    """(q, df) for an interval of a mean of n per-item values: z for 0/1 values or n >= 30,
+    else t_{n-1, 1-alpha/2} with df = n - 1 (Student's t for the mean of a small sample).
+    n < 2 gives z (the SE is undefined anyway)."""
+    conf = check_confidence(confidence)
+    if binary or n >= SMALL_N or n < 2:
+        return z_value(conf), None
+    return float(t_dist.ppf(0.5 + conf / 2.0, n - 1)), n - 1
+
+
+def _two_sided_p(stat: float, df: int | None) -> float:
+    if df is None:
+        return float(2.0 * ndtr(-abs(stat)))
+    return float(2.0 * t_dist.sf(abs(stat), df))
+
+
 def paired_difference(a: Any, b: Any, confidence: float = 0.95,
                       clusters: Any = None) -> PairedDifference:
     """Paired difference of run B minus run A on the same items, in the same order.
 
-    Delta = mean(b_i - a_i); SE = sd(d, ddof=1)/sqrt(n) (Miller 2024, eq. 8); with clusters the
-    cluster-robust SE of the mean of d (same formula as :func:`evalcore.stats.clustered_se`);
-    CI = Delta -+ z * SE. Also reports the unpaired SE sqrt(SE_A^2 + SE_B^2), the correlation of
-    a and b, and for 0/1 scores the discordant counts b, c with McNemar's test.
+    Delta = mean(b_i - a_i); SE_iid = sd(d, ddof=1)/sqrt(n) (Miller 2024, eq. 8);
+    CI = Delta -+ q * SE_iid with q = z for 0/1 scores or n >= 30 and q = t_{n-1} for other
+    scores below n = 30. With clusters: the CR1 cluster-robust SE of the mean of d (same
+    formula as :func:`evalcore.stats.clustered_se`) and t_{G-1} quantiles, never narrower than
+    the iid interval when G < 30 (:func:`evalcore.stats.clustered_interval`). Also reports the
+    unpaired SE sqrt(SE_A^2 + SE_B^2), the correlation of a and b, and for 0/1 scores the
+    discordant counts b, c with McNemar's test. For two 0/1 runs the analysis layer shows the
+    score-type interval of :func:`evalcore.stats.paired_proportion_interval` (routed by
+    :func:`evalcore.stats.choose_paired_binary_method`); this function's Wald-type interval is
+    the one that rule routes to at large n.
 
-    Edge cases: a run compared with itself gives diff = 0 and se = 0 exactly. n = 1: se NaN.
-    Fewer than 2 clusters: se NaN with a reason in ``detail``. Raises StatsInputError for
-    mismatched lengths, NaN (pair items first; drop items missing in either run) or empty input.
+    Edge cases: a run compared with itself gives diff = 0 and se = 0 exactly, and a
+    zero-width interval that ``detail`` flags (the analysis layer never shows it; see
+    :func:`evalcore.stats.discordance_upper_bound`). n = 1: se NaN. Fewer than 2 clusters:
+    se NaN with a reason in ``detail``. Raises StatsInputError for mismatched lengths, NaN
+    (pair items first; drop items missing in either run) or empty input.
     """
     conf = check_confidence(confidence)
     xa = as_scores(a, "a")
     xb = as_scores(b, "b")
     same_length(xa, xb, "a", "b")
     n = xa.size
-    z = z_value(conf)
     d = xb - xa
     diff = float(d.mean())
+    binary = is_binary(xa) and is_binary(xb)
     notes = []
+    se_iid = float(np.std(d, ddof=1) / math.sqrt(n)) if n >= 2 else float("nan")
+    q, df = mean_quantile(conf, n, binary)
+    se, low, high = se_iid, diff - q * se_iid, diff + q * se_iid
+    se_cl = float("nan")
     g = None
+    if df is not None:
+        notes.append(f"t quantile with {df} df (n < {SMALL_N})")
     if clusters is not None:
         codes, g = as_clusters(clusters, n)
+        method = "paired-clustered"
         if g < 2:
-            se = float("nan")
+            se, low, high, df = float("nan"), float("nan"), float("nan"), None
             notes.append("fewer than 2 clusters: clustered SE undefined")
         else:
-            se = math.sqrt(clustered_variance_of_mean(d, codes, g))
-        method = "paired-clustered"
+            se_cl = math.sqrt(clustered_variance_of_mean(d, codes, g))
+            ci = clustered_interval(diff, se_cl, g, conf, se_iid=se_iid, iid_low=low,
+                                    iid_high=high)
+            se, low, high = ci.se, ci.low, ci.high
+            if not ci.floored:
+                q, df = cluster_t_value(conf, g), g - 1
+            notes = [ci.detail]
     else:
-        se = float(np.std(d, ddof=1) / math.sqrt(n)) if n >= 2 else float("nan")
         method = "paired"
     if n < 2:
         notes.append("n = 1: standard errors undefined")
@@ -208,22 +261,24 @@ def paired_difference(a: Any, b: Any, confidence: float = 0.95,
     elif se == 0.0:
         zstat = 0.0 if diff == 0.0 else math.copysign(math.inf, diff)
         p = 1.0 if diff == 0.0 else 0.0
+        notes.append("no spread in the per-item differences: the interval is zero-width, "
+                     "which is no result (bound the discordance rate instead)")
     else:
         zstat = diff / se
-        p = float(2.0 * ndtr(-abs(zstat)))
+        p = _two_sided_p(zstat, df)
     bc = None
     mc = None
-    if is_binary(xa) and is_binary(xb):
+    if binary:
         nb = int(np.sum((xb == 1.0) & (xa == 0.0)))
         nc = int(np.sum((xa == 1.0) & (xb == 0.0)))
         bc = (nb, nc)
         mc = mcnemar(nb, nc)
     return PairedDifference(
-        diff=diff, se=se, low=diff - z * se, high=diff + z * se, se_unpaired=se_unp,
+        diff=diff, se=se, low=low, high=high, se_unpaired=se_unp,
         correlation=correlation(xa, xb), n=n, confidence=conf, mean_a=float(xa.mean()),
         mean_b=float(xb.mean()), z=zstat, p_value=p, b=bc[0] if bc else None,
         c=bc[1] if bc else None, mcnemar=mc, n_clusters=g, method=method,
-        detail="; ".join(notes))
+        detail="; ".join(notes), se_iid=se_iid, se_clustered=se_cl, quantile=q, df=df)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from evalcore.stats import paired_proportion_interval
 from evalcore.store import Store
 from tests.pages.builders import parsed_run
 from tests.pages.conftest import (DIALOGPT, MISTRAL, charts, fixture_item_scores, metric,
@@ -51,9 +52,19 @@ def test_mistral_vs_dialogpt_numbers(fixture_store, fixtures_dir):
     assert metric(at, "Exact McNemar p") == f"{p:.4f}" == "0.0156"
     assert any("b = 7, c = 0" in t for t in texts(at.caption))
     assert metric(at, "B − A (95% CI)") == f"{100 * d.mean():+.1f} pp" == "+46.7 pp"
-    assert any(f"[{100 * (d.mean() - z * se):+.1f}, {100 * (d.mean() + z * se):+.1f}] pp" in t
+    # n = 15 with 7 discordant items: Tango's score interval (issue 8), named with its reason
+    tango = paired_proportion_interval(5, 7, 0, 3, method="tango")
+    assert any(f"[{100 * tango.low:+.1f}, {100 * tango.high:+.1f}] pp" in t
                for t in texts(at.caption))
-    assert metric(at, "Paired SE") == f"{100 * se:.2f} pp"
+    wald = (100 * (d.mean() - z * se), 100 * (d.mean() + z * se))
+    assert not any(f"[{wald[0]:+.1f}, {wald[1]:+.1f}] pp" in t for t in texts(at.caption))
+    assert any("Tango score interval: 15 items, 7 discordant" in t for t in texts(at.caption))
+    assert metric(at, "se_iid (paired)") == f"{100 * se:.2f} pp"
+    assert any("se_clustered n/a (no cluster key applied)" in t for t in texts(at.caption))
+    table = next(df.value for df in at.dataframe if "Interval method" in df.value.columns)
+    assert table.loc[0, "Interval method"] == "Tango score interval: 15 items, 7 discordant"
+    assert table.loc[0, "se_iid"] == pytest.approx(100 * se)
+    assert np.isnan(table.loc[0, "se_clustered"])
     se_unpaired = np.sqrt(xa.var(ddof=1) / xa.size + xb.var(ddof=1) / xb.size)
     assert metric(at, "Unpaired SE") == f"{100 * se_unpaired:.2f} pp"
     assert metric(at, "Correlation") == f"{np.corrcoef(xa, xb)[0, 1]:.3f}"
