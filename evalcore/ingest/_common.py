@@ -70,6 +70,30 @@ def choose_cluster_key(candidates: list[str], preferred: tuple[str, ...] | list[
     return None, candidates
 
 
+# A cluster key found automatically is applied only when it gives at least this many
+# clusters, with more than one item per cluster on average; otherwise it is offered (recorded
+# as ``cluster_key_offered``), not applied. With few clusters the cluster-robust SE is itself
+# noisy and biased down (Cameron & Miller 2015, J. Human Resources 50:317).
+MIN_AUTO_CLUSTERS = 20
+
+
+def auto_cluster_rule(key: str, n_items: int, n_clusters: int) -> tuple[bool, str]:
+    """(apply, note): whether an automatically found cluster key is applied, and why not.
+
+    Applied when G >= MIN_AUTO_CLUSTERS (20) and n / G > 1 (more than one item per cluster on
+    average); otherwise the note says it is offered, not applied, and how to apply it
+    explicitly (``--cluster-key`` / the upload page's cluster key).
+    """
+    if n_clusters >= MIN_AUTO_CLUSTERS and n_items > n_clusters:
+        return True, ""
+    why = (f"only {n_clusters} clusters (at least {MIN_AUTO_CLUSTERS} are needed before a "
+           f"cluster-robust SE is trusted automatically)" if n_clusters < MIN_AUTO_CLUSTERS
+           else f"{n_items} items in {n_clusters} clusters (one item per cluster on average: "
+                f"nothing to cluster)")
+    return False, (f"cluster key {key!r} offered, not applied: {why}; give it explicitly as "
+                   f"the cluster key to use it")
+
+
 def max_file_bytes() -> int:
     """The per-file size limit in bytes: ``$EVALBARS_MAX_FILE_MB`` (default 2048 MB).
 

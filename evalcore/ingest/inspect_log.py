@@ -48,6 +48,7 @@ import numpy as np
 
 from evalcore.errors import IngestError
 from evalcore.ingest._common import (
+    auto_cluster_rule,
     choose_cluster_key,
     Source,
     check_unique,
@@ -379,11 +380,17 @@ def _build(src: Source, fmt: str, log: dict[str, Any], status: str,
             warnings.append(f"{src.name}: cluster key {cluster_key!r} is not in every sample's "
                             f"metadata; no clusters (candidates: {', '.join(candidates) or 'none'})")
     elif cluster_key is None and auto:
-        chosen = auto
+        g = len({str(m[auto]) for m in item_metas})
+        applied, note = auto_cluster_rule(auto, len(item_metas), g)
         others = [c for c in candidates if c != auto]
-        warnings.append(f"{src.name}: cluster key {auto!r} picked automatically from sample "
-                        f"metadata ({len({str(m[auto]) for m in item_metas})} clusters)"
-                        + (f"; other candidates: {', '.join(others)}" if others else ""))
+        if applied:
+            chosen = auto
+            warnings.append(f"{src.name}: cluster key {auto!r} picked automatically from "
+                            f"sample metadata ({g} clusters)"
+                            + (f"; other candidates: {', '.join(others)}" if others else ""))
+        else:
+            protocol["cluster_key_offered"] = auto
+            warnings.append(f"{src.name}: {note}")
     if chosen or candidates:
         protocol["cluster_key"] = chosen
         protocol["cluster_key_candidates"] = candidates

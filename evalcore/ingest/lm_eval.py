@@ -103,6 +103,7 @@ import pyarrow.compute as pc
 from evalcore.errors import IngestError
 from evalcore.ingest._common import (
     CLUSTER_NAME,
+    auto_cluster_rule,
     choose_cluster_key,
     CLUSTER_TEXT_LIMIT,
     cluster_label,
@@ -1250,6 +1251,12 @@ def _choose_cluster(src_name: str, cols: SampleColumns, first_rows: np.ndarray |
     if auto is None:
         return None, proto, warnings
     g = len(pc.unique(per_doc[auto]))
+    applied, note = auto_cluster_rule(auto, len(per_doc[auto]), g)
+    if not applied:
+        proto = {"cluster_key": None, "cluster_key_offered": auto,
+                 "cluster_key_candidates": candidates}
+        warnings.append(f"{src_name}: task {task}: {note}")
+        return None, proto, warnings
     others = [c for c in candidates if c != auto]
     warnings.append(f"{src_name}: task {task}: cluster key {auto!r} picked automatically from "
                     f"the docs ({g} clusters"

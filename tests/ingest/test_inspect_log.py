@@ -56,10 +56,15 @@ def test_starsim_pair_with_problem_id_clusters(ins: Path) -> None:
     sonnet, opus = one(ins / STARSIM_SONNET), one(ins / STARSIM_OPUS)
     assert len(sonnet.scores) == 23 and sonnet.scores.score.mean() == pytest.approx(0.478, abs=1e-3)
     assert opus.scores.score.mean() == pytest.approx(0.696, abs=1e-3)
-    assert sonnet.protocol["cluster_key"] == "problem_id"
+    # 6 problems: the key is offered, not applied (issue 8: fewer than 20 clusters)
+    assert sonnet.protocol["cluster_key"] is None
+    assert sonnet.protocol["cluster_key_offered"] == "problem_id"
     assert "problem_id" in sonnet.protocol["cluster_key_candidates"]
-    assert any("problem_id" in w and "automatically" in w for w in sonnet.warnings)
-    sizes = sorted(sonnet.scores.groupby("cluster").size().tolist(), reverse=True)
+    assert any("cluster key 'problem_id' offered, not applied: only 6 clusters" in w
+               for w in sonnet.warnings)
+    assert sonnet.scores.cluster.isna().all()
+    given = one(ins / STARSIM_SONNET, cluster_key="problem_id")
+    sizes = sorted(given.scores.groupby("cluster").size().tolist(), reverse=True)
     assert sizes == [4, 4, 4, 4, 4, 3]
     a = sonnet.scores.set_index("item_id").score
     b = opus.scores.set_index("item_id").score.loc[a.index]
@@ -141,7 +146,7 @@ def test_dict_scores_several_scorers_and_unconvertible_values() -> None:
     assert counts == {"judge/strict": 4, "judge/loose": 4, "match": 3}
     assert run.scores.set_index(["metric", "item_id"]).loc[("judge/strict", "0"), "score"] == 0.0
     assert any("'match'" in w and "could not be converted" in w for w in run.warnings)
-    assert run.protocol["cluster_key"] == "subject"
+    assert run.protocol["cluster_key"] is None and run.protocol["cluster_key_offered"] == "subject"
 
 
 def test_in_progress_log_without_header() -> None:

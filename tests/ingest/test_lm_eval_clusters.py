@@ -77,7 +77,7 @@ def write_log(path: Path, docs: list[dict], **kw) -> Path:
     return path
 
 
-def race_docs(n_passages: int = 6, per: int = 3) -> list[dict]:
+def race_docs(n_passages: int = 20, per: int = 3) -> list[dict]:
     """RACE-like docs: the passage text itself is the only grouping field."""
     docs = []
     for p in range(n_passages):
@@ -166,13 +166,20 @@ def test_fixture_picks(fixtures_dir: Path) -> None:
         assert all("cluster_key" not in p for p in run.tasks.protocol)
     # negotiationtom belief: 5 questions (agent x slot) about each dialogue -> dialogue_id
     # (agent/slot/mode/gold are not grouping names; gold is the label)
+    # with only 4 dialogues the key is offered, not applied (issue 8: fewer than 20 clusters)
     run = parse_paths([lm / QWEN_RESULTS, lm / QWEN_SAMPLES])[0]
     docs = docs_of(lm / QWEN_SAMPLES)
+    assert run.scores[run.scores.task == "negotiationtom_belief"].cluster.isna().all()
+    proto = task_protocol(run, "negotiationtom_belief")
+    assert proto["cluster_key"] is None and proto["cluster_key_offered"] == "dialogue_id"
+    assert proto["cluster_key_candidates"] == ["dialogue_id"]
+    assert any("cluster key 'dialogue_id' offered, not applied: only 4 clusters" in w
+               for w in run.warnings)
+    # given explicitly, it is applied
+    run = parse_paths([lm / QWEN_RESULTS, lm / QWEN_SAMPLES], cluster_key="dialogue_id")[0]
     got = cluster_by_item(run, "negotiationtom_belief")
     assert got == {i: d["dialogue_id"] for i, d in docs.items()}
     assert len(set(got.values())) == 4
-    proto = task_protocol(run, "negotiationtom_belief")
-    assert proto["cluster_key"] == "dialogue_id" and proto["cluster_key_candidates"] == ["dialogue_id"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -236,7 +243,7 @@ def test_long_text_field_becomes_hashed_clusters_on_every_reader(
 def test_short_and_numeric_keys_agree_across_readers(tmp_path: Path) -> None:
     # numbers are labelled as their JSON text on every path; a short value is kept as is
     docs = [{"problem_id": i // 3, "passage_id": f"p{i // 2}", "question": f"q{i}"}
-            for i in range(12)]
+            for i in range(48)]
     path = write_log(tmp_path / "samples_num_2026-01-01T00-00-00.000001.jsonl", docs)
     src = Source(name=str(path), path=path)
     fast = lm_eval.assemble(src.name, lm_eval.read_jsonl_fast(src, "num"))
@@ -244,13 +251,13 @@ def test_short_and_numeric_keys_agree_across_readers(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(fast.scores, slow.scores)
     assert fast.cluster_protocol == {"cluster_key": "passage_id",     # listed first
                                      "cluster_key_candidates": ["passage_id", "problem_id"]}
-    assert fast.scores.cluster.tolist() == [f"p{i // 2}" for i in range(12)]
+    assert fast.scores.cluster.tolist() == [f"p{i // 2}" for i in range(48)]
     by_num = lm_eval.assemble(src.name, lm_eval.read_jsonl_fast(src, "num", cluster_key="problem_id"))
-    assert by_num.scores.cluster.tolist() == [str(i // 3) for i in range(12)]
+    assert by_num.scores.cluster.tolist() == [str(i // 3) for i in range(48)]
 
 
 def test_uploads_and_embedded_samples_get_clusters(tmp_path: Path) -> None:
-    docs = race_docs(4, 2)
+    docs = race_docs(20, 2)     # 20 passages: enough clusters to be applied automatically
     line_bytes = "".join(json.dumps(record(i, d)) + "\n" for i, d in enumerate(docs)).encode()
     run = parse_uploads([("samples_race_2026-01-01T00-00-00.000001.jsonl", line_bytes)])[0]
     assert run.scores.cluster.tolist() == [sha12(d["article"]) for d in docs]
