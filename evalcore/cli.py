@@ -620,7 +620,10 @@ def cmd_plan(args) -> int:
         pilot = an.plan_from_pair(store, args.pilot[0], args.pilot[1], args.task,
                                   metric=args.metric)
         if sd_diff is None and disagreement is None:
-            sd_diff = pilot.sd_diff
+            if pilot.sd_diff > 0:
+                sd_diff = pilot.sd_diff
+            else:   # the runs never differ: plan with the upper bound of the rate, not 0
+                disagreement = pilot.disagreement_upper
     if sd_diff is None and disagreement is None:
         raise _BadInput("give --sd-diff, --disagreement or --pilot RUN_A RUN_B --task T")
     if sd_diff is not None and disagreement is not None:
@@ -661,6 +664,8 @@ def cmd_plan(args) -> int:
                      f"{pilot.disagreement:.4f}, observed diff = {pilot.diff:+.4f}"
                      + (f", design effect = {pilot.design_effect:.3f}"
                         if pilot.design_effect is not None else ""))
+        if pilot.note:
+            lines.append(f"Note: {pilot.note}")
     spread = (f"sd_diff = {sd_diff:.4g}" if sd_diff is not None else
               f"disagreement = {disagreement:.4g} (sd_diff^2 <= disagreement, conservative)")
     lines.append(f"Assumptions: {spread}, alpha = {args.alpha:g} (two-sided), power = "

@@ -98,19 +98,23 @@ if source == "store":
     st.caption(f"Estimated from {pair.n} shared items of {common.md_escape(pair.task)} / "
                f"{common.md_escape(pair.metric)} (the observed difference is a pilot value, not "
                "the gap to plan for).")
+    if pair.note:
+        st.warning(common.md_escape(pair.note))
 
 cols = st.columns(4)
 spread = common.url_choice("Spread assumption", list(SPREAD), "spread", key="pl_spread",
                            default="sd" if pair is not None else "disagreement",
                            format_func=lambda s: SPREAD[s], container=cols[0])
 if spread == "sd":
-    sd_default = pair.sd_diff if pair is not None else 0.4
+    sd_default = 0.4 if pair is None else (pair.sd_diff if pair.sd_diff > 0
+                                           else pair.disagreement_upper ** 0.5)
     sd_diff = common.url_numeric("number", "sd of d", "sd", key="pl_sd", default=round(sd_default, 4),
                                  min_value=0.001, max_value=10.0, step=0.01, fmt="%.4f",
                                  container=cols[1])
     disagreement = None
 else:
-    dis_default = pair.disagreement if pair is not None and pair.disagreement > 0 else 0.2
+    dis_default = 0.2 if pair is None else (pair.disagreement if pair.disagreement > 0
+                                            else pair.disagreement_upper)
     disagreement = common.url_numeric("number", "Disagreement rate", "dis", key="pl_dis",
                                       default=round(dis_default, 4), min_value=0.001,
                                       max_value=1.0, step=0.01, fmt="%.3f", container=cols[1])

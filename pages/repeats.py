@@ -157,8 +157,13 @@ with tab_cl:
             cols[0].metric(f"Score ({confidence:.0%} clustered CI)",
                            f"{common.fmt_value(cr.score, pct)}{'%' if pct else ''}")
             cols[0].caption(f"[{common.fmt_value(cr.low, pct)}, {common.fmt_value(cr.high, pct)}]")
-            cols[1].metric("SE, iid", f"{common.fmt_value(cr.se_iid, pct, 2)} {u}".strip())
-            cols[2].metric("SE, clustered", f"{common.fmt_value(cr.se_clustered, pct, 2)} {u}".strip())
+            cols[1].metric("SE, iid", f"{common.fmt_value(cr.se_iid, pct, 2)} {u}".strip(),
+                           help="se_iid = sd(x, ddof=1)/sqrt(n)")
+            cols[2].metric("SE, clustered", f"{common.fmt_value(cr.se_clustered, pct, 2)} {u}".strip(),
+                           help="se_clustered: CR1 cluster-robust SE (G/(G−1) factor)")
+            cols[2].caption(f"clustered t interval ({cr.df} df): "
+                            f"[{common.fmt_value(cr.clustered_low, pct)}, "
+                            f"{common.fmt_value(cr.clustered_high, pct)}]")
             cols[3].metric("Design effect", f"{cr.design_effect:.2f}",
                            help="SE_clustered² / SE_iid²")
             cols[3].caption(f"intervals {cr.design_effect ** 0.5:.2f}× as wide"
@@ -167,7 +172,7 @@ with tab_cl:
                            help="One-way ANOVA of scores on cluster; may be negative.")
             st.caption(f"{cr.n} items in {cr.n_clusters} clusters; metric "
                        + common.md_escape(cr.metric)
-                       + ". Method: CLT with cluster-robust SE, G/(G−1) small-sample factor.")
+                       + ". Interval: " + common.md_escape(cr.method_reason) + ".")
 
 # ---- metric variants ---------------------------------------------------------------------
 with tab_mv:

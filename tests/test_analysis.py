@@ -674,8 +674,16 @@ def test_clusters_report_matches_statsmodels(store):
     assert rep.se_clustered == pytest.approx(float(fit.bse[0]))
     assert rep.se_iid == pytest.approx(se_iid)
     assert rep.design_effect == pytest.approx(float(fit.bse[0]) ** 2 / se_iid ** 2)
-    assert (rep.low, rep.high) == pytest.approx((x.mean() - Z95 * rep.se_clustered,
-                                                 x.mean() + Z95 * rep.se_clustered))
+    # the clustered interval uses t with G - 1 = 14 df: statsmodels' use_t interval
+    fit_t = sm.OLS(x, np.ones(len(x))).fit(cov_type="cluster", cov_kwds={"groups": codes},
+                                           use_t=True)
+    assert (rep.clustered_low, rep.clustered_high) == pytest.approx(tuple(fit_t.conf_int()[0]))
+    assert rep.df == 14
+    # 15 clusters (< 30): the headline is never narrower than the iid (Wilson) interval
+    wil = st.wilson_interval(int(x.sum()), len(x))
+    assert rep.low == pytest.approx(max(0.0, min(rep.clustered_low, wil.low)))
+    assert rep.high == pytest.approx(min(1.0, max(rep.clustered_high, wil.high)))
+    assert "15 clusters, t quantile with 14 df" in rep.method_reason
     with pytest.raises(AnalysisError, match="no cluster key"):
         an.clusters(store, "m2", "arc_easy")
 

@@ -316,6 +316,7 @@ def test_exit_code_4_with_a_real_foreign_lock(capsys, store_file, tmp_path):
     finally:
         holder.kill()
         holder.wait(timeout=10)
+        holder.stdout.close()   # no ResourceWarning for the pipe (warnings are errors)
 
 
 def test_internal_errors_are_one_line(capsys, monkeypatch):

@@ -33,6 +33,8 @@ class PlanFromPair:
     disagreement: float
     diff: float
     design_effect: float | None
+    disagreement_upper: float = float("nan")
+    note: str = ""
 
 
 def plan_from_pair(store, run_a: str | int, run_b: str | int, task: str,
@@ -43,6 +45,9 @@ def plan_from_pair(store, run_a: str | int, run_b: str | int, task: str,
     disagreement = share of items whose per-item scores differ; design_effect of the
     differences when a cluster key exists (``stats.clustered_se`` on d_i), else None.
     Feed these to ``stats.minimum_detectable_effect`` / ``stats.required_items``.
+    disagreement_upper = the exact one-sided upper confidence bound of the disagreement rate
+    (``stats.discordance_upper_bound`` at 95%); when the pilot runs never differ, plan with
+    it (sd_d^2 <= that rate for scores in [0, 1]) rather than with 0, as ``note`` says.
     """
     a, b = _resolve(store, run_a), _resolve(store, run_b)
     names = _run_names(store)
@@ -65,9 +70,15 @@ def plan_from_pair(store, run_a: str | int, run_b: str | int, task: str,
             c = st.clustered_se(xb - xa, cl.astype(str).to_numpy())
             deff = _fnum(c.design_effect)
             deff = deff if np.isfinite(deff) else None
+    k = int(np.sum(xa != xb))
+    upper = st.discordance_upper_bound(n, k)
+    note = ""
+    if k == 0:
+        note = (f"the pilot runs never differ on {n} items: the disagreement rate is not 0 but "
+                f"below {100 * upper:.1f}% (exact 95% upper bound); plan with that bound")
     return PlanFromPair(run_a=names.get(a, str(a)), run_b=names.get(b, str(b)), task=task,
                         metric=m, n=n, sd_diff=sd_diff,
-                        disagreement=float(np.mean(xa != xb)), diff=float(r.diff),
-                        design_effect=deff)
+                        disagreement=k / n, diff=float(r.diff),
+                        design_effect=deff, disagreement_upper=upper, note=note)
 
 

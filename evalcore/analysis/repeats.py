@@ -19,6 +19,7 @@ from evalcore.analysis._common import (
     _is_binary,
     _resolve,
     _run_names,
+    _unit_scale,
     default_metric,
 )
 from evalcore.analysis.compare import Comparison, Pairing, _paired_frame, _paired_row
@@ -170,11 +171,18 @@ class ClusterReport:
     icc: float
     low: float
     high: float
+    df: int = 0
+    clustered_low: float = float("nan")
+    clustered_high: float = float("nan")
+    method_reason: str = ""
 
 
 def clusters(store, run: str | int, task: str, metric: str | None = None,
              confidence: float = 0.95) -> ClusterReport:
-    """Clustered vs iid SE (``stats.clustered_se``) over per-item means; CI = score +- z*SE_c.
+    """Clustered vs iid SE (``stats.clustered_se``) over per-item means, with the interval of
+    ``stats.clustered_interval``: score -+ t_{G-1} * SE_c (``clustered_low``/``_high``), and
+    below 30 clusters never narrower than the iid interval (Wilson for 0/1 scores, else
+    score -+ q * SE_iid with t_{n-1} below n = 30); ``method_reason`` says which rule applied.
 
     Items without a cluster key count as clusters of their own. Raises AnalysisError when
     the task has no cluster key or fewer than 2 clusters.
@@ -187,16 +195,30 @@ def clusters(store, run: str | int, task: str, metric: str | None = None,
         raise AnalysisError(f"{task!r} has no cluster key in this run")
     cl = im["cluster"].astype(object).where(im["cluster"].notna(),
                                             "__item__" + im["item_id"].astype(str))
-    r = st.clustered_se(im["score"].to_numpy(float), cl.astype(str).to_numpy())
+    x = im["score"].to_numpy(float)
+    r = st.clustered_se(x, cl.astype(str).to_numpy())
     if not np.isfinite(r.se):
         raise AnalysisError(f"{task!r}: {r.reason or 'clustered SE undefined'}")
-    z = st.z_value(confidence)
     score = float(r.mean)
+    if _is_binary(x):
+        iid = st.wilson_interval(int(x.sum()), int(x.size), confidence)
+        iid_low, iid_high, iid_name = iid.low, iid.high, "Wilson"
+    else:
+        q, df = st.mean_quantile(confidence, int(x.size), False)
+        iid_low, iid_high = score - q * r.se_iid, score + q * r.se_iid
+        iid_name = f"t ({df} df)" if df else "CLT"
+    ci = st.clustered_interval(score, r.se, r.n_clusters, confidence, se_iid=r.se_iid,
+                               iid_low=iid_low, iid_high=iid_high)
+    low, high = ci.low, ci.high
+    if _unit_scale(x):
+        low, high = max(0.0, low), min(1.0, high)
     return ClusterReport(run=_run_names(store).get(rid, str(rid)), task=task, metric=m,
                          n=int(len(im)), n_clusters=int(r.n_clusters), score=score,
                          se_iid=float(r.se_iid), se_clustered=float(r.se),
                          design_effect=float(r.design_effect), icc=float(r.icc),
-                         low=score - z * float(r.se), high=score + z * float(r.se))
+                         low=float(low), high=float(high), df=ci.df,
+                         clustered_low=ci.clustered_low, clustered_high=ci.clustered_high,
+                         method_reason=f"{ci.detail}; iid interval: {iid_name}")
 
 
 def metric_variants(store, run: str | int, task: str, metric_a: str, metric_b: str,

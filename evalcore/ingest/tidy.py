@@ -68,7 +68,8 @@ def _read(src: Source, fmt: str) -> tuple[pd.DataFrame, int]:
         import pyarrow.parquet as pq
 
         try:
-            table = pq.read_table(src.open())
+            with src.open() as fh:   # closed here: no ResourceWarning (issue 8)
+                table = pq.read_table(fh)
         except Exception as exc:  # pyarrow raises several types for corrupt files
             raise IngestError(src.name, "Parquet footer", "a readable Parquet file", str(exc)) from None
         return table.to_pandas(), 0
@@ -91,8 +92,9 @@ def _read(src: Source, fmt: str) -> tuple[pd.DataFrame, int]:
         return pd.DataFrame(rows), 1
     sep = "\t" if src.basename.lower().endswith(".tsv") else ","
     try:
-        df = pd.read_csv(src.open(), sep=sep, dtype=str, keep_default_na=False,
-                         na_values=[""], skipinitialspace=True)
+        with src.open() as fh:
+            df = pd.read_csv(fh, sep=sep, dtype=str, keep_default_na=False,
+                             na_values=[""], skipinitialspace=True)
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         raise IngestError(src.name, "CSV", "a comma-separated table with a header row",
                           str(exc).splitlines()[0]) from None

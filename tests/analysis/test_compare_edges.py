@@ -162,3 +162,13 @@ def test_overall_of_identical_runs_is_not_zero_width(tmp_path):
     o = cmp.overall
     assert o["high"] - o["low"] > 0 and o["se"] > 0
     assert o["se_iid"] == 0.0
+
+
+def test_plan_from_identical_pilot_uses_the_upper_bound(tmp_path):
+    x = (np.arange(50) % 3 != 0).astype(float)
+    s = make_store([make_run("A", {("t", "acc"): x}), make_run("B", {("t", "acc"): x.copy()})],
+                   tmp_path, kind="memory")
+    pilot = an.plan_from_pair(s, "A", "B", "t")
+    assert pilot.sd_diff == 0.0 and pilot.disagreement == 0.0
+    assert pilot.disagreement_upper == pytest.approx(1 - 0.05 ** (1 / 50))
+    assert "not 0 but below 5.8%" in pilot.note
