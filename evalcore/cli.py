@@ -936,8 +936,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "any file was bad)")
     p.add_argument("--cluster-key", metavar="KEY", default=None,
                    help="cluster items by this field: inspect sample metadata key or lm_eval "
-                        "doc field (e.g. passage_id, subject); default: picked automatically "
-                        "when an obvious grouping key exists (reported); '' for no clusters")
+                        "doc field (e.g. passage_id, subject); default: an obvious grouping "
+                        "key is applied automatically when it gives at least 20 clusters "
+                        "with more than one item each on average, otherwise offered (reported, "
+                        "not applied); '' for no clusters")
     _add_format(p)
     p.set_defaults(func=cmd_ingest)
 

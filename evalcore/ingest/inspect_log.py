@@ -21,7 +21,9 @@ Scores
   dataset between runs).
 * Clusters: ``cluster_key`` names a sample-metadata field; with None an obvious grouping
   key is picked (``pick_cluster_key``), recorded in ``protocol["cluster_key"]`` with the
-  other candidates, and announced in a warning.
+  other candidates, and announced in a warning; it is applied only with at least 20
+  clusters and more than one item per cluster on average (``auto_cluster_rule``), else
+  recorded as ``protocol["cluster_key_offered"]`` with a warning saying why.
 
 Summaries: ``results.scores[]`` metrics as reported: the ``accuracy`` or ``mean`` metric
 (else the only metric) is the row ``metric = scorer`` (matching the item scores) with

@@ -48,7 +48,10 @@ candidate when, over the task's distinct docs (n >= 3), it is present in every d
 2 <= G < n distinct values, more than half of its clusters hold at least 2 docs, and it is
 not the gold label (a short value equal to the record's target, raw or as option text,
 in at least ``GOLD_SHARE`` of the records). The pick is the first candidate in
-``CLUSTER_KEYS`` order, else the first by name. The task protocol records ``cluster_key`` (and, when picked
+``CLUSTER_KEYS`` order, else the first by name. The pick is applied only when it gives at
+least 20 clusters with more than one doc per cluster on average (``auto_cluster_rule``);
+otherwise ``cluster_key`` is None, ``cluster_key_offered`` names it and a warning says why.
+The task protocol records ``cluster_key`` (and, when picked
 automatically, ``cluster_key_candidates``); a warning names the pick and the other
 candidates. Values longer than ``CLUSTER_TEXT_LIMIT`` characters (a passage body, e.g.
 RACE's ``article``) become ``cluster_label``'s 12-hex sha256 prefix, never the text itself.
