@@ -378,10 +378,16 @@ def test_ingest_cluster_key_option(capsys, tmp_path, fixtures_dir):
 
     log = next((fixtures_dir / "inspect").glob("*starsim-benchmark_24Ab*.eval"))
     auto, off = str(tmp_path / "auto.duckdb"), str(tmp_path / "off.duckdb")
-    assert run(capsys, "--store", auto, "ingest", str(log))[0] == 0
+    given = str(tmp_path / "given.duckdb")
+    code, out, err = run(capsys, "--store", auto, "ingest", str(log))
+    assert code == 0
+    # metadata.problem_id has only 6 problems: offered, not applied (issue 8)
+    assert "cluster key 'problem_id' offered, not applied: only 6 clusters" in out + err
+    assert Store(auto).scores([1])["cluster"].isna().all()
+    assert run(capsys, "--store", given, "ingest", "--cluster-key", "problem_id",
+               str(log))[0] == 0
+    assert Store(given).scores([1])["cluster"].nunique() == 6
     assert run(capsys, "--store", off, "ingest", "--cluster-key", "", str(log))[0] == 0
-    with_clusters = Store(auto).scores([1])["cluster"]
-    assert with_clusters.nunique() == 6        # metadata.problem_id: 6 problems
     assert Store(off).scores([1])["cluster"].isna().all()
 
 

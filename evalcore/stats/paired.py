@@ -109,14 +109,18 @@ def normal_p_value(estimate: Any, se: Any) -> np.ndarray:
 
 
 def correlation(a: np.ndarray, b: np.ndarray) -> float:
-    """Pearson correlation, NaN (not a warning) when either vector is constant or n < 2."""
+    """Pearson correlation, NaN (not a warning) when either vector is constant (or so nearly
+    constant that its spread underflows) or n < 2."""
     if a.size < 2:
         return float("nan")
     da, db = a - a.mean(), b - b.mean()
     saa, sbb = float(np.dot(da, da)), float(np.dot(db, db))
-    if saa == 0.0 or sbb == 0.0:
+    # sqrt of each factor, in Python floats: the product of two tiny sums of squares can
+    # underflow to 0 (a divide-by-zero RuntimeWarning before, issue 8)
+    denom = math.sqrt(saa) * math.sqrt(sbb)
+    if not denom > 0.0 or not math.isfinite(denom):
         return float("nan")
-    return float(np.clip(np.dot(da, db) / math.sqrt(saa * sbb), -1.0, 1.0))
+    return min(1.0, max(-1.0, float(np.dot(da, db)) / denom))
 
 
 @dataclass(frozen=True)

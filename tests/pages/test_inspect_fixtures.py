@@ -30,7 +30,9 @@ def starsim(tmp_path, fixtures_dir) -> Store:
     from evalcore.ingest import parse_paths
 
     store = Store(store_file(tmp_path))
-    store.ingest(parse_paths([fixtures_dir / SONNET, fixtures_dir / OPUS]))
+    # 6 problems is below the automatic cluster-key rule (20): give the key explicitly
+    store.ingest(parse_paths([fixtures_dir / SONNET, fixtures_dir / OPUS],
+                             cluster_key="problem_id"))
     return store
 
 

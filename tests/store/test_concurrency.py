@@ -100,6 +100,7 @@ def test_foreign_read_write_holder_makes_the_store_busy_then_a_retry_succeeds(st
         if holder.poll() is None:
             holder.kill()
         holder.wait()
+        holder.stdout.close()   # no ResourceWarning for the pipe (warnings are errors)
     assert store.runs()["name"].tolist() == ["a", "b"]
 
 
