@@ -331,10 +331,17 @@ def cmd_ingest(args) -> int:
     if code != EXIT_OK:
         names = [str(p["file"]) for p in problems if p["file"]]
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        where = " (listed above)" if args.format in ("table", "json") else ""
-        _err(f"error: {len(problems)} file(s) not stored{where}: {shown}" if problems
-             else "error: nothing stored")
+        if args.format in ("table", "json"):
+            _err(f"error: {len(problems)} file(s) not stored (listed above): {shown}")
+        else:   # stdout holds only the runs table: the list goes to stderr
+            _err(f"error: {len(problems)} file(s) not stored: {shown}\n"
+                 + "\n".join(_problem_line(p) for p in problems))
     return code
+
+
+def _problem_line(p: dict) -> str:
+    place = f" at {p['where']}" if p["where"] else ""
+    return f"- {p['file'] or '(run)'}{place}: {p['reason']}"
 
 
 def _ingest_text(args, report, runs: pd.DataFrame, warnings: list[str],
@@ -363,9 +370,7 @@ def _ingest_text(args, report, runs: pd.DataFrame, warnings: list[str],
     if problems:
         lines.append(f"Not stored: {len(problems)} file(s) "
                      f"({'the runs listed above were stored' if len(runs) else 'nothing was written'}):")
-        for p in problems:
-            place = f" at {p['where']}" if p["where"] else ""
-            lines.append(f"- {p['file']}{place}: {p['reason']}")
+        lines += [_problem_line(p) for p in problems]
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ values are ``None``/NaN). Scores are floats; 0/1 scores are stored as 0.0/1.0.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,3 +94,19 @@ class ParsedRun:
 def empty_frame(columns: tuple[str, ...]) -> pd.DataFrame:
     """An empty DataFrame with the given canonical columns."""
     return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
+
+
+def rows_key(name: str, model: str | None, scores: pd.DataFrame) -> str:
+    """``"rows:" + sha256`` of one run's own content, independent of row order, file name and
+    format: the run name and model, then its score rows (task, metric, item_id, answer_idx,
+    score, cluster) sorted by the first four, as CSV (scores in Python's shortest round-trip
+    float text). ``SourceFile.run_key`` of the runs of a tidy table with several models; the
+    store recomputes it from stored scores when it upgrades a version-1 store."""
+    cols = ["task", "metric", "item_id", "answer_idx", "score", "cluster"]
+    rows = scores[cols].astype({"task": str, "metric": str, "item_id": str, "answer_idx": "int64",
+                                "score": "float64"})
+    rows = rows.sort_values(cols[:4], kind="stable")
+    h = hashlib.sha256()
+    h.update(f"{name}\x1f{model or ''}\n".encode("utf-8"))
+    h.update(rows.to_csv(index=False, header=False, lineterminator="\n").encode("utf-8"))
+    return "rows:" + h.hexdigest()

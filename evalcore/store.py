@@ -84,6 +84,7 @@ from evalcore.model import (
     TEXT_COLUMNS,
     ParsedRun,
     SourceFile,
+    rows_key,
 )
 
 ENV_VAR = "EVALBARS_STORE"
@@ -903,12 +904,27 @@ class Store:
                     with self._transaction(action="upgrading the store") as con:
                         for sql in _MIGRATE_1_TO_2:
                             con.execute(sql)
+                        self._rekey_tidy_runs(con)
             version = self._schema_version()
         row = (version,) if version is not None else None
         if row is None or row[0] != SCHEMA_VERSION:
             found = row[0] if row else "none"
             raise StoreError(f"{self._path} has store schema version {found}; this evalbars "
                              f"reads version {SCHEMA_VERSION}")
+
+    @staticmethod
+    def _rekey_tidy_runs(con: duckdb.DuckDBPyConnection) -> None:
+        """Version 1 keyed a tidy table on its file's sha256 and so stored only its first
+        model. Key each stored tidy run on its own rows (``rows_key`` of its stored scores, as
+        the parser computes it), so that ingesting the table again finds that run "already
+        present" and adds the models that were lost."""
+        rows = con.execute("SELECT f.key, r.run_id, r.name, r.model FROM files f JOIN runs r "
+                           "USING (run_id) WHERE f.format LIKE 'tidy%' ORDER BY f.key").fetchall()
+        for key, rid, name, model in rows:
+            scores = con.execute("SELECT task, metric, item_id, answer_idx, score, cluster "
+                                 "FROM scores WHERE run_id = ?", [rid]).df()
+            con.execute("UPDATE files SET key = ? WHERE key = ?",
+                        [rows_key(name, model, scores), key])
 
     # ---- writing (each call is one transaction) -------------------------------------
     def ingest(self, runs: list[ParsedRun], *, skip_invalid: bool = False) -> IngestReport:

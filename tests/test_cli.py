@@ -483,3 +483,16 @@ def test_files_without_scores(capsys, tmp_path, fixtures_dir):
     assert code == 3 and "no scores: the log has no scorer" in err
     code, out, _ = run(capsys, "runs", "--store", store, "--format", "json")
     assert [r["n_tasks"] for r in json.loads(out)["runs"]] == [1]
+
+
+def test_bad_files_go_to_stderr_with_table_formats(capsys, tmp_path, fixtures_dir):
+    folder = _mixed_folder(tmp_path, fixtures_dir)
+    code, out, err = run(capsys, "ingest", folder, "--store", tmp_path / "s.duckdb",
+                         "--format", "csv")
+    assert code == 3
+    assert out.splitlines()[0].startswith("run_id,name,model") and len(out.splitlines()) == 5
+    lines = err.splitlines()
+    assert lines[0].startswith("error: 2 file(s) not stored: ")
+    assert lines[1].startswith(f"- {folder / 'big_results.json'} at byte 0: expected the file "
+                               "itself, not a Git LFS pointer")
+    assert lines[2].startswith(f"- {folder / 'mystery.json'} at top level: expected a known format")

@@ -29,15 +29,14 @@ non-integer answer, an empty id, or the same (run, task, metric, item_id, answer
 Tidy runs have no summaries or texts; ``source_key`` is None.
 
 Idempotency: a table holds several runs, so each run's ``SourceFile.run_key`` is
-``run_rows_key``, a digest of that run's own rows (name, model, and the sorted (task, metric,
-item_id, answer, score, cluster) rows), not the file's hash. Ingesting the same table again
+``evalcore.model.rows_key``, a digest of that run's own rows (name, model, and the sorted
+(task, metric, item_id, answer, score, cluster) rows), not the file's hash. Ingesting the same table again
 changes nothing; a later table that repeats some runs unchanged and adds a model adds just
 that model (whatever the file name or format, CSV or Parquet, and the row order).
 """
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import numpy as np
@@ -52,7 +51,7 @@ from evalcore.ingest._common import (
     summaries_frame,
     tasks_frame,
 )
-from evalcore.model import TEXT_COLUMNS, ParsedRun
+from evalcore.model import TEXT_COLUMNS, ParsedRun, rows_key
 
 CSV = "tidy_csv"
 JSONL = "tidy_jsonl"
@@ -99,18 +98,6 @@ def _read(src: Source, fmt: str) -> tuple[pd.DataFrame, int]:
         raise IngestError(src.name, "CSV", "a comma-separated table with a header row",
                           str(exc).splitlines()[0]) from None
     return df, 2
-
-
-def run_rows_key(name: str, model: str | None, scores: pd.DataFrame) -> str:
-    """``"rows:" + sha256`` of one run's canonical content, independent of row order, file
-    name and format: the run name and model, then its score rows sorted by (task, metric,
-    item_id, answer_idx) as CSV (scores as Python's shortest round-trip float text)."""
-    cols = ["task", "metric", "item_id", "answer_idx", "score", "cluster"]
-    rows = scores[cols].sort_values(cols[:4], kind="stable")
-    h = hashlib.sha256()
-    h.update(f"{name}\x1f{model or ''}\n".encode("utf-8"))
-    h.update(rows.to_csv(index=False, header=False, lineterminator="\n").encode("utf-8"))
-    return "rows:" + h.hexdigest()
 
 
 def parse_table(src: Source, fmt: str) -> list[ParsedRun]:
@@ -184,7 +171,7 @@ def parse_table(src: Source, fmt: str) -> list[ParsedRun]:
         warnings = [f"{src.name}: ignored columns: {', '.join(extra)}"] if extra else []
         task_names = list(pd.unique(sub["task"].astype(str)))
         file = src.source_file(fmt)
-        file.run_key = run_rows_key(str(run), model, scores)
+        file.run_key = rows_key(str(run), model, scores)
         runs.append(ParsedRun(
             name=str(run), model=model, source_format="tidy", harness=None, harness_version=None,
             protocol={"tidy_file": src.basename}, files=[file], scores=scores,

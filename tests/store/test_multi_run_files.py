@@ -134,3 +134,22 @@ def test_a_version_1_store_is_upgraded_on_open(tmp_path):
     assert again.already_present
     report = store.ingest(parse_uploads([("t.csv", TABLE.encode())]))
     assert report.runs["status"].tolist() == ["added"] * 3
+
+
+def test_upgrading_a_version_1_store_recovers_the_models_it_lost(tmp_path):
+    """A version-1 store kept only the first model of a table (the others were "already
+    present" by the file's hash). After the upgrade, ingesting the table again finds that
+    model already present and adds the lost ones, without a duplicate."""
+    path = tmp_path / "old.duckdb"
+    first = Store(path)
+    [x, y, z] = parse_uploads([("scores.csv", TABLE.encode())])
+    x.files[0].run_key = None            # what version 1 wrote: the file's sha256 as key
+    first.ingest([x])
+    first.close()
+    _downgrade_to_v1(path)
+    store = Store(path)
+    report = store.ingest(parse_uploads([("scores.csv", TABLE.encode())]))
+    assert dict(zip(report.runs["name"], report.runs["status"])) == {
+        "gpt-x": "already present", "gpt-y": "added", "gpt-z": "added"}
+    assert sorted(store.runs()["name"]) == ["gpt-x", "gpt-y", "gpt-z"]
+    assert item_scores(store, "gpt-y") == {("arc", "q1"): 0.0, ("arc", "q2"): 1.0}
