@@ -142,3 +142,17 @@ def test_helm_run_without_any_metric_is_not_a_run(fixtures_dir: Path) -> None:
     [empty] = batch.no_scores
     assert "run/per_instance_stats.json" in empty.file
     assert "no scores: every metric was skipped" in str(empty)
+
+
+def test_a_bad_zip_member_does_not_block_the_others() -> None:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("r/a.csv", "model,task,item_id,score\nm,t,1,1\n")
+        z.writestr("r/b.json", LFS)
+    batch = read_uploads([("x.zip", buf.getvalue())])
+    assert [r.name for r in batch.runs] == ["m"]
+    [bad] = batch.problems
+    assert bad.file == "x.zip!r/b.json" and "git lfs pull" in str(bad)
