@@ -433,7 +433,7 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
             except IngestError as exc:
                 failed(exc)
 
-    zipped_noise = helm.noise_names(skipped)          # e.g. groups/latex/*.tex inside a zip
+    zipped_noise = helm.noise_names(skipped + list(formats))   # e.g. a zip's groups/latex/*.tex
     skipped[:] = [s for s in skipped if s not in zipped_noise]
     runs: list[ParsedRun] = []
 

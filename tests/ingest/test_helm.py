@@ -394,12 +394,17 @@ def test_run_folder_without_run_spec(run_dir: Path, tmp_path: Path) -> None:
 
 
 def test_noise_names() -> None:
-    names = ["bo/runs/v1/r/stats.json", "bo/scenarios/mmlu/x.csv", "a.zip!runs/v1/r/x.json",
-             "a.zip!scenarios/y.json", "q/benchmark_output/cache/c.jsonl",
-             "q/other/scenarios/keep.json", "bo/runs/v1/groups/json/t.json"]
-    assert helm.noise_names(names) == {"bo/scenarios/mmlu/x.csv", "a.zip!scenarios/y.json",
-                                       "q/benchmark_output/cache/c.jsonl",
-                                       "bo/runs/v1/groups/json/t.json"}
+    names = ["bo/runs/v1/r/run_spec.json", "bo/runs/v1/r/stats.json", "bo/scenarios/mmlu/x.csv",
+             "a.zip!runs/v1/r/run_spec.json", "a.zip!scenarios/y.json",
+             "q/benchmark_output/cache/c.jsonl", "q/other/scenarios/keep.json",
+             "bo/runs/v1/groups/json/t.json", "bo/runs/v1/eval_cache/c.sqlite",
+             "bo/releases/v2/summary.json", "bo/releases/v2/groups/g.json",
+             # a user's own folders named like HELM's, without a HELM run: read as usual
+             "me/runs/exp1/groups/results.json", "me/scenarios/s.json"]
+    assert helm.noise_names(names) == {
+        "bo/scenarios/mmlu/x.csv", "a.zip!scenarios/y.json", "q/benchmark_output/cache/c.jsonl",
+        "bo/runs/v1/groups/json/t.json", "bo/runs/v1/eval_cache/c.sqlite",
+        "bo/releases/v2/groups/g.json"}
 
 
 def test_whole_fixture_tree(fixtures_dir: Path) -> None:

@@ -217,3 +217,24 @@ def test_cli_ingests_the_tree_and_a_zip_of_it(tmp_path: Path, capsys) -> None:
 
     stored = Store(store).runs()
     assert sorted(stored["name"]) == ["eleutherai/pythia-1b-v0", "openai/gpt2"]
+
+
+FORMAT_OF = {
+    "per_instance_stats.json": helm.PER_INSTANCE, "run_spec.json": helm.RUN_SPEC,
+    "stats.json": helm.STATS, "scenario_state.json": helm.SCENARIO_STATE,
+    "scenario.json": helm.SCENARIO, "instances.json": helm.INSTANCES,
+    "display_predictions.json": helm.DISPLAY_PREDICTIONS,
+    "display_requests.json": helm.DISPLAY_REQUESTS, "schema.json": helm.SCHEMA,
+}
+REAL_JSON = sorted((WILD / "benchmark_output").rglob("*.json"))
+
+
+@pytest.mark.parametrize("path", REAL_JSON, ids=lambda p: "/".join(p.parts[-2:])[-60:])
+def test_every_real_file_is_recognised(path: Path) -> None:
+    """Each file HELM wrote is recognised as what it is, from its content (the suite
+    summaries as HELM suite files, which are not read)."""
+    from evalcore.ingest import _classify
+    from evalcore.ingest._common import Source
+
+    fmt = _classify(Source(name=str(path), path=path, folder=str(path.parent)))
+    assert fmt == FORMAT_OF.get(path.name, helm.SUITE_FILE)

@@ -81,6 +81,8 @@ def classify_obj(obj: Any, basename: str = "") -> str | None:
             return SCHEMA
         if "date" in keys and keys <= {"release", "suites", "suite", "date"}:
             return SUITE_FILE                                   # summary.json
+        if {"title", "header", "rows"} <= keys:
+            return SUITE_FILE                                   # groups/json/<table>.json
         vals = list(obj.values())[:5]
         if vals and all(isinstance(v, dict) for v in vals):
             if all("num_prompt_tokens" in v or "total_tokens" in v for v in vals):
@@ -168,15 +170,31 @@ def classify_head(text: str) -> str | None:
 
 def noise_names(names: list[str]) -> set[str]:
     """The names (paths, ``archive.zip!member`` names) that lie in a HELM output folder's
-    input/cache sub-folders (``NOISE_DIRS``: below a folder named ``benchmark_output``, or
-    below a folder that also holds a ``runs/`` folder among ``names``) or in the table, plot
-    and cache sub-folders of a suite or release (``runs/<suite>/groups/...``)."""
+    input/cache sub-folders (``NOISE_DIRS``) or in the table, plot and cache sub-folders of
+    a suite or release (``runs/<suite>/groups/...``, ``SUITE_NOISE_DIRS``).
+
+    Only HELM layouts count, seen in ``names`` themselves: an output folder is one named
+    ``benchmark_output`` or one that holds ``runs/<suite>/<run>/run_spec.json``; a suite or
+    release folder is ``runs/<suite>/`` with such a run or ``releases/<release>/`` with a
+    ``schema.json`` or ``summary.json``. A user's own ``runs/x/groups/`` folder elsewhere is
+    read as usual.
+    """
     def prefix(parts: list[str], k: int) -> str:
         return "/".join(parts[:k]) + "/" if k else ""
 
     split = {n: re.split(r"[\\/!]", n) for n in names}
-    roots = {prefix(parts, j) for parts in split.values()
-             for j, part in enumerate(parts[:-1]) if part == "runs"}
+    roots: set[str] = set()                    # output folders (that hold runs/)
+    suites: set[str] = set()                   # runs/<suite>/ and releases/<release>/
+    for parts in split.values():
+        n = len(parts)
+        for j in range(n - 1):
+            if parts[j] == "runs" and j + 3 == n - 1 and parts[-1] == "run_spec.json":
+                roots.add(prefix(parts, j))
+                suites.add(prefix(parts, j + 2))
+            if parts[j] == "releases" and j + 2 == n - 1 and parts[-1] in ("schema.json",
+                                                                           "summary.json"):
+                roots.add(prefix(parts, j))
+                suites.add(prefix(parts, j + 2))
     out: set[str] = set()
     for name, parts in split.items():
         for k, part in enumerate(parts[:-1]):
@@ -184,8 +202,7 @@ def noise_names(names: list[str]) -> set[str]:
                                        or prefix(parts, k) in roots):
                 out.add(name)
                 break
-            if part in ("runs", "releases") and k + 2 < len(parts) - 1 \
-                    and parts[k + 2] in SUITE_NOISE_DIRS:
+            if part in SUITE_NOISE_DIRS and prefix(parts, k) in suites:
                 out.add(name)
                 break
     return out
