@@ -518,15 +518,20 @@ def _display(value: Any) -> str | None:
 
 _CATEGORIES = (
     ("harness version", ("harness_version", "lm_eval_version", "git_hash", "version")),
-    ("few-shot", ("fewshot", "few_shot", "n-shot", "n_shot", "num_shot")),
+    ("few-shot", ("fewshot", "few_shot", "n-shot", "n_shot", "num_shot",
+                  "max_train_instances")),                         # HELM adapter_spec
     ("chat template", ("chat_template", "system_instruction", "system_message",
                        "multiturn", "system_prompt")),
     ("generation", ("generation_kwargs", "gen_kwargs", "generate_config", "temperature",
                     "top_p", "top_k", "max_tokens", "max_gen_toks", "max_new_tokens",
-                    "until", "do_sample", "seed", "num_beams", "repeats", "epochs")),
+                    "until", "do_sample", "seed", "num_beams", "repeats", "epochs",
+                    "stop_sequences", "num_outputs")),
     ("metric variants", ("metric", "filter")),
     ("prompt", ("doc_to_text", "doc_to_target", "doc_to_choice", "template", "description",
-                "target_delimiter", "prompt")),
+                "target_delimiter", "prompt",
+                *(f"adapter_spec.{k}" for k in ("method", "instructions", "input_", "output_",
+                                                "reference_", "instance_", "global_",
+                                                "chain_of_thought_")))),   # HELM
     ("model", ("model",)),
 )
 _CATEGORY_ORDER = {name: i for i, (name, _) in enumerate(_CATEGORIES)} | {"other": len(_CATEGORIES)}

@@ -415,3 +415,27 @@ def test_whole_fixture_tree(fixtures_dir: Path) -> None:
     # lm_eval: 8 files, the qwen samples join their results file -> 7 runs
     assert by_format == {"lm_eval": 7, "inspect": 8, "helm": 1}
     assert any("PROVENANCE.md" in w for r in runs for w in r.warnings)
+
+
+def test_protocol_diff_names_helm_adapter_settings(run_dir: Path, tmp_path: Path) -> None:
+    """Two models on the same HELM scenario: the model differs (benign); a different few-shot
+    count and instructions are named as such (few-shot, prompt), not hidden as "other"."""
+    from evalcore.store import Store
+
+    other = tmp_path / "b" / RUN.replace("openai_gpt2", "org_m")
+    shutil.copytree(run_dir, other)
+    spec = json.loads((other / "run_spec.json").read_text())
+    spec["adapter_spec"].update(model="org/m", model_deployment="org/m", max_train_instances=0,
+                                instructions="Answer.\n")
+    (other / "run_spec.json").write_text(json.dumps(spec, indent=2))
+    for name in ("per_instance_stats.json", "stats.json", "scenario_state.json"):
+        # another model's files never share bytes with this one's (the store pairs files)
+        (other / name).write_text(json.dumps(json.loads((other / name).read_text()), indent=1))
+    store = Store(tmp_path / "s.duckdb")
+    store.ingest(parse_paths([run_dir]) + parse_paths([other]))
+    ids = store.runs().set_index("name")["run_id"]
+    diff = store.protocol_diff(int(ids["openai/gpt2"]), int(ids["org/m"]), task=TASK)
+    cats = dict(zip(diff["setting"], diff["category"]))
+    assert cats["adapter_spec.max_train_instances"] == "few-shot"
+    assert cats["adapter_spec.instructions"] == "prompt"
+    assert cats["model"] == "model"
