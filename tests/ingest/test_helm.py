@@ -354,6 +354,7 @@ def test_display_predictions_without_per_instance_stats(run_dir: Path, tmp_path:
     assert len(em[em.task == TASK]) == 9 and em.loc[em.task == TASK, "score"].sum() == 1.0
     assert em.loc[em.task == TASK + "@valid", "item_id"].tolist() == ["id11"]
     assert any("display copy" in w for w in run.warnings)
+    assert run.tasks.set_index("task").loc[TASK, "n_choices"] == 4      # references per instance
 
 
 def test_all_bookkeeping_run_is_not_stored_and_others_are(run_dir: Path, tmp_path: Path) -> None:

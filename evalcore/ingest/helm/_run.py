@@ -140,17 +140,20 @@ def _from_per_instance(src: Source, n_refs: Counter[int]) -> list[_Value]:
     return out
 
 
-def _from_display(src: Source, inst_src: Source | None, warnings: list[str]) -> list[_Value]:
+def _from_display(src: Source, inst_src: Source | None, warnings: list[str],
+                  n_refs: Counter[int]) -> list[_Value]:
     preds = load_json(src)
     if not isinstance(preds, list):
         raise IngestError(src.name, "top level", "a list of display predictions")
     splits: dict[tuple[str, str | None], str] = {}
     if inst_src is not None:
         insts = load_json(inst_src)
-        for k, inst in enumerate(insts if isinstance(insts, list) else []):
+        for inst in insts if isinstance(insts, list) else []:
             if isinstance(inst, dict) and "id" in inst:
                 splits[(str(inst["id"]), perturbation_label(inst.get("perturbation")))] = \
                     str(inst.get("split") or "test")
+                if isinstance(inst.get("references"), list):
+                    n_refs[len(inst["references"])] += 1
     warnings.append(f"{src.name}: no per_instance_stats.json; scores read from HELM's display "
                     "copy, which holds only the metrics HELM's schema shows for this scenario"
                     + ("" if inst_src is not None else
@@ -274,7 +277,7 @@ def read_folder(parts: dict[str, Source], folder: str, schema: SuiteSchema | Non
         used.append(PER_INSTANCE)
         value_src = parts[PER_INSTANCE]
     else:
-        values = _from_display(parts[DISPLAY_PREDICTIONS], parts.get(INSTANCES), warnings)
+        values = _from_display(parts[DISPLAY_PREDICTIONS], parts.get(INSTANCES), warnings, n_refs)
         used += [DISPLAY_PREDICTIONS] + ([INSTANCES] if INSTANCES in parts else [])
         value_src = parts[DISPLAY_PREDICTIONS]
 
