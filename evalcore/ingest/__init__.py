@@ -59,7 +59,7 @@ from evalcore.ingest._common import (
     loads_line,
     max_file_bytes,
 )
-from evalcore.ingest._zip import ZipArchive, member_folder
+from evalcore.ingest._zip import UnzipBudget, ZipArchive, member_folder
 from evalcore.model import ParsedRun
 
 log = logging.getLogger(__name__)
@@ -215,9 +215,12 @@ def _path_sources(paths: Iterable[str | Path]) -> tuple[list[Source], list[str]]
     return sources, skipped
 
 
-def _expand_zip(src: Source, skipped: list[str]) -> tuple[list[Source], str | None]:
-    """A zip's members as sources; (members, kind) with kind 'inspect' | 'helm' | None."""
-    with ZipArchive(src) as z:
+def _expand_zip(src: Source, skipped: list[str], budget: UnzipBudget | None = None
+                ) -> tuple[list[Source], str | None]:
+    """A zip's members as sources (streamed from the archive when read); (members, kind)
+    with kind 'inspect' | 'helm' | None. Sizes, ratios and the ingest's ``budget`` are
+    checked before anything is unpacked."""
+    with ZipArchive(src, budget) as z:
         names = z.names
         bases = {posixpath.basename(n) for n in names}
         if "header.json" in names or "_journal/start.json" in names:
@@ -230,8 +233,9 @@ def _expand_zip(src: Source, skipped: list[str]) -> tuple[list[Source], str | No
             if posixpath.splitext(base)[1].lower() not in KNOWN_SUFFIXES:
                 skipped.append(f"{src.name}!{n}")
                 continue
-            members.append(Source(name=f"{src.name}!{n}", data=z.read(n),
-                                  folder=f"{src.name}!{member_folder(n)}"))
+            members.append(Source(name=f"{src.name}!{n}", archive=src, member=n,
+                                  folder=f"{src.name}!{member_folder(n)}",
+                                  _size=z.info(n).file_size))
         if not members:
             raise IngestError(src.name, "zip members", "at least one known file "
                               "(.json, .jsonl, .eval, .csv, .parquet)",
@@ -406,13 +410,14 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
         else:
             by_fmt.setdefault(fmt, []).append(src)
 
+    budget = UnzipBudget()
     for src in sources:
         try:
             fmt = _classify(src)
             if fmt != "zip":
                 add(src, fmt)
                 continue
-            members, kind = _expand_zip(src, skipped)
+            members, kind = _expand_zip(src, skipped, budget)
         except IngestError as exc:
             failed(exc)
             continue

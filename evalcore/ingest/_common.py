@@ -41,6 +41,12 @@ except ImportError:  # pragma: no cover - exercised only without orjson
 
 MAX_FILE_ENV = "EVALBARS_MAX_FILE_MB"
 DEFAULT_MAX_FILE_MB = 2048
+# JSON nested deeper than this is refused before any parser sees it (deep nesting crashes
+# some orjson versions and makes ``json`` raise RecursionError; no harness nests this deep).
+MAX_JSON_DEPTH = 512
+# Item scores and summary values beyond +-MAX_ABS_SCORE are refused: sums of squares of up to
+# 1e9 such values stay finite in float64, so means and variances of finite inputs are finite.
+MAX_ABS_SCORE = 1e100
 HEAD_BYTES = 65536
 
 Progress = Callable[[int, int, str], None]
@@ -94,6 +100,35 @@ def auto_cluster_rule(key: str, n_items: int, n_clusters: int) -> tuple[bool, st
                    f"the cluster key to use it")
 
 
+def _env_number(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    try:
+        v = float(raw) if raw else default
+    except ValueError:
+        return default
+    return v if math.isfinite(v) and v > 0 else default
+
+
+MAX_UNZIP_ENV = "EVALBARS_MAX_UNZIPPED_MB"
+DEFAULT_MAX_UNZIP_MB = 4096
+MAX_RATIO_ENV = "EVALBARS_MAX_ZIP_RATIO"
+DEFAULT_MAX_RATIO = 200
+RATIO_MIN_BYTES = 1 << 20
+
+
+def max_unzipped_bytes() -> int:
+    """Cap on the uncompressed bytes of all zip members read by one ingest:
+    ``$EVALBARS_MAX_UNZIPPED_MB`` (default 4096 MB), checked on the sizes the archives
+    declare before anything is decompressed (a member never yields more than it declares)."""
+    return int(_env_number(MAX_UNZIP_ENV, DEFAULT_MAX_UNZIP_MB) * 1024 * 1024)
+
+
+def max_zip_ratio() -> float:
+    """Largest uncompressed/compressed size ratio of a zip member of more than 1 MB:
+    ``$EVALBARS_MAX_ZIP_RATIO`` (default 200; real logs compress 5-20x, bombs ~1000x)."""
+    return _env_number(MAX_RATIO_ENV, DEFAULT_MAX_RATIO)
+
+
 def max_file_bytes() -> int:
     """The per-file size limit in bytes: ``$EVALBARS_MAX_FILE_MB`` (default 2048 MB).
 
@@ -135,13 +170,23 @@ class Source:
     path: Path | None = None
     data: bytes | None = None
     folder: str = ""
+    # a zip member read lazily (streamed from the archive ``archive`` on every open())
+    archive: "Source | None" = None
+    member: str | None = None
     _sha256: str | None = field(default=None, repr=False)
     _size: int | None = field(default=None, repr=False)
 
     @property
     def size(self) -> int:
         if self._size is None:
-            self._size = len(self.data) if self.data is not None else self.path.stat().st_size
+            if self.data is not None:
+                self._size = len(self.data)
+            elif self.archive is not None:
+                from evalcore.ingest._zip import ZipArchive
+                with ZipArchive(self.archive) as z:
+                    self._size = z.info(self.member).file_size
+            else:
+                self._size = self.path.stat().st_size
         return self._size
 
     @property
@@ -151,17 +196,24 @@ class Source:
     def head(self, n: int = HEAD_BYTES) -> bytes:
         if self.data is not None:
             return self.data[:n]
-        with open(self.path, "rb") as fh:
+        with self.open() as fh:
             return fh.read(n)
 
     def read_bytes(self) -> bytes:
         if self.data is not None:
             return self.data
+        if self.archive is not None:
+            with self.open() as fh:
+                return fh.read()
         return self.path.read_bytes()
 
     def open(self) -> BinaryIO:
+        """A binary stream of the content (a zip member is decompressed as it is read)."""
         if self.data is not None:
             return io.BytesIO(self.data)
+        if self.archive is not None:
+            from evalcore.ingest._zip import open_member
+            return open_member(self.archive, self.member)
         return open(self.path, "rb")
 
     def sha256(self) -> str:
@@ -170,7 +222,7 @@ class Source:
             if self.data is not None:
                 h.update(self.data)
             else:
-                with open(self.path, "rb") as fh:
+                with self.open() as fh:
                     while chunk := fh.read(1 << 20):
                         h.update(chunk)
             self._sha256 = h.hexdigest()
@@ -189,14 +241,106 @@ def _line_col(text: bytes, pos: int) -> str:
     return f"line {line}, column {col}"
 
 
+class JSONDepthError(ValueError):
+    """JSON nested deeper than ``MAX_JSON_DEPTH`` (a ``ValueError``, like a syntax error)."""
+
+    def __init__(self, pos: int, depth: int):
+        self.pos = pos
+        self.depth = depth
+        super().__init__(f"nested {depth} levels deep at column {pos + 1}; the limit is "
+                         f"{MAX_JSON_DEPTH} levels")
+
+
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
+_DEPTH_CHUNK = 32 << 20
+
+
+def json_depth_exceeded(raw: bytes, limit: int = MAX_JSON_DEPTH) -> tuple[int, int] | None:
+    """Where a JSON text first nests deeper than ``limit``: (byte offset, depth) or None.
+
+    Brackets inside strings do not count. A text with at most ``limit`` opening brackets
+    cannot be too deep (one C-level ``count`` each, the usual case). Otherwise chunks of
+    32 MB are reduced to their quotes and brackets (escaped backslashes and quotes removed
+    first; chunk ends are moved past backslash runs) and the depth is a cumulative sum over
+    the brackets outside strings (numpy). Exact for valid JSON; for invalid JSON the parser
+    reports its own error.
+    """
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return None
+    depth = 0
+    in_string = False
+    start = 0
+    n = len(raw)
+    while start < n:
+        end = min(n, start + _DEPTH_CHUNK)
+        while end < n and raw[end - 1:end] == b"\\":
+            end += 1
+        chunk = raw[start:end].replace(b"\\\\", b"").replace(b'\\"', b"")
+        red = np.frombuffer(chunk.translate(None, _NOT_STRUCTURE), dtype=np.uint8)
+        if len(red):
+            quote = red == ord('"')
+            inside = (np.cumsum(quote) - quote + in_string) % 2 == 1
+            step = np.zeros(len(red), dtype=np.int64)
+            step[(red == ord("[")) | (red == ord("{"))] = 1
+            step[(red == ord("]")) | (red == ord("}"))] = -1
+            step[inside | quote] = 0
+            levels = depth + np.cumsum(step)
+            deep = np.flatnonzero(levels > limit)
+            if len(deep):
+                return _depth_offset(raw, start, int(deep[0]), in_string), int(levels[deep[0]])
+            depth = int(levels[-1])
+            in_string = bool((int(quote.sum()) + in_string) % 2)
+        start = end
+    return None
+
+
+def _depth_offset(raw: bytes, start: int, k: int, in_string: bool) -> int:
+    """Byte offset of the ``k``-th structural character of the chunk at ``start`` (only for
+    the error message; a Python scan up to that point)."""
+    seen = -1
+    i = start
+    esc = False
+    while i < len(raw):
+        c = raw[i]
+        if in_string:
+            if esc:
+                esc = False
+            elif c == 0x5C:
+                esc = True
+            elif c == 0x22:
+                in_string = False
+                seen += 1
+        elif c == 0x22:
+            in_string = True
+            seen += 1
+        elif c in b"[]{}":
+            seen += 1
+        if seen == k:
+            return i
+        i += 1
+    return start
+
+
+def check_json_depth(name: str, raw: bytes, where: str | None = None) -> None:
+    """Raise ``IngestError`` naming the place if ``raw`` nests deeper than ``MAX_JSON_DEPTH``."""
+    hit = json_depth_exceeded(raw)
+    if hit is not None:
+        pos, depth = hit
+        place = _line_col(raw, pos) if where is None else f"{where}, column {pos + 1}"
+        raise IngestError(name, place, f"JSON nested at most {MAX_JSON_DEPTH} levels deep",
+                          f"{depth} levels deep there")
+
+
 def load_json(src: Source, data: bytes | None = None, what: str = "a complete JSON document") -> Any:
     """Parse a whole JSON document; on failure raise ``IngestError`` naming line and column.
 
-    orjson is tried first; if it rejects the text, ``json`` parses it (it accepts the
+    Nesting deeper than ``MAX_JSON_DEPTH`` is refused first (``check_json_depth``). orjson
+    is tried first; if it rejects the text, ``json`` parses it (it accepts the
     ``NaN``/``Infinity`` tokens Python writers emit; such values are caught later by the
     finite-score checks) or locates the syntax error.
     """
     raw = src.read_bytes() if data is None else data
+    check_json_depth(src.name, raw)
     try:
         return _loads(raw)
     except _JSONDecodeError:
@@ -208,6 +352,9 @@ def load_json(src: Source, data: bytes | None = None, what: str = "a complete JS
                           "the file is binary or in another encoding") from None
     try:
         return json.loads(text)
+    except RecursionError:
+        raise IngestError(src.name, "top level", f"JSON nested at most {MAX_JSON_DEPTH} "
+                          "levels deep") from None
     except json.JSONDecodeError as exc:
         pos = len(text[: exc.pos].encode("utf-8"))
         truncated = pos >= len(raw.rstrip())
@@ -216,11 +363,20 @@ def load_json(src: Source, data: bytes | None = None, what: str = "a complete JS
 
 
 def loads_line(line: bytes) -> Any:
-    """Parse one JSONL line (orjson, falling back to json for NaN/Infinity tokens)."""
+    """Parse one JSONL line (orjson, falling back to json for NaN/Infinity tokens).
+
+    Raises ``ValueError`` (``JSONDepthError`` for nesting deeper than ``MAX_JSON_DEPTH``)."""
+    hit = json_depth_exceeded(line)
+    if hit is not None:
+        raise JSONDepthError(*hit)
     try:
         return _loads(line)
     except _JSONDecodeError:
+        pass
+    try:
         return json.loads(line)
+    except RecursionError:
+        raise JSONDepthError(0, MAX_JSON_DEPTH) from None
 
 
 def dumps(obj: Any) -> str:
