@@ -15,17 +15,23 @@ coverage              method check: simulated/exact coverage and width of every 
 rename, tag, delete   manage runs
 report [RUN...]       one self-contained HTML report (--out FILE.html), and a PDF (--pdf)
 
-Runs are addressed by name or id. Every command takes ``--store FILE`` (default:
-$EVALBARS_STORE, else ./.evalbars/evalbars.duckdb) and ``--lock-timeout SECONDS``, before or
-after the command name (``ingest results/ --store x.duckdb``).
+Runs are addressed by name or id: ``#3`` or ``id:3`` is always the run with id 3, ``name:3``
+the run named "3"; a bare ``3`` that is both a run's name and another run's id is refused
+as ambiguous. Every command takes ``--store FILE`` (default: $EVALBARS_STORE, else
+./.evalbars/evalbars.duckdb) and ``--lock-timeout SECONDS``, before or after the command name
+(``ingest results/ --store x.duckdb``).
 
 Exit codes
 ----------
-0 ok; 1 unexpected internal error (one line, no traceback); 2 usage error (argparse);
-3 bad input (unreadable file, unknown run, analysis impossible, no store; for ``ingest``: any
+0 ok; 1 unexpected internal error (one line, no traceback); 2 usage error (argparse, or
+options that do not fit together, e.g. ``plan`` without assumptions); 3 bad input
+(unreadable file, unknown or ambiguous run, analysis impossible, no store; for ``ingest``: any
 bad file in the batch, the good runs being stored all the same unless ``--strict``, or
-nothing in the batch had scores); 4 the store is
-busy (another process holds the DuckDB write lock; retry when it is done).
+nothing in the batch had scores); 4 the store is busy (another process holds the DuckDB
+write lock; retry when it is done); 5 no space left on device (the store was not changed).
+
+Every line written to the terminal has its control characters escaped
+(``evalcore.termsafe``): names from files cannot send escape sequences.
 
 JSON output (``--format json``)
 -------------------------------
@@ -93,9 +99,10 @@ import numpy as np
 import pandas as pd
 
 from evalcore import __version__
-from evalcore.errors import AnalysisError, EvalbarsError, IngestError, StoreError
+from evalcore.errors import AnalysisError, DiskFullError, EvalbarsError, IngestError, StoreError
+from evalcore.termsafe import SafeStream, escape, escape_json
 
-EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_BAD_INPUT, EXIT_BUSY = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_BAD_INPUT, EXIT_BUSY, EXIT_DISK_FULL = 0, 1, 2, 3, 4, 5
 FORMATS = ("table", "json", "csv", "markdown", "latex")
 DEFAULT_LOCK_TIMEOUT = 15.0  # seconds (--lock-timeout)
 # = evalcore.analysis.METHODS (a test checks they agree); repeated here so that building
@@ -143,7 +150,8 @@ def records(df: pd.DataFrame | None) -> list[dict]:
 
 
 def dump_json(obj: Any) -> str:
-    return json.dumps(_jsonable(obj), indent=2, ensure_ascii=False)
+    """Indented JSON; control characters (also DEL, C1, bidi) as ``\\uNNNN`` escapes."""
+    return escape_json(json.dumps(_jsonable(obj), indent=2, ensure_ascii=False))
 
 
 def _cell_text(v: Any, digits: int = 4) -> str:
@@ -155,13 +163,13 @@ def _cell_text(v: Any, digits: int = 4) -> str:
         return f"{v:.{digits}g}" if abs(v) >= 1e4 or (v != 0 and abs(v) < 1e-3) else \
             f"{v:.{digits}f}".rstrip("0").rstrip(".") if "." in f"{v:.{digits}f}" else f"{v}"
     if isinstance(v, (list, tuple)):
-        return ", ".join(map(str, v))
+        return escape(", ".join(map(str, v)))
     try:
         if pd.isna(v):
             return ""
     except (TypeError, ValueError):
         pass
-    return str(v)
+    return escape(str(v))
 
 
 def _text_frame(df: pd.DataFrame) -> pd.DataFrame:
@@ -262,6 +270,10 @@ class _BadInput(EvalbarsError):
     """A CLI-level bad input (exit code 3)."""
 
 
+class _Usage(EvalbarsError):
+    """Options that do not fit together or are missing (exit code 2, like argparse)."""
+
+
 # ---------------------------------------------------------------------------------------
 # commands
 # ---------------------------------------------------------------------------------------
@@ -281,8 +293,9 @@ class _Progress:
         self.last = pct
         width = 30
         bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
-        name = os.path.basename(str(current))[-40:]
-        self.stream.write(f"\r[{bar}] {pct:3d}% {name:<40}")
+        name = escape(os.path.basename(str(current)))[-40:]
+        write = getattr(self.stream, "write_raw", self.stream.write)
+        write(f"\r[{bar}] {pct:3d}% {name:<40}")
         self.stream.flush()
 
     def close(self) -> None:
@@ -619,7 +632,7 @@ def cmd_plan(args) -> int:
     sd_diff, disagreement = args.sd_diff, args.disagreement
     if args.pilot:
         if not args.task:
-            raise _BadInput("--pilot needs --task T (the task to estimate sd_diff on)")
+            raise _Usage("--pilot needs --task T (the task to estimate sd_diff on)")
         from evalcore import analysis as an
         store = _open_store(args)
         pilot = an.plan_from_pair(store, args.pilot[0], args.pilot[1], args.task,
@@ -630,11 +643,11 @@ def cmd_plan(args) -> int:
             else:   # the runs never differ: plan with the upper bound of the rate, not 0
                 disagreement = pilot.disagreement_upper
     if sd_diff is None and disagreement is None:
-        raise _BadInput("give --sd-diff, --disagreement or --pilot RUN_A RUN_B --task T")
+        raise _Usage("give --sd-diff, --disagreement or --pilot RUN_A RUN_B --task T")
     if sd_diff is not None and disagreement is not None:
-        raise _BadInput("give only one of --sd-diff and --disagreement")
+        raise _Usage("give only one of --sd-diff and --disagreement")
     if args.n is None and args.delta is None:
-        raise _BadInput("give --n (for the minimum detectable effect) and/or --delta (for "
+        raise _Usage("give --n (for the minimum detectable effect) and/or --delta (for "
                         "the required number of items)")
     deff = args.design_effect
     if deff is None and pilot is not None and pilot.design_effect is not None and \
@@ -912,8 +925,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="evalbars: error bars, paired comparisons and planning for LLM eval "
                     "results (lm-evaluation-harness, inspect_ai, HELM, tidy tables).",
         epilog="Exit codes: 0 ok, 1 internal error, 2 usage error, 3 bad input (unreadable "
-               "file, unknown run, impossible analysis), 4 store busy (another process holds "
-               "the write lock). Run 'python -m evalcore COMMAND --help' for a command.")
+               "file, unknown or ambiguous run, impossible analysis), 4 store busy (another "
+               "process holds the write lock), 5 no space left on device (store unchanged). "
+               "Runs: a name, an id, or #ID / id:ID / name:NAME to be explicit. "
+               "Run 'python -m evalcore COMMAND --help' for a command.")
     _add_store_options(parser)
     parser.set_defaults(store=None, lock_timeout=DEFAULT_LOCK_TIMEOUT)
     parser.add_argument("--version", action="version", version=f"evalbars {__version__}")
@@ -1151,14 +1166,33 @@ def _is_busy(exc: BaseException) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit code (argparse usage errors exit 2 via SystemExit)."""
+    """Run the CLI; returns the exit code (argparse usage errors exit 2 via SystemExit).
+
+    Everything written to stdout/stderr meanwhile (also argparse's messages) goes through
+    ``termsafe.SafeStream``: control characters from file content, run names or arguments
+    are shown escaped (``\\x1b``), never sent to the terminal raw."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
+    except _Usage as exc:
+        _err(f"usage error: {exc} (see python -m evalcore {args.command} --help)")
+        return EXIT_USAGE
     except (IngestError, AnalysisError, _BadInput) as exc:
         _err(f"error: {exc}")
         return EXIT_BAD_INPUT
+    except DiskFullError as exc:
+        _err(f"error: {exc}")
+        return EXIT_DISK_FULL
     except StoreError as exc:
         if _is_busy(exc):
             _err(f"store busy: {exc}")

@@ -41,5 +41,10 @@ class StoreError(EvalbarsError):
     """The store could not be opened, queried or written (locked, missing run, ...)."""
 
 
+class DiskFullError(StoreError):
+    """A write ran out of disk space (ENOSPC/EDQUOT). The write is copy-on-write, so the
+    store file is exactly as it was; the CLI exits with code 5."""
+
+
 class AnalysisError(EvalbarsError):
     """A requested analysis cannot be computed from the data (no shared items, n = 0, ...)."""

@@ -55,6 +55,7 @@ identifiers come only from fixed lists in this module.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import logging
@@ -76,7 +77,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalcore.errors import StoreError
+from evalcore.errors import DiskFullError, StoreError
 from evalcore.model import (
     SCORE_COLUMNS,
     SUMMARY_COLUMNS,
@@ -407,10 +408,38 @@ def _is_lock_error(exc: BaseException) -> bool:
     return "Could not set lock" in text or "Conflicting lock" in text
 
 
+_DISK_FULL_TEXT = ("no space left on device", "disk quota exceeded", "disk full")
+
+
+def _is_disk_full(exc: BaseException) -> bool:
+    """True for ENOSPC/EDQUOT, as an OSError or in a DuckDB error's text, also when it is the
+    cause of a later error (DuckDB's "Current transaction is aborted")."""
+    seen = 0
+    e: BaseException | None = exc
+    while e is not None and seen < 10:
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if isinstance(e, (OSError, duckdb.Error)) and any(t in str(e).lower()
+                                                          for t in _DISK_FULL_TEXT):
+            return True
+        e = e.__cause__ or e.__context__
+        seen += 1
+    return False
+
+
+def _disk_full(exc: BaseException, action: str) -> DiskFullError:
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return DiskFullError(f"no space left on device; the store was not changed ({action} "
+                         f"failed: {first})")
+
+
 def _store_error(exc: BaseException, action: str) -> StoreError:
     """A human message for a DuckDB error (the original stays as ``__cause__``)."""
     text = str(exc).strip()
     first = text.splitlines()[0] if text else type(exc).__name__
+    if _is_disk_full(exc):
+        return _disk_full(exc, action)
     if isinstance(exc, duckdb.ConstraintException):
         msg = f"{action} failed: the data breaks a store constraint ({first})"
     elif isinstance(exc, duckdb.OutOfMemoryException):
@@ -883,6 +912,8 @@ class Store:
                 finally:
                     os.close(dfd)
         except OSError as exc:
+            if _is_disk_full(exc):
+                raise _disk_full(exc, action) from exc
             raise StoreError(f"{action} failed: {exc}; the store was not changed") from exc
         finally:
             for p in (tmp, tmp_wal):
@@ -1374,27 +1405,46 @@ class Store:
     def resolve_run(self, ref: str | int) -> int:
         """Run id from a name or id; StoreError naming the candidates if unknown.
 
-        An exact name wins over an id (a run may be named "3"); then an id given as int or
-        digits; then a case-insensitive name if it matches exactly one run.
+        ``#3`` and ``id:3`` always mean the run with id 3, ``name:3`` the run named "3"; an int
+        is an id. A bare text: the run of that exact name, else the id it spells in digits,
+        else a case-insensitive name matching exactly one run. A bare number that is both a
+        run's name and another run's id is refused as ambiguous (so ``delete 3`` can never
+        delete the wrong run).
         """
         with self._read() as con:
             rows = con.execute("SELECT run_id, name FROM runs ORDER BY run_id").fetchall()
+        ids = {int(rid) for rid, _ in rows}
         if isinstance(ref, (int, np.integer)) and not isinstance(ref, bool):
-            for rid, _ in rows:
-                if rid == int(ref):
-                    return int(rid)
+            if int(ref) in ids:
+                return int(ref)
         else:
             text = str(ref).strip()
-            for rid, name in rows:
-                if name == text:
-                    return int(rid)
-            if text.isdigit():
-                for rid, _ in rows:
-                    if rid == int(text):
-                        return int(rid)
-            low = [rid for rid, name in rows if name.lower() == text.lower()]
-            if len(low) == 1:
-                return int(low[0])
+            low_text = text.lower()
+            id_text = (text[1:] if text.startswith("#") else
+                       text[3:] if low_text.startswith("id:") else None)
+            if id_text is not None:
+                id_text = id_text.strip()
+                if id_text.isascii() and id_text.isdigit() and int(id_text) in ids:
+                    return int(id_text)
+            else:
+                if low_text.startswith("name:"):
+                    text = text[5:].strip()
+                    numeric = False
+                else:
+                    numeric = text.isascii() and text.isdigit()
+                named = [int(rid) for rid, name in rows if name == text]
+                if named:
+                    if numeric and int(text) in ids and int(text) != named[0]:
+                        raise StoreError(
+                            f"run {text!r} is ambiguous: it is the name of run id {named[0]} and "
+                            f"the id of another run; write #{text} (or id:{text}) for the id, "
+                            f"name:{text} for the name")
+                    return named[0]
+                if numeric and int(text) in ids:
+                    return int(text)
+                low = [int(rid) for rid, name in rows if name.lower() == text.lower()]
+                if len(low) == 1:
+                    return low[0]
         if not rows:
             raise StoreError(f"no run {ref!r}: the store is empty (ingest some results first)")
         listed = ", ".join(f"{name!r} (id {rid})" for rid, name in rows[:20])

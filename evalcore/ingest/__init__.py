@@ -43,6 +43,7 @@ zips of these), ``tidy`` (CSV, JSONL, Parquet with ``model``/``run``, ``task``, 
 from __future__ import annotations
 
 import logging
+import os
 import posixpath
 import re
 from pathlib import Path
@@ -184,25 +185,33 @@ def _detect_text_table(name: str, text: bytes) -> str:
 
 
 def _describe_bad_head(head: bytes) -> str:
+    """A short, safe description of a file's first bytes for an error message: the kind of
+    content and at most 16 characters, ASCII-escaped (``ascii()``), never more."""
     if not head.strip():
         return "only whitespace"
     if b"\x00" in head[:4096] or sum(b < 9 or 13 < b < 32 for b in head[:512]) > 8:
         return "binary data"
-    snippet = head[:60].decode("utf-8", "replace").replace("\n", "\\n")
-    return f"it starts with {snippet!r}"
+    snippet = head[:16].decode("utf-8", "replace")
+    return f"text starting with {ascii(snippet)}" + ("..." if len(head) > 16 else "")
 
 
 # ---------------------------------------------------------------------------------------
 # Gathering sources
 # ---------------------------------------------------------------------------------------
 def _path_sources(paths: Iterable[str | Path]) -> tuple[list[Source], list[str]]:
+    """Sources of the files given and of the files inside the folders given (recursively).
+
+    Inside a folder, symlinks are followed only when they resolve to a place inside that
+    folder; others (``/etc/passwd``, ``../secret``, broken or looping links) are skipped and
+    named in a warning, so nothing outside what the user named is read."""
     sources: list[Source] = []
     skipped: list[str] = []
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            for f in sorted(path.rglob("*")):
-                if not f.is_file() or any(part.startswith(".") for part in f.relative_to(path).parts):
+            root = path.resolve()
+            for f in sorted(_walk(path, root, skipped)):
+                if any(part.startswith(".") for part in f.relative_to(path).parts):
                     continue
                 if f.suffix.lower() not in KNOWN_SUFFIXES:
                     skipped.append(str(f))
@@ -213,6 +222,42 @@ def _path_sources(paths: Iterable[str | Path]) -> tuple[list[Source], list[str]]
         else:
             raise IngestError(str(p), None, "an existing file or folder", "not found")
     return sources, skipped
+
+
+def _inside(target: Path, root: Path) -> bool:
+    return target == root or root in target.parents
+
+
+def _walk(folder: Path, root: Path, skipped: list[str]) -> list[Path]:
+    """Regular files under ``folder`` (not following symlinks that leave ``root``)."""
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        d = Path(dirpath)
+        for name in list(dirnames):
+            sub = d / name
+            if sub.is_symlink():
+                dirnames.remove(name)
+                try:
+                    target = sub.resolve(strict=True)
+                except (OSError, RuntimeError):
+                    target = None
+                if target is None or not _inside(target, root):
+                    skipped.append(f"{sub} (symlink to outside the folder, not followed)")
+                # a link to a folder inside the root: its files are reached directly
+        for name in filenames:
+            f = d / name
+            if f.is_symlink():
+                try:
+                    target = f.resolve(strict=True)
+                except (OSError, RuntimeError):
+                    skipped.append(f"{f} (broken symlink)")
+                    continue
+                if not _inside(target, root):
+                    skipped.append(f"{f} (symlink to outside the folder, not followed)")
+                    continue
+            if f.is_file():
+                out.append(f)
+    return out
 
 
 def _expand_zip(src: Source, skipped: list[str], budget: UnzipBudget | None = None
@@ -351,7 +396,8 @@ def _read_batch(sources: list[Source], skipped: list[str], progress: Progress | 
 
 
 def _skipped_note(skipped: list[str]) -> str:
-    return ("skipped (not a known file type): " + ", ".join(skipped[:20])
+    return ("skipped (not a known file type, or a symlink leaving the folder): "
+            + ", ".join(skipped[:20])
             + (f" and {len(skipped) - 20} more" if len(skipped) > 20 else ""))
 
 
