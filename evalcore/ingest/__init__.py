@@ -53,6 +53,7 @@ from evalcore.errors import IngestError, NoScoresError
 from evalcore.ingest import helm, inspect_log, lm_eval, tidy
 from evalcore.ingest.batch import IngestBatch, no_scores_reason, problem_row, run_files
 from evalcore.ingest._common import (
+    MAX_ABS_SCORE,
     Progress,
     Source,
     call_progress,
@@ -325,6 +326,28 @@ def _classify(src: Source) -> str:
 # ---------------------------------------------------------------------------------------
 # Parsing
 # ---------------------------------------------------------------------------------------
+def _check_magnitudes(run: ParsedRun) -> None:
+    """Every format: item scores finite and within +-MAX_ABS_SCORE, summary values within it
+    (NaN allowed: a missing value), so means and variances of what is stored stay finite.
+    The parsers check with line numbers where they can; this names task, metric and item."""
+    name = run.files[0].name if run.files else run.name
+    sc = run.scores["score"].to_numpy(dtype="float64")
+    bad = np.flatnonzero(~(np.abs(sc) <= MAX_ABS_SCORE))
+    if len(bad):
+        r = run.scores.iloc[int(bad[0])]
+        raise IngestError(name, f"task {r['task']!r}, metric {r['metric']!r}, item "
+                          f"{r['item_id']!r}", f"a finite score within +-{MAX_ABS_SCORE:g}",
+                          f"found {sc[bad[0]]!r}")
+    for col in ("value", "stderr"):
+        v = run.summaries[col].to_numpy(dtype="float64")
+        bad = np.flatnonzero(np.abs(v) > MAX_ABS_SCORE)
+        if len(bad):
+            r = run.summaries.iloc[int(bad[0])]
+            raise IngestError(name, f"summary of task {r['task']!r}, metric {r['metric']!r}",
+                              f"a {col} within +-{MAX_ABS_SCORE:g} or missing",
+                              f"found {v[bad[0]]!r}")
+
+
 def parse_paths(paths: Iterable[str | Path], progress: Progress | None = None,
                 cluster_key: str | None = None) -> list[ParsedRun]:
     """Parse files, folders (recursively; hidden files and unknown extensions are skipped
@@ -579,6 +602,14 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
                 failed(exc)
             step(src.name, src.size)
 
+    kept = []
+    for run in runs:
+        try:
+            _check_magnitudes(run)
+            kept.append(run)
+        except IngestError as exc:
+            failed(exc)
+    runs = kept
     if skipped and runs:
         runs[0].warnings.append(_skipped_note(skipped))
     call_progress(progress, total, total, "")

@@ -113,9 +113,11 @@ from evalcore.ingest._common import (
     empty_frame,
     STR,
     Progress,
+    MAX_ABS_SCORE,
     Source,
     call_progress,
     concat_frames,
+    dumps,
     is_number,
     load_json,
     loads_line,
@@ -227,8 +229,50 @@ def _number(v: Any) -> float | None:
     return None
 
 
-def results_summaries(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    """Summary rows (SUMMARY_COLUMNS as dicts) from a results object (0.3 and 0.4)."""
+def _describe(val: Any) -> str:
+    """What a JSON value is, for a message: its type and at most 40 characters of it."""
+    kind = {str: "a string", list: "a list", dict: "an object", bool: "a boolean",
+            type(None): "null"}.get(type(val), type(val).__name__)
+    text = dumps(val)
+    return f"{kind} {text[:40]}{'...' if len(text) > 40 else ''}"
+
+
+def summary_value(val: Any, src_name: str, where: str, warnings: list[str] | None
+                  ) -> float | None:
+    """A reported summary value as a float, or None (left out, with a warning saying so).
+
+    Numbers are kept; NaN is kept as a missing value (warned); infinite values and values
+    beyond +-``MAX_ABS_SCORE`` raise ``IngestError`` naming the field; a boolean becomes
+    1.0/0.0 and strings, lists, objects and null are left out, each with a warning naming
+    file, field and what was found."""
+    def warn(text: str) -> None:
+        if warnings is not None:
+            warnings.append(f"{src_name}: {where}: {text}")
+
+    if isinstance(val, bool):
+        warn(f"found the boolean {dumps(val)} where a number was expected; stored as "
+             f"{float(val):g} (a boolean is not a score: check the file)")
+        return float(val)
+    if is_number(val):
+        v = float(val)
+        if math.isnan(v):
+            warn("found NaN; kept as a missing value")
+            return v
+        if not math.isfinite(v) or abs(v) > MAX_ABS_SCORE:
+            raise IngestError(src_name, where, f"a finite number within +-{MAX_ABS_SCORE:g}",
+                              f"found {val!r}")
+        return v
+    warn(f"found {_describe(val)} where a number was expected; this value was left out "
+         "(no reported value for this metric)")
+    return None
+
+
+def results_summaries(obj: dict[str, Any], warnings: list[str] | None = None,
+                      src_name: str = "results") -> list[dict[str, Any]]:
+    """Summary rows (SUMMARY_COLUMNS as dicts) from a results object (0.3 and 0.4).
+
+    Values are checked by ``summary_value`` (problems go to ``warnings``, naming
+    ``src_name`` and the field ``results.<task>.<key>``)."""
     results: dict[str, Any] = obj["results"]
     groups_obj = obj.get("groups") or {}
     group_subtasks = obj.get("group_subtasks") or {}
@@ -256,13 +300,14 @@ def results_summaries(obj: dict[str, Any]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for task, entry in entries.items():
         counts = entry.get("sample_count") if isinstance(entry.get("sample_count"), dict) else {}
+        section = "results" if task in results else "groups"
         for key, val in entry.items():
             if key in ENTRY_META or not isinstance(key, str):
                 continue
             base, _, filt = key.partition(",")
             if base.endswith("_stderr"):
                 continue
-            value = _number(val)
+            value = summary_value(val, src_name, f"{section}.{task}.{key}", warnings)
             if value is None:
                 continue
             metric = base if filt in ("", "none") else f"{base},{filt}"
@@ -381,6 +426,10 @@ class SampleColumns:
     metrics: dict[str, list[np.ndarray]] = field(default_factory=dict)
     rows: int = 0
     nonscalar: dict[str, int] = field(default_factory=dict)   # metric -> rows left out
+    # metric -> [count, first place, what was found]: booleans read as 1/0, and values that
+    # are neither numbers nor lists (strings, objects, null) left out
+    booleans: dict[str, list] = field(default_factory=dict)
+    badvalues: dict[str, list] = field(default_factory=dict)
     mc_like: bool = False                                     # loglikelihood responses
     cluster_key: str | None = None        # the caller's setting: None auto, "" off, a doc field
     doc_fields: list[str] | None = None   # doc fields read for clusters (None: not decided yet)
@@ -659,14 +708,21 @@ class RecordReader:
                 continue
             v = rec[m]
             if isinstance(v, bool):
+                seen = self.cols.booleans.setdefault(m, [0, where, ""])
+                seen[0] += 1
                 v = float(v)
             elif is_number(v):
                 v = float(v)
-                if not math.isfinite(v):
-                    raise IngestError(src.name, f"{where}, field {m}", "a finite score",
+                if not math.isfinite(v) or abs(v) > MAX_ABS_SCORE:
+                    raise IngestError(src.name, f"{where}, field {m}",
+                                      f"a finite score within +-{MAX_ABS_SCORE:g}",
                                       f"found {v!r}")
-            else:
+            elif isinstance(v, (list, tuple)):
                 self.cols.nonscalar[m] = self.cols.nonscalar.get(m, 0) + 1
+                continue
+            else:
+                seen = self.cols.badvalues.setdefault(m, [0, where, _describe(v)])
+                seen[0] += 1
                 continue
             col = self._metrics.get(m)
             if col is None:
@@ -1012,9 +1068,24 @@ def _batches_duckdb(path: str, schema: pa.Schema,
         columns = {f.name: _duckdb_type(f.type) for f in schema}
         if doc_fields:
             columns["doc"] = "STRUCT(" + ", ".join(f'"{f}" VARCHAR' for f in doc_fields) + ")"
+        # metric values are read as JSON and cast here: DuckDB's DOUBLE reader would turn
+        # true/false into 1/0 silently; a boolean or string sends the file to the slow path
+        # (which says what it found where)
+        metric_fields = [f.name for f in schema if f.type == pa.float64()]
+        for m in metric_fields:
+            columns[m] = "JSON"
         rel = con.read_json(path, format="newline_delimited", columns=columns)
+        C, F, K = duckdb.ColumnExpression, duckdb.FunctionExpression, duckdb.ConstantExpression
+        if metric_fields:
+            odd = None
+            for m in metric_fields:
+                kind = F("json_type", C(m)).isin(K("BOOLEAN"), K("VARCHAR"), K("OBJECT"),
+                                                  K("ARRAY"))
+                odd = kind if odd is None else (odd | kind)
+            rel = rel.select(duckdb.StarExpression(exclude=metric_fields),
+                             *[C(m).cast(duckdb.sqltype("DOUBLE")).alias(m)
+                               for m in metric_fields], odd.alias("__odd_metric"))
         if doc_fields:
-            C, F, K = duckdb.ColumnExpression, duckdb.FunctionExpression, duckdb.ConstantExpression
             extra = []
             for i, f in enumerate(doc_fields):
                 value = F("struct_extract", C("doc"), K(f))
@@ -1023,7 +1094,12 @@ def _batches_duckdb(path: str, schema: pa.Schema,
                                               ).otherwise(value)
                 extra += [label.alias(f"__cl_{i}"), long_.alias(f"__lg_{i}")]
             rel = rel.select(duckdb.StarExpression(exclude=["doc"]), *extra)
-        yield from rel.to_arrow_reader(CHUNK_LINES)
+        for batch in rel.to_arrow_reader(CHUNK_LINES):
+            if metric_fields:
+                odd = batch.column(batch.schema.names.index("__odd_metric"))
+                if pc.any(pc.fill_null(odd, False)).as_py():
+                    raise _Fallback()
+            yield batch
     finally:
         con.close()
 
@@ -1154,9 +1230,9 @@ def read_jsonl_fast(src: Source, task: str, progress: Progress | None = None,
         break
     if cols.rows == 0:
         raise _Fallback()
-    for m in metrics:  # NaN would mean a missing value for a named metric: re-read precisely
+    for m in metrics:  # NaN (a missing value), inf or a huge value: re-read precisely
         for a in cols.metrics.get(m, []):
-            if np.isnan(a).any():
+            if not (np.abs(a) <= MAX_ABS_SCORE).all():
                 raise _Fallback()
     return cols
 
@@ -1278,6 +1354,15 @@ def assemble(src_name: str, cols: SampleColumns) -> TaskData:
             f"{src_name}: task {task}: per-item metric {m!r} is not a number in {how} (a list "
             f"kept for corpus-level aggregation, e.g. F1/BLEU); left out of item scores, its "
             f"corpus value stays in the summaries")
+    for m, (cnt, first, found) in sorted(cols.badvalues.items()):
+        warnings.append(
+            f"{src_name}: task {task}: per-item metric {m!r} is not a number in {cnt} "
+            f"record{'s' if cnt != 1 else ''} (first at {first}: {found}); those records have "
+            f"no item score for {m!r}")
+    for m, (cnt, first, _found) in sorted(cols.booleans.items()):
+        warnings.append(
+            f"{src_name}: task {task}: per-item metric {m!r} is a boolean (true/false) in "
+            f"{cnt} record{'s' if cnt != 1 else ''} (first at {first}); read as 1/0")
     if cols.rows == 0:
         return TaskData(empty_frame(SCORE_COLUMNS), empty_frame(TEXT_COLUMNS), None, warnings)
     item_id = _chunked(cols.item_id)
@@ -1420,7 +1505,7 @@ def build_run(results: ResultsFile | None, samples: list[tuple[Source, str, Samp
         obj = results.obj
         model, version = run_identity(obj)
         protocol = run_protocol(obj)
-        summaries = summaries_frame(results_summaries(obj))
+        summaries = summaries_frame(results_summaries(obj, warnings, results.src.name))
         task_info = task_rows(obj)
         files.append(results.src.source_file(RESULTS))
         name = model or re.sub(r"\.json$", "", results.src.basename)

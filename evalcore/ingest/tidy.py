@@ -24,8 +24,10 @@ Any other column is ignored (with a warning). Example CSV::
     gpt-y,arc_easy,q1,1,physics
 
 Errors name the file, the row (CSV/JSONL line number; Parquet row index) and what was
-expected: a missing required column, a non-numeric, NaN or infinite score, a negative or
-non-integer answer, an empty id, or the same (run, task, metric, item_id, answer) twice.
+expected: a missing required column, a non-numeric, NaN or infinite score or one beyond
++-1e100 (``MAX_ABS_SCORE``), a negative or non-integer answer, an empty id, or the same
+(run, task, metric, item_id, answer) twice. Boolean scores (JSON/Parquet ``true``/``false``,
+CSV ``true``/``false`` in any case) are read as 1/0 in every format, with a warning.
 Tidy runs have no summaries or texts; ``source_key`` is None.
 
 Idempotency: a table holds several runs, so each run's ``SourceFile.run_key`` is
@@ -44,6 +46,7 @@ import pandas as pd
 
 from evalcore.errors import IngestError
 from evalcore.ingest._common import (
+    MAX_ABS_SCORE,
     empty_frame,
     Source,
     loads_line,
@@ -100,6 +103,28 @@ def _read(src: Source, fmt: str) -> tuple[pd.DataFrame, int]:
     return df, 2
 
 
+_BOOL_TEXT = {"true": 1.0, "false": 0.0}
+
+
+def _score_values(raw: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Scores as float64 (NaN where not a number) and a mask of booleans read as 1/0.
+
+    Booleans are treated alike in every format: a JSON/Parquet ``true``/``false`` and the
+    CSV text ``true``/``false`` (any case) become 1/0, and the caller says so in a warning."""
+    values = raw.to_numpy(dtype=object)
+    is_bool = np.fromiter((isinstance(v, (bool, np.bool_)) or
+                           (isinstance(v, str) and v.strip().lower() in _BOOL_TEXT)
+                           for v in values), dtype=bool, count=len(values))
+    if is_bool.any():
+        values = values.copy()
+        for i in np.flatnonzero(is_bool):
+            v = values[i]
+            values[i] = _BOOL_TEXT[v.strip().lower()] if isinstance(v, str) else float(bool(v))
+    score = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(
+        dtype="float64")
+    return score, is_bool
+
+
 def parse_table(src: Source, fmt: str) -> list[ParsedRun]:
     """One ParsedRun per distinct ``model``/``run`` value of a tidy table."""
     df, first_line = _read(src, fmt)
@@ -126,13 +151,19 @@ def parse_table(src: Source, fmt: str) -> list[ParsedRun]:
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
             raise IngestError(src.name, f"{where(i)}, column {c}", f"a non-empty {c}")
-    score = pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype="float64")
     raw = df["score"]
-    bad = ~np.isfinite(score)
+    score, is_bool = _score_values(raw)
+    bad = ~(np.abs(score) <= MAX_ABS_SCORE)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise IngestError(src.name, f"{where(i)}, column score", "a finite number",
-                          f"found {raw.iloc[i]!r}")
+        raise IngestError(src.name, f"{where(i)}, column score",
+                          f"a finite number within +-{MAX_ABS_SCORE:g}", f"found {raw.iloc[i]!r}")
+    bool_warning = []
+    if is_bool.any():
+        i = int(np.flatnonzero(is_bool)[0])
+        k = int(is_bool.sum())
+        bool_warning = [f"{src.name}: column score: {k} boolean value{'s' if k != 1 else ''} "
+                        f"(true/false; first at {where(i)}) read as 1/0"]
     if "answer" in cols:
         ans_num = pd.to_numeric(df["answer"], errors="coerce").to_numpy(dtype="float64")
         bad = ~np.isfinite(ans_num) | (ans_num < 0) | (ans_num != np.floor(ans_num))
@@ -169,6 +200,7 @@ def parse_table(src: Source, fmt: str) -> list[ParsedRun]:
             models = pd.unique(sub["model"].dropna().astype(str))
             model = models[0] if len(models) == 1 else None
         warnings = [f"{src.name}: ignored columns: {', '.join(extra)}"] if extra else []
+        warnings += bool_warning
         task_names = list(pd.unique(sub["task"].astype(str)))
         file = src.source_file(fmt)
         file.run_key = rows_key(str(run), model, scores)
