@@ -268,6 +268,8 @@ def test_exit_code_2_for_usage_errors(capsys):
     assert run(capsys, "compare", "only-one-run")[0] == 2
     assert run(capsys, "plan", "--n", "-3", "--sd-diff", "0.4")[0] == 2
     assert run(capsys, "leaderboard", "--confidence", "1.5")[0] == 2
+    code, _, err = run(capsys, "plan", "--n", "100")     # no assumptions (issue 10 item 9)
+    assert code == 2 and err.startswith("usage error: give --sd-diff, --disagreement or --pilot")
 
 
 def test_exit_code_3_for_bad_input_one_line_no_traceback(capsys, store_file, tmp_path):
@@ -275,7 +277,6 @@ def test_exit_code_3_for_bad_input_one_line_no_traceback(capsys, store_file, tmp
                  ("--store", store_file, "leaderboard", "--task", "no-such-task"),
                  ("--store", tmp_path / "missing.duckdb", "runs"),
                  ("--store", store_file, "ingest", tmp_path / "does-not-exist.json"),
-                 ("plan", "--n", "100"),
                  ("--store", store_file, "compare", "1", "1")):
         code, out, err = run(capsys, *argv)
         assert code == 3, (argv, err)

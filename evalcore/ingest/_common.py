@@ -302,13 +302,17 @@ def _depth_offset(raw: bytes, start: int, k: int, in_string: bool) -> int:
     esc = False
     while i < len(raw):
         c = raw[i]
-        if in_string:
+        if in_string:   # the reduced text keeps brackets inside strings, not \" or \\
             if esc:
                 esc = False
+                if c in b"[]{}":
+                    seen += 1
             elif c == 0x5C:
                 esc = True
             elif c == 0x22:
                 in_string = False
+                seen += 1
+            elif c in b"[]{}":
                 seen += 1
         elif c == 0x22:
             in_string = True
