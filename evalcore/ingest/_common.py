@@ -506,7 +506,7 @@ def summaries_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
         "value": pd.Series([_float_or_nan(r.get("value")) for r in rows], dtype="float64"),
         "stderr": pd.Series([_float_or_nan(r.get("stderr")) for r in rows], dtype="float64"),
         "stderr_raw": pd.Series([r.get("stderr_raw") for r in rows], dtype=STR),
-        "n": pd.Series([r.get("n") for r in rows], dtype="Int64"),
+        "n": pd.Series([count_or_none(r.get("n")) for r in rows], dtype="Int64"),
         "is_group": pd.Series([bool(r.get("is_group", False)) for r in rows], dtype="bool"),
     })
     return df[list(SUMMARY_COLUMNS)]
@@ -532,9 +532,23 @@ def tasks_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
         return empty_frame(TASK_COLUMNS)
     return pd.DataFrame({
         "task": pd.Series([r["task"] for r in rows], dtype=STR),
-        "n_choices": pd.Series([r.get("n_choices") for r in rows], dtype="Int64"),
+        "n_choices": pd.Series([count_or_none(r.get("n_choices")) for r in rows], dtype="Int64"),
         "protocol": pd.Series([jsonable(r.get("protocol") or {}) for r in rows], dtype="object"),
     })[list(TASK_COLUMNS)]
+
+
+def count_or_none(v: Any) -> int | None:
+    """A count (n, n_choices) as an int, or None when it is not a whole number in 0..2**53
+    (a file may say anything: ``1e30``, ``-3``, ``"many"``)."""
+    if isinstance(v, bool) or v is None:
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if not (math.isfinite(f) and 0 <= f <= 2 ** 53 and f == int(f)):
+        return None
+    return int(f)
 
 
 def _float_or_nan(v: Any) -> float:

@@ -1,0 +1,544 @@
+"""Fuzzing benchmark: mutated real harness outputs against the ingest path and the store.
+
+Seeds are the real files in ``/work/shared/fixtures`` (lm_eval, inspect, HELM; or
+``$EVALBARS_FIXTURES``), ``tests/fixtures/wild`` when present and ``data/demo``, plus a tidy
+CSV and JSONL table made from a demo sample log. Each case takes one seed (a single file, an
+lm_eval results file with one of its sample logs, or a HELM run folder) and applies one
+seeded mutation:
+
+* ``truncate``: cut at a random byte;
+* ``flip``: overwrite 1-16 random bytes with random bytes;
+* ``type_swap``: parse, replace a random value (dict/list entry) by a value of another kind:
+  a string, list, object, null, boolean, NaN, +-Infinity, 1e308, -1e308, 1e309, 10**30, a
+  control-character/HTML string;
+* ``deep_nest``: wrap a random value in 100-100,000 levels of ``[``/``{``;
+* ``huge_line``: insert a 1-4 MB line or string value;
+* ``zip``: pack the files into a zip with one trick: a high-ratio member (zip bomb), a
+  path-traversal or absolute name, a nested zip, a member whose bytes no longer match its
+  CRC, a cut-off archive, an unknown compression method, junk after the members;
+* ``names``: control characters (ESC, BEL, C1, bidi) and HTML in model and task names.
+
+Every case runs ``parse_uploads`` (in memory, pyarrow readers) or ``parse_paths`` (files
+in a temporary folder, DuckDB readers) and, if it parses, ``Store.ingest`` into a scratch
+store. A case is *refused* when ``IngestError``/``StoreError`` is raised, *accepted* otherwise;
+any other exception is *uncaught* (the CLI would exit 1). Before each store write the store
+file's sha256 is taken; a refusal that changed it is a *partial write*. Targets: 0 uncaught,
+0 partial writes. Peak memory is the largest ``ru_maxrss`` of the worker processes.
+
+Usage::
+
+    python bench/bench_fuzz.py                      # 10,000 cases, seed 0, 2 workers
+    python bench/bench_fuzz.py --cases 500 --seed 3 --workers 1
+    python bench/bench_fuzz.py --show 20            # also print 20 example refusals
+
+``run_cases(n, seed)`` is the entry point used by ``tests/ingest/test_fuzz.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import random
+import resource
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+import zipfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+FIXTURES = Path(os.environ.get("EVALBARS_FIXTURES", ROOT.parent / "shared" / "fixtures"))
+if not FIXTURES.is_dir():
+    FIXTURES = Path("/work/shared/fixtures")
+SEED_LIMIT = 3 << 20        # seeds larger than this are cut to their first lines/records
+BOMB_MB = (8, 64, 512)      # uncompressed sizes of the zip bombs (ratio ~1000x)
+MUTATIONS = ("truncate", "flip", "type_swap", "deep_nest", "huge_line", "zip", "names")
+
+Files = list[tuple[str, bytes]]
+
+
+# ---------------------------------------------------------------------------------------
+# seeds
+# ---------------------------------------------------------------------------------------
+def _shrink(name: str, data: bytes) -> bytes:
+    """Large JSONL seeds keep their first lines (the mutations do not need more)."""
+    if len(data) <= SEED_LIMIT or not name.endswith(".jsonl"):
+        return data
+    return b"".join(data.splitlines(keepends=True)[:200])
+
+
+def load_seeds() -> list[Files]:
+    """Seed groups: each a list of (upload name, bytes) that parses as it is."""
+    groups: list[Files] = []
+    roots = [FIXTURES, ROOT / "tests" / "fixtures" / "wild", ROOT / "data" / "demo"]
+    for root in roots:
+        if not root.is_dir():
+            continue
+        files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in
+                       (".json", ".jsonl", ".eval", ".csv", ".parquet", ".zip"))
+        by_dir: dict[Path, list[Path]] = {}
+        for p in files:
+            by_dir.setdefault(p.parent, []).append(p)
+        for folder, ps in by_dir.items():
+            names = {p.name for p in ps}
+            if "per_instance_stats.json" in names:          # a HELM run folder: one group
+                groups.append([(f"{folder.name}/{p.name}", p.read_bytes()) for p in ps])
+                continue
+            results = [p for p in ps if p.name.startswith("results_")]
+            samples = [p for p in ps if p.name.startswith("samples_")]
+            for p in ps:
+                if p.stat().st_size > 64 << 20:
+                    continue
+                groups.append([(p.name, _shrink(p.name, p.read_bytes()))])
+            for r in results:                            # results + one sample log of its run
+                ts = r.name[len("results_"):-len(".json")]
+                mine = [s for s in samples if ts in s.name]
+                if mine:
+                    s = mine[0]
+                    groups.append([(f"{folder.name}/{r.name}", r.read_bytes()),
+                                   (f"{folder.name}/{s.name}", _shrink(s.name, s.read_bytes()))])
+    demo = sorted((ROOT / "data" / "demo" / "lm_eval").rglob("samples_boolq*.jsonl"))
+    if demo:
+        rows = [json.loads(line) for line in demo[0].read_text().splitlines()[:80]]
+        csv = "model,task,item_id,score,cluster\n" + "".join(
+            f"demo,boolq,{r['doc_id']},{r['acc']},{r['doc_id'] % 7}\n" for r in rows)
+        groups.append([("tidy.csv", csv.encode())])
+        jsonl = "".join(json.dumps({"model": "demo", "task": "boolq", "item_id": r["doc_id"],
+                                    "score": r["acc"]}) + "\n" for r in rows)
+        groups.append([("tidy.jsonl", jsonl.encode())])
+    return groups
+
+
+# ---------------------------------------------------------------------------------------
+# mutations
+# ---------------------------------------------------------------------------------------
+SWAP_VALUES: list[Any] = ["abc", [1, 2], {"x": 1}, None, True, False, float("nan"),
+                          float("inf"), float("-inf"), 1e308, -1e308, "1e309", 10 ** 30, -0.0,
+                          "\x1b[31mRED\x1b[0m\x07<script>alert(1)</script>", "", 0, 2]
+
+
+def _dumps(obj: Any) -> bytes:
+    text = json.dumps(obj, allow_nan=True)
+    return text.replace('"1e309"', "1e309").encode()
+
+
+def _paths(obj: Any, prefix: tuple = (), out: list | None = None, limit: int = 4000) -> list:
+    """Paths (key tuples) of values in a JSON object, breadth-limited."""
+    out = [] if out is None else out
+    if len(out) >= limit:
+        return out
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out.append(prefix + (k,))
+            _paths(v, prefix + (k,), out, limit)
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj[:50]):
+            out.append(prefix + (i,))
+            _paths(v, prefix + (i,), out, limit)
+    return out
+
+
+def _set(obj: Any, path: tuple, value: Any) -> None:
+    for k in path[:-1]:
+        obj = obj[k]
+    obj[path[-1]] = value
+
+
+def _get(obj: Any, path: tuple) -> Any:
+    for k in path:
+        obj = obj[k]
+    return obj
+
+
+def _mutate_json_value(data: bytes, rng: random.Random, how: str) -> bytes:
+    """type_swap / deep_nest on a JSON document or on one line of a JSONL file."""
+    text = data
+    lines = None
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        lines = data.splitlines(keepends=True)
+        if not lines:
+            return data
+        i = rng.randrange(len(lines))
+        try:
+            obj = json.loads(lines[i])
+        except ValueError:
+            return data
+    paths = _paths(obj)
+    if not paths:
+        return data
+    path = rng.choice(paths)
+    if how == "type_swap":
+        value = rng.choice(SWAP_VALUES)
+        _set(obj, path, value)
+        new = _dumps(obj)
+    else:
+        depth = rng.choice([100, 600, 5000, 100_000])
+        opener, closer = rng.choice([("[", "]"), ('{"a":', "}")])
+        marker = "__DEEP__"
+        _set(obj, path, marker)
+        new = _dumps(obj).replace(b'"__DEEP__"', (opener * depth + json.dumps(
+            _get_or(obj, path)) + closer * depth).encode(), 1)
+    if lines is None:
+        return new
+    lines[i] = new + b"\n"
+    return b"".join(lines)
+
+
+def _get_or(obj: Any, path: tuple) -> Any:
+    v = _get(obj, path)
+    return 1 if v == "__DEEP__" else v
+
+
+def _huge_line(data: bytes, rng: random.Random) -> bytes:
+    size = rng.choice([1, 2, 4]) << 20
+    lines = data.splitlines(keepends=True) or [b""]
+    i = rng.randrange(len(lines))
+    if data.lstrip()[:1] == b"{" and b"\n" not in data.strip():
+        try:   # a one-line JSON document: a huge string value inside it
+            obj = json.loads(data)
+            paths = [p for p in _paths(obj) if isinstance(_get(obj, p), str)]
+            if paths:
+                _set(obj, rng.choice(paths), "x" * size)
+                return _dumps(obj)
+        except ValueError:
+            pass
+    filler = rng.choice([b"x" * size, (b'{"doc_id": 1, "pad": "' + b"y" * size + b'"}'),
+                         b"1," * (size // 2) + b"1"])
+    lines.insert(i, filler + b"\n")
+    return b"".join(lines)
+
+
+def _zip(members: Files, compression: int = zipfile.ZIP_DEFLATED) -> bytes:
+    import warnings
+
+    buf = io.BytesIO()
+    with warnings.catch_warnings(), zipfile.ZipFile(buf, "w", compression) as z:
+        warnings.simplefilter("ignore")      # the "duplicate" trick repeats a name on purpose
+        for name, data in members:
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+_BOMBS: dict[int, bytes] = {}
+_BOMB_CRC: dict[int, int] = {}
+
+
+def _bomb(name: str, mb: int) -> bytes:
+    """A zip of one member ``name`` holding ``mb`` MB of spaces (ratio ~1000x); the
+    raw deflate stream is made once per size; the archive around it is written here."""
+    import zlib
+    if mb not in _BOMBS:      # cached in memory and on disk (512 MB take ~25 s to deflate)
+        cache = Path(tempfile.gettempdir()) / f"evalbars-fuzz-bomb-{mb}.deflate"
+        chunk = b" " * (1 << 20)
+        if cache.exists():
+            raw = cache.read_bytes()
+        else:
+            comp = zlib.compressobj(9, zlib.DEFLATED, -15)
+            raw = b"".join([comp.compress(chunk) for _ in range(mb)] + [comp.flush()])
+            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(raw)
+            os.replace(tmp, cache)
+        crc = 0
+        for _ in range(mb):
+            crc = zlib.crc32(chunk, crc)
+        _BOMBS[mb] = raw
+        _BOMB_CRC[mb] = crc
+    raw = _BOMBS[mb]
+    crc = _BOMB_CRC[mb]
+    size = mb << 20
+    info = zipfile.ZipInfo(name)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.file_size, info.compress_size, info.CRC = size, len(raw), crc
+    buf = io.BytesIO()
+    zip64 = size >= 0xFFFFFFFF
+    header = info.FileHeader(zip64)
+    buf.write(header)
+    buf.write(raw)
+    cd_offset = buf.tell()
+    extra = b""
+    fsize, csize = size, len(raw)
+    if zip64:
+        import struct
+        extra = struct.pack("<HHQQ", 1, 16, size, len(raw))
+        fsize = csize = 0xFFFFFFFF
+    import struct
+    name_b = name.encode()
+    cd = struct.pack("<4s4B4HL2L5H2L", b"PK\x01\x02", 45, 3, 45, 0, 0, 8, 0, 0, crc, csize,
+                     fsize, len(name_b), len(extra), 0, 0, 0, 0, 0) + name_b + extra
+    buf.write(cd)
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 1, 1, len(cd), cd_offset, 0)
+    buf.write(end)
+    return buf.getvalue()
+
+
+def _zip_trick(files: Files, rng: random.Random) -> Files:
+    trick = rng.choice(["plain", "bomb", "traversal", "absolute", "nested", "crc", "cut",
+                        "method", "junk", "dir_only", "duplicate"])
+    members = list(files)
+    if trick == "bomb":
+        name = members[0][0].split("/")[-1]
+        return [("bomb.zip", _bomb(name, rng.choice(BOMB_MB)))]
+    if trick == "traversal":
+        members.append(("../../etc/passwd.json", b"{}"))
+    elif trick == "absolute":
+        members.append(("/etc/passwd.json", b"{}"))
+    elif trick == "nested":
+        members.append(("inner.zip", _zip(files)))
+    elif trick == "dir_only":
+        return [("empty.zip", _zip([("folder/", b"")]))]
+    elif trick == "duplicate":
+        members.append(members[0])
+    data = bytearray(_zip(members, rng.choice([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])))
+    if trick == "crc" and len(data) > 64:
+        i = rng.randrange(30, max(31, len(data) // 2))
+        data[i] ^= 0x55
+    elif trick == "cut":
+        data = data[: rng.randrange(1, len(data))]
+    elif trick == "method":
+        i = data.find(b"PK\x01\x02")      # central directory entry: method at offset 10
+        if i >= 0:
+            data[i + 10:i + 12] = (99).to_bytes(2, "little")
+    elif trick == "junk":
+        data += os.urandom(rng.randrange(1, 4096))
+    return [("archive.zip", bytes(data))]
+
+
+def _names(files: Files, rng: random.Random) -> Files:
+    evil = rng.choice(["a\x1b[31mRED\x1b[0m\x07b", "c\u009bd\u202eevil", "<b>x</b><script>1</script>",
+                       "name\r\nwith\tcontrols\x00", "'; DROP TABLE runs; --"])
+    out = []
+    for name, data in files:
+        data = (data.replace(b'"pretrained=', b'"pretrained=' + evil.encode("utf-8"))
+                .replace(b'"model": "', b'"model": "' + json.dumps(evil)[1:-1].encode())
+                .replace(b"demo,boolq", evil.replace(",", " ").replace("\n", " ").encode() + b",boolq"))
+        out.append((name, data))
+    return out
+
+
+def mutate(group: Files, rng: random.Random, how: str) -> Files:
+    files = list(group)
+    if how == "zip":
+        return _zip_trick(files, rng)
+    if how == "names":
+        return _names(files, rng)
+    k = rng.randrange(len(files))
+    name, data = files[k]
+    if how == "truncate":
+        data = data[: rng.randrange(0, max(1, len(data)))]
+    elif how == "flip":
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 16)):
+            if b:
+                b[rng.randrange(len(b))] = rng.randrange(256)
+        data = bytes(b)
+    elif how in ("type_swap", "deep_nest"):
+        if name.endswith((".eval", ".zip", ".parquet")):
+            return _zip_trick(files, rng) if how == "type_swap" else files
+        data = _mutate_json_value(data, rng, how)
+    elif how == "huge_line":
+        data = _huge_line(data, rng)
+    files[k] = (name, data)
+    return files
+
+
+# ---------------------------------------------------------------------------------------
+# running cases
+# ---------------------------------------------------------------------------------------
+@dataclass
+class Result:
+    cases: int = 0
+    accepted: int = 0
+    refused: int = 0
+    store_writes: int = 0
+    uncaught: list[str] = field(default_factory=list)
+    partial_writes: list[str] = field(default_factory=list)
+    by_mutation: Counter = field(default_factory=Counter)
+    refusals: list[str] = field(default_factory=list)
+    slowest: list[tuple[float, str]] = field(default_factory=list)
+    peak_rss_mb: float = 0.0
+    seconds: float = 0.0
+
+    def merge(self, other: "Result") -> None:
+        self.cases += other.cases
+        self.accepted += other.accepted
+        self.refused += other.refused
+        self.store_writes += other.store_writes
+        self.uncaught += other.uncaught
+        self.partial_writes += other.partial_writes
+        self.by_mutation.update(other.by_mutation)
+        self.refusals += other.refusals[:50]
+        self.slowest = sorted(self.slowest + other.slowest, reverse=True)[:10]
+        self.peak_rss_mb = max(self.peak_rss_mb, other.peak_rss_mb)
+
+
+def _sha(path: Path) -> str | None:
+    if not path.exists():
+        return None
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run_cases(n: int, seed: int, start: int = 0, keep_refusals: int = 50,
+              workdir: Path | None = None, max_seed_bytes: int | None = None,
+              store_every: int = 1) -> Result:
+    """Cases ``start .. start+n-1`` of the stream for ``seed`` (case i uses its own RNG
+    seeded from (seed, i), so a failing case can be re-run alone).
+
+    ``max_seed_bytes``: only seed groups up to this size (the test suite's quick run);
+    ``store_every``: send every k-th parsed case to the store (1 = all)."""
+    from evalcore.store import Store
+
+    seeds = load_seeds()
+    if max_seed_bytes is not None:
+        seeds = [g for g in seeds if sum(len(d) for _n, d in g) <= max_seed_bytes]
+    res = Result()
+    t0 = time.perf_counter()
+    own = workdir is None
+    work = Path(tempfile.mkdtemp(prefix="evalbars-fuzz-")) if own else workdir
+    state = {"store": Store(work / "store.duckdb"), "path": work / "store.duckdb"}
+    try:
+        for i in range(start, start + n):
+            t_case = time.perf_counter()
+            label = _one_case(i, seed, seeds, work, state, res, keep_refusals, store_every)
+            res.slowest = sorted(res.slowest + [(time.perf_counter() - t_case, label)],
+                                 reverse=True)[:10]
+    finally:
+        if own:
+            shutil.rmtree(work, ignore_errors=True)
+    res.seconds = time.perf_counter() - t0
+    res.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return res
+
+
+def _one_case(i: int, seed: int, seeds: list[Files], work: Path, state: dict, res: Result,
+              keep_refusals: int, store_every: int = 1) -> str:
+    from evalcore.errors import IngestError, StoreError
+    from evalcore.ingest import parse_paths, parse_uploads
+    from evalcore.store import Store
+
+    rng = random.Random(f"{seed}:{i}")
+    group = rng.choice(seeds)
+    how = MUTATIONS[i % len(MUTATIONS)]
+    label = f"case {i} ({how}, seed file {group[0][0]})"
+    res.cases += 1
+    res.by_mutation[how] += 1
+    try:
+        files = mutate(group, rng, how)
+    except (RecursionError, ValueError, TypeError, KeyError, IndexError):
+        files = group          # the mutation itself failed: the seed as it is
+    on_disk = rng.random() < 0.5
+    case_dir = work / f"case{i}"
+    try:
+        if on_disk:
+            case_dir.mkdir()
+            for name, data in files:
+                p = case_dir / name
+                p.parent.mkdir(parents=True, exist_ok=True)
+                p.write_bytes(data)
+            runs = parse_paths([case_dir])
+        else:
+            runs = parse_uploads(files)
+    except IngestError as exc:
+        res.refused += 1
+        if len(res.refusals) < keep_refusals:
+            res.refusals.append(f"{label}: {exc}")
+        return label
+    except Exception as exc:   # noqa: BLE001 - counting them is the point
+        res.uncaught.append(f"{label}: parse: {type(exc).__name__}: {exc}\n"
+                            + traceback.format_exc(limit=-4))
+        return label
+    finally:
+        if on_disk:
+            shutil.rmtree(case_dir, ignore_errors=True)
+    state["parsed"] = state.get("parsed", 0) + 1
+    if (state["parsed"] - 1) % store_every:
+        res.accepted += 1
+        return label
+    path: Path = state["path"]
+    if res.store_writes and res.store_writes % 25 == 0:    # keep the store small
+        path.unlink(missing_ok=True)
+        state["store"] = Store(path)
+    before = _sha(path)
+    res.store_writes += 1
+    try:
+        state["store"].ingest(runs)
+        res.accepted += 1
+    except StoreError as exc:
+        res.refused += 1
+        if _sha(path) != before:
+            res.partial_writes.append(f"{label}: {exc}")
+        if len(res.refusals) < keep_refusals:
+            res.refusals.append(f"{label}: store: {exc}")
+    except Exception as exc:   # noqa: BLE001
+        res.uncaught.append(f"{label}: store: {type(exc).__name__}: {exc}\n"
+                            + traceback.format_exc(limit=-4))
+        if _sha(path) != before:
+            res.partial_writes.append(f"{label}: {type(exc).__name__}")
+    return label
+
+
+def _worker(args: tuple[int, int, int]) -> Result:
+    n, seed, start = args
+    return run_cases(n, seed, start)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases", type=int, default=10_000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--show", type=int, default=8, help="example refusals to print")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    total = Result()
+    if args.workers <= 1:
+        total = run_cases(args.cases, args.seed)
+    else:
+        import multiprocessing as mp
+
+        chunk = 250
+        jobs = [(min(chunk, args.cases - s), args.seed, s) for s in range(0, args.cases, chunk)]
+        ctx = mp.get_context("spawn")
+        with ctx.Pool(args.workers, maxtasksperchild=4) as pool:
+            for r in pool.imap_unordered(_worker, jobs):
+                total.merge(r)
+                print(f"  {total.cases:>6} cases, {len(total.uncaught)} uncaught, "
+                      f"{len(total.partial_writes)} partial writes", flush=True)
+        total.peak_rss_mb = max(total.peak_rss_mb, resource.getrusage(
+            resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+    wall = time.perf_counter() - t0
+    print(f"\nfuzz: seed {args.seed}, {len(load_seeds())} seed groups, mutations "
+          f"{', '.join(f'{m} {total.by_mutation[m]}' for m in MUTATIONS)}")
+    print(f"cases:            {total.cases}")
+    print(f"accepted:         {total.accepted}  (parsed and stored)")
+    print(f"refused:          {total.refused}  (IngestError/StoreError with a message)")
+    print(f"store writes:     {total.store_writes}")
+    print(f"uncaught:         {len(total.uncaught)}  (target 0)")
+    print(f"partial writes:   {len(total.partial_writes)}  (store changed by a refused case; target 0)")
+    print(f"peak memory:      {total.peak_rss_mb:.0f} MB (largest worker ru_maxrss)")
+    print(f"wall time:        {wall:.0f} s")
+    for t, label in total.slowest[:5]:
+        print(f"  slow: {t:.1f} s {label}")
+    for r in total.refusals[: args.show]:
+        print(f"  refused: {r[:200]}")
+    for u in total.uncaught[:20]:
+        print(f"UNCAUGHT {u}")
+    for p in total.partial_writes[:20]:
+        print(f"PARTIAL WRITE {p}")
+    return 1 if total.uncaught or total.partial_writes else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
