@@ -285,6 +285,6 @@ def test_scores_near_the_limit_give_finite_results_without_warnings(capsys, tmp_
             assert all(c[k] is not None and abs(c[k]) < 1e101 for k in ("score", "se", "low", "high"))
     huge = tmp_path / "huge.csv"
     huge.write_text("model,task,item_id,score\nh,t,1,1\nh,t,2,1e308\n")
-    code, _, err = run(capsys, "--store", store, "ingest", huge)
+    code, _, err = run(capsys, "--store", store, "ingest", "--strict", huge)
     assert code == 3 and err.startswith(f"error: {huge} at line 3, column score: expected a "
                                         "finite number within +-1e+100")

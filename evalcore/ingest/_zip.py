@@ -131,7 +131,8 @@ class ZipArchive:
         except NotImplementedError:
             raise IngestError(self.src.name, where, "deflate, stored or zstandard compression",
                               f"compression method {info.compress_type}") from None
-        except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
+        except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError,
+                struct.error) as exc:
             raise IngestError(self.src.name, where, "an intact zip member", str(exc)) from None
 
     def open(self, name: str) -> BinaryIO:
@@ -147,7 +148,8 @@ class ZipArchive:
         except NotImplementedError:
             raise IngestError(self.src.name, where, "deflate, stored or zstandard compression",
                               f"compression method {info.compress_type}") from None
-        except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
+        except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError,
+                struct.error) as exc:
             raise IngestError(self.src.name, where, "an intact zip member", str(exc)) from None
         return io.BufferedReader(_MemberStream(raw, self.src.name, where), 1 << 20)
 
@@ -203,7 +205,7 @@ class _MemberStream(io.RawIOBase):
     def readinto(self, b) -> int:  # type: ignore[override]
         try:
             data = self._raw.read(len(b))
-        except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
+        except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError) as exc:
             raise IngestError(self._archive, self._where, "an intact zip member",
                               str(exc)) from None
         b[:len(data)] = data

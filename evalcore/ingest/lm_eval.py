@@ -198,6 +198,11 @@ class ResultsFile:
         return s if isinstance(s, dict) else {}
 
 
+# top-level keys of a results file that must be objects when present
+_MAPPING_KEYS = ("configs", "versions", "n-shot", "task_hashes", "groups", "group_subtasks",
+                 "n-samples", "higher_is_better", "samples")
+
+
 def read_results(src: Source) -> ResultsFile:
     obj = load_json(src)
     if not isinstance(obj, dict) or not isinstance(obj.get("results"), dict):
@@ -206,6 +211,15 @@ def read_results(src: Source) -> ResultsFile:
         if not isinstance(entry, dict):
             raise IngestError(src.name, f"results.{task}", "an object of metric values",
                               f"found {type(entry).__name__}")
+    for key in _MAPPING_KEYS:     # the layout the readers rely on: say what was found where
+        v = obj.get(key)
+        if v is not None and not isinstance(v, dict):
+            raise IngestError(src.name, key, "an object (or no such key)", f"found {_describe(v)}")
+    for g, subs in (obj.get("group_subtasks") or {}).items():
+        if subs is not None and not (isinstance(subs, list) and
+                                     all(isinstance(t, str) for t in subs)):
+            raise IngestError(src.name, f"group_subtasks.{g}", "a list of task names",
+                              f"found {_describe(subs)}")
     m = RESULTS_NAME.match(src.basename)
     groups = _group_names(obj)
     names = set(obj.get("configs") or {}) | set(obj["results"])
@@ -1494,7 +1508,21 @@ def build_run(results: ResultsFile | None, samples: list[tuple[Source, str, Samp
     """One ParsedRun from an optional results file and sample columns per task.
 
     ``cluster_key`` applies to samples embedded in the results file (sample files were read
-    with it already); each task's cluster choice goes into its protocol."""
+    with it already); each task's cluster choice goes into its protocol. A value of an
+    unexpected type deep in a results file (a fuzzed or hand-edited one) that no specific
+    check names is an ``IngestError`` naming the file, not an internal error."""
+    try:
+        return _build_run(results, samples, sample_formats, cluster_key)
+    except (AttributeError, TypeError, KeyError, IndexError) as exc:
+        name = results.src.name if results is not None else (samples[0][0].name if samples
+                                                             else "lm_eval run")
+        raise IngestError(name, "results layout", "the lm_eval results layout (objects and "
+                          "lists where lm_eval writes them)",
+                          f"{type(exc).__name__}: {str(exc)[:80]}") from None
+
+
+def _build_run(results: ResultsFile | None, samples: list[tuple[Source, str, SampleColumns]],
+               sample_formats: dict[str, str], cluster_key: str | None = None) -> ParsedRun:
     warnings: list[str] = []
     score_frames: list[pd.DataFrame] = []
     text_frames: list[pd.DataFrame] = []
