@@ -326,6 +326,18 @@ def _classify(src: Source) -> str:
 # ---------------------------------------------------------------------------------------
 # Parsing
 # ---------------------------------------------------------------------------------------
+def _layout_guard(name: str, parse, *args, **kwargs):
+    """``parse(*args)``; a value of an unexpected type that the parser's own checks do not
+    name (a fuzzed or hand-edited file) becomes an ``IngestError`` naming the file instead of
+    an internal error."""
+    try:
+        return parse(*args, **kwargs)
+    except (AttributeError, TypeError, KeyError, IndexError) as exc:
+        raise IngestError(name, "file layout", "the layout this harness writes (objects, lists "
+                          "and values where it puts them)",
+                          f"{type(exc).__name__}: {str(exc)[:80]}") from None
+
+
 def _check_magnitudes(run: ParsedRun) -> None:
     """Every format: item scores finite and within +-MAX_ABS_SCORE, summary values within it
     (NaN allowed: a missing value), so means and variances of what is stored stay finite.
@@ -574,7 +586,7 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
                        (inspect_log.JSON_LOG, inspect_log.parse_json_log)):
         for src in by_fmt.get(fmt, []):
             try:
-                runs.append(parse(src, cluster_key))
+                runs.append(_layout_guard(src.name, parse, src, cluster_key))
             except IngestError as exc:
                 failed(exc)
             step(src.name, src.size)
@@ -587,7 +599,12 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
                 held_back(p, exc)
 
     if helm_parts:
-        runs.extend(helm.parse_runs(helm_parts, helm_schemas, on_error=helm_failed))
+        first = next(iter(next(iter(helm_parts.values())).values())).name
+        try:
+            runs.extend(_layout_guard(first, helm.parse_runs, helm_parts, helm_schemas,
+                                      on_error=helm_failed))
+        except IngestError as exc:
+            failed(exc)
         for p in [p for parts in helm_parts.values() for p in parts.values()]:
             step(p.name, p.size)
         for p in helm_schemas.values():

@@ -20,14 +20,14 @@ sys.path.remove(str(ROOT / "bench"))
 
 def test_fuzz_cases_are_accepted_or_refused_cleanly(tmp_path, fixtures_dir, monkeypatch):
     monkeypatch.setattr(bench_fuzz, "BOMB_MB", (8, 64))     # the 512 MB bomb takes ~25 s to make
-    res = bench_fuzz.run_cases(280, seed=20261130, workdir=tmp_path, max_seed_bytes=400_000,
-                               store_every=3)
-    assert res.cases == 280
+    res = bench_fuzz.run_cases(210, seed=20261130, workdir=tmp_path, max_seed_bytes=150_000,
+                               store_every=4)
+    assert res.cases == 210
     assert set(res.by_mutation) == set(bench_fuzz.MUTATIONS)
     assert res.uncaught == [], "\n\n".join(res.uncaught[:3])
     assert res.partial_writes == []
     assert res.accepted + res.refused + len(res.uncaught) == res.cases
-    assert res.refused > 50 and res.accepted > 20 and res.store_writes > 10
+    assert res.refused > 40 and res.accepted > 20 and res.store_writes > 10
     # refusals are messages that name a file and say what was expected
     assert all(": expected " in r or "store:" in r for r in res.refusals), res.refusals[:5]
 
