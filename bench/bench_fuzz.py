@@ -30,6 +30,7 @@ Usage::
     python bench/bench_fuzz.py                      # 10,000 cases, seed 0, 2 workers
     python bench/bench_fuzz.py --cases 500 --seed 3 --workers 1
     python bench/bench_fuzz.py --show 20            # also print 20 example refusals
+    python bench/bench_fuzz.py --workers 3 --store-every 2   # faster on a busy machine
 
 ``run_cases(n, seed)`` is the entry point used by ``tests/ingest/test_fuzz.py``.
 """
@@ -489,9 +490,9 @@ def _one_case(i: int, seed: int, seeds: list[Files], work: Path, state: dict, re
     return label
 
 
-def _worker(args: tuple[int, int, int]) -> Result:
-    n, seed, start = args
-    return run_cases(n, seed, start)
+def _worker(args: tuple[int, int, int, int]) -> Result:
+    n, seed, start, store_every = args
+    return run_cases(n, seed, start, store_every=store_every)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -500,16 +501,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--show", type=int, default=8, help="example refusals to print")
+    ap.add_argument("--store-every", type=int, default=1, dest="store_every",
+                    help="write every k-th parsed case to the store (default 1: all)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     total = Result()
     if args.workers <= 1:
-        total = run_cases(args.cases, args.seed)
+        total = run_cases(args.cases, args.seed, store_every=args.store_every)
     else:
         import multiprocessing as mp
 
         chunk = 250
-        jobs = [(min(chunk, args.cases - s), args.seed, s) for s in range(0, args.cases, chunk)]
+        jobs = [(min(chunk, args.cases - s), args.seed, s, args.store_every)
+                for s in range(0, args.cases, chunk)]
         ctx = mp.get_context("spawn")
         with ctx.Pool(args.workers, maxtasksperchild=4) as pool:
             for r in pool.imap_unordered(_worker, jobs):
@@ -519,7 +523,8 @@ def main(argv: list[str] | None = None) -> int:
         total.peak_rss_mb = max(total.peak_rss_mb, resource.getrusage(
             resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
     wall = time.perf_counter() - t0
-    print(f"\nfuzz: seed {args.seed}, {len(load_seeds())} seed groups, mutations "
+    print(f"\nfuzz: seed {args.seed}, {args.workers} workers, store write for every "
+          f"{args.store_every} parsed case(s), {len(load_seeds())} seed groups, mutations "
           f"{', '.join(f'{m} {total.by_mutation[m]}' for m in MUTATIONS)}")
     print(f"cases:            {total.cases}")
     print(f"accepted:         {total.accepted}  (parsed and stored)")
