@@ -49,6 +49,8 @@ import re
 from pathlib import Path
 from typing import Iterable
 
+import numpy as np
+
 from evalcore.errors import IngestError, NoScoresError
 from evalcore.ingest import helm, inspect_log, lm_eval, tidy
 from evalcore.ingest.batch import IngestBatch, no_scores_reason, problem_row, run_files
