@@ -88,7 +88,9 @@ def test_notes_are_per_task_not_a_wall(pythia):
     lb = an.leaderboard(pythia, include_ranks=False)
     assert len(lb.notes) <= 3
     counts = lb.task_notes["kind"].value_counts().to_dict()
-    assert counts["reported"] == 87 and counts["average"] == 22
+    # summary-only board: one general note instead of 87 "no item-level data" lines
+    assert "reported" not in counts and counts["average"] == 22 and counts["metric"] == 85
+    assert any(n.startswith("no run shown has item-level data") for n in lb.notes)
 
 
 def test_groups_from_task_families_of_a_v03_file(pythia):
@@ -243,7 +245,8 @@ def test_cli_leaderboard_on_two_pythia_files(capsys, tmp_path):
         in out
     assert "22 of 87 task(s) left out (lower is better: 22" in out
     assert "None" not in out
-    assert "task notes (listed under each task above): reported 87" in out
+    assert "task notes (listed under each task above): metric 85, average 22" in out
+    assert "- no run shown has item-level data" in out
     assert "mmlu (hendrycksTest)" in out            # the group table
     code, out, _ = run(capsys, "--store", store, "leaderboard", "--format", "json",
                        "--no-ranks")

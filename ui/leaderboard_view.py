@@ -92,7 +92,8 @@ def scores_table(lb, run_order: Sequence[str], percent_by_task: dict[str, bool],
 
     rows = []
     if average_text:
-        rows.append(line(AVERAGE_ROW, AVERAGE_ROW, "tasks ↑ on [0, 1]",
+        k = int(lb.averages["n_tasks"].max()) if len(lb.averages) else 0
+        rows.append(line(AVERAGE_ROW, AVERAGE_ROW, f"{k} tasks ↑ on [0, 1]",
                          {r: average_text.get(r, "–") for r in runs}, ""))
     seen_groups: set[str] = set()
     for t in sorted(set(metric_of)):

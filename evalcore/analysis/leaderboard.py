@@ -293,11 +293,18 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
             "method": "reported", "binary": False, "has_items": False,
             "reported": val, "reported_stderr": rse,
         })
+        item_level = len(cells)
         cells = pd.concat([cells if len(cells) else None, extra], ignore_index=True)
-        for t in sorted(set(extra["task"])):
-            k = int((extra["task"] == t).sum())
-            tnotes.append((t, "reported", f"{k} run(s) have no item-level data; shown from "
-                           f"the harness-reported value and stderr"))
+        if not item_level:
+            # nothing on the board has items: one note, not one per task
+            notes.append("no run shown has item-level data: every cell is the harness-reported "
+                         "value with interval value +- z * reported stderr (no paired tiers or "
+                         "rank intervals)")
+        else:
+            for t in sorted(set(extra["task"])):
+                k = int((extra["task"] == t).sum())
+                tnotes.append((t, "reported", f"{k} run(s) have no item-level data; shown "
+                               f"from the harness-reported value and stderr"))
         if np.isnan(rse).any():
             notes.append("summary-only cells without a reported stderr have no interval")
     cells = cells.drop(columns=["n_reported"], errors="ignore")

@@ -211,6 +211,7 @@ def test_many_tasks_table_first_groups_folded_notes_collapsed(pythia_store):
     table = at.dataframe[0].value
     # 87 tasks: MMLU's 57 subjects and the 20 crows_pairs subsets fold into 3 group rows
     assert len(table) == 14 and table["Task"].iloc[0] == "Macro average"
+    assert table["Metric"].iloc[0] == "65 tasks ↑ on [0, 1]"
     labels = list(table["Task"])
     assert "▸ mmlu (hendrycksTest) (57 tasks)" in labels
     mmlu = table[table["Task"] == "▸ mmlu (hendrycksTest) (57 tasks)"].iloc[0]
@@ -225,8 +226,8 @@ def test_many_tasks_table_first_groups_folded_notes_collapsed(pythia_store):
     assert row["Metric"] == "likelihood_difference ↓" and "average" in row["Notes"]
     # notes: one collapsed expander counted by kind, not 280 captions
     notes = next(e for e in at.expander if e.label.startswith("Notes ("))
-    assert notes.label == "Notes (87 reported, 85 metric, 22 average, 1 general)"
-    assert len(notes.dataframe[0].value) == 87 + 85 + 22
+    assert notes.label == "Notes (85 metric, 22 average, 2 general)"
+    assert len(notes.dataframe[0].value) == 85 + 22
     assert len(at.caption) < 12
     assert "None" not in _all_values(at)
 
