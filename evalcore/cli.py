@@ -582,7 +582,8 @@ def cmd_compare(args) -> int:
     for r in cmp.per_task.to_dict("records"):
         s = float(r["points_scale"])
         unit = "points" if s == 100.0 else "units"
-        lines.append(f"\n== {r['task']} ({r['metric']}), n = {r['n']} [{r['kind']}] ==")
+        n_text = "unknown" if r["n"] is None or pd.isna(r["n"]) else int(r["n"])
+        lines.append(f"\n== {r['task']} ({r['metric']}), n = {n_text} [{r['kind']}] ==")
         lines.append(f"  score A {r['score_a']:.4f}   score B {r['score_b']:.4f}")
         lines.append(f"  difference B - A: {r['diff'] * s:+.2f} {unit}, {pct}% CI "
                      f"{_interval(r['low'], r['high'], s, 2)}")

@@ -159,7 +159,8 @@ if head:
         cols[4].metric("Exact McNemar p", common.fmt_p(head.get("p_exact")),
                        help="Two-sided binomial test on the discordant items b, c.")
         cols[4].caption(f"b = {int(b)}, c = {int(c)}, mid-p {common.fmt_p(head.get('p_midp'))}")
-    st.caption(f"Scope: {common.md_escape(scope_name)}; n = {head.get('n')} shared items. "
+    st.caption(f"Scope: {common.md_escape(scope_name)}; n = {common.fmt_n(head.get('n'))} "
+               "shared items. "
                f"Interval: {common.md_escape(str(head.get('method_reason', '')))}. "
                "Test: exact McNemar (binomial) for 0/1 scores. MDE planned from the "
                f"{common.md_escape(str(head.get('mde_basis', '')))}.")
@@ -173,7 +174,7 @@ k = scales
 adjustment = str(per_task["adjustment"].dropna().iloc[0]) if per_task["adjustment"].notna().any() else None
 view = pd.DataFrame({
     "Task": per_task["task"].astype(str), "Metric": per_task["metric"].astype(str),
-    "n": per_task["n"],
+    "n": [common.fmt_n(v) for v in per_task["n"]],
     "Unit": scales.map(lambda x: "pp" if x == 100.0 else "raw"),
     "A": per_task["score_a"].astype(float) * k,
     "B": per_task["score_b"].astype(float) * k,

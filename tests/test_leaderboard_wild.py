@@ -284,3 +284,20 @@ def test_compare_macro_average_leaves_out_losses(pythia):
     raw_a, raw_b = _file(P160M)["results"], _file(P69B)["results"]
     diffs = [raw_b[t]["acc"] - raw_a[t]["acc"] for t in raw_a if not t.startswith("crows")]
     assert cmp.overall["diff"] == pytest.approx(np.mean(diffs), rel=1e-9)
+
+
+def test_unknown_n_is_unknown_not_zero(pythia, capsys, tmp_path):
+    # lm_eval 0.3 results do not give n: the unpaired comparison keeps it unknown
+    cmp = an.compare(pythia, "EleutherAI/pythia-v1.1-160m", "EleutherAI/pythia-v1.1-6.9b",
+                     task="arc_easy")
+    assert cmp.per_task["n"].isna().all()
+    store = tmp_path / "s.duckdb"
+    assert run(capsys, "--store", store, "ingest", P160M, P69B)[0] == 0
+    code, out, err = run(capsys, "--store", store, "compare", "EleutherAI/pythia-v1.1-160m",
+                         "EleutherAI/pythia-v1.1-6.9b", "--task", "arc_easy")
+    assert code == 0, err
+    assert "n = unknown [unpaired from reported stderr]" in out and "n = 0" not in out
+    assert "None" not in out
+    code, out, _ = run(capsys, "--store", store, "leaderboard", "--task", "arc_easy",
+                       "--no-ranks")
+    assert " unknown " in out and "None" not in out

@@ -386,7 +386,8 @@ def _unpaired_row(store, a: int, b: int, task: str, metric: str, confidence: flo
     z = st.z_value(confidence)
     diff = vb - va
     se = math.hypot(ea, eb)
-    n = int(min(na, nb)) if np.isfinite(na) and np.isfinite(nb) else 0
+    # an n the files do not give stays unknown (None), never 0
+    n = int(min(na, nb)) if np.isfinite(na) and np.isfinite(nb) else None
     # MDE of a difference whose SE is se: (z_{1-a/2} + z_power) * se (n = 1, sd = se)
     mde = _mde(1, se, 1.0 - confidence)
     unit = 0 <= va <= 1 and 0 <= vb <= 1
@@ -613,7 +614,8 @@ def _overall(per_task: pd.DataFrame, confidence: float, mde_threshold, name_a, n
     low, high = diff - z * se, diff + z * se
     p = float(st.normal_p_value(diff, se)[0])
     return {"task": AVERAGE_TASK, "metric": ",".join(dict.fromkeys(per_task["metric"])),
-            "n": int(per_task["n"].sum()), "score_a": sa, "score_b": sb, "diff": diff,
+            "n": int(per_task["n"].sum()) if per_task["n"].notna().all() else None,
+            "score_a": sa, "score_b": sb, "diff": diff,
             "se": se, "low": low, "high": high,
             "se_unpaired": float(np.sqrt(np.sum(per_task["se_unpaired"].to_numpy(float) ** 2))
                                  / k),

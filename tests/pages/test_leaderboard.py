@@ -288,3 +288,16 @@ def test_wrap_title_cuts_very_long_names():
     lines = text.split("<br>")
     assert len(lines) == charts_mod.TITLE_LINES and lines[-1].endswith("…")
     assert charts_mod.wrap_title("<b>") == "&lt;b&gt;"
+
+
+def test_compare_page_shows_unknown_n_not_zero(pythia_store):
+    """(The compare page, on the same real files: lm_eval 0.3 results give no n.)"""
+    at = page("compare")
+    at.query_params["run_a"] = "EleutherAI/pythia-v1.1-160m"
+    at.query_params["run_b"] = "EleutherAI/pythia-v1.1-6.9b"
+    at.query_params["task"] = "arc_easy"
+    at.run()
+    no_exception(at)
+    per_task = next(d.value for d in at.dataframe if "B − A" in d.value.columns)
+    assert list(per_task["n"]) == ["unknown"]
+    assert not any("n = None" in t or "n = 0 " in t for t in texts(at.caption))
