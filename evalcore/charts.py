@@ -478,7 +478,8 @@ def answer_figure(per_task: pd.DataFrame, overall: dict | None, *, run_a: str, r
     col = "interval_method" if "interval_method" in per_task else "kind"
     kinds = " / ".join(dict.fromkeys(map(str, per_task[col]))) if col in per_task else "paired"
     adj = sorted(set(map(str, per_task.get("adjustment", pd.Series(dtype=str)))) - {"none"})
-    n_text = ", ".join(f"{plot_text(t)} {int(n):,}" for t, n in zip(per_task["task"], per_task["n"]))
+    n_text = ", ".join(f"{plot_text(t)} " + ("n unknown" if n is None or pd.isna(n) else f"{int(n):,}")
+                       for t, n in zip(per_task["task"], per_task["n"]))
     footer = (f"A = {plot_text(run_a)} · B = {plot_text(run_b)}<br>n shared items: {n_text}"
               f"<br>Method: difference by {plot_text(kinds)}, {confidence:.0%} CI"
               + (f"; p adjusted ({', '.join(adj)})" if adj else "")
