@@ -406,7 +406,8 @@ def _unpaired_row(store, a: int, b: int, task: str, metric: str, confidence: flo
             "sd_diff": float("nan"), "se_iid": se, "se_clustered": float("nan"),
             "n_clusters": float("nan"), "interval_method": "normal",
             "method_reason": f"normal interval from the harness-reported stderrs (unpaired, "
-                             f"no item-level data): {n:,} items",
+                             "no item-level data): "
+                             + (f"{n:,} items" if n is not None else "n unknown"),
             "mde_basis": "reported stderrs", "items_needed": float("nan")}
 
 
