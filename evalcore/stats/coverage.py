@@ -61,6 +61,8 @@ from scipy.stats import binom
 
 from evalcore.stats import _interval_arrays as ia
 from evalcore.stats._checks import StatsInputError, check_confidence, check_count, z_value
+from evalcore.stats.clustered import FEW_CLUSTERS
+from evalcore.stats.paired import mean_quantile
 from evalcore.stats.paired_binary import choose_paired_binary_method
 
 TOLERANCE = 0.015
@@ -71,9 +73,6 @@ MAX_N = 100_000
 MAX_N_MEAN = 1_000
 _DRAW_BUDGET = 1_000_000      # simulated values per call (keeps a call under a second)
 _MIN_REPLICATES = 2_000
-# Fewer clusters than this: the product's headline clustered interval is never narrower than
-# the iid one (issue 8; Cameron & Miller 2015).
-FEW_CLUSTERS = 30
 
 LABELS = {
     "wilson": "Wilson score",
@@ -375,10 +374,10 @@ def proportion_coverage_curve(n: int, p: float, confidence: float = 0.95,
 MEAN_METHODS = ("t", "clt")
 
 
-def mean_default(n: int) -> str:
-    """The product's interval for a mean of continuous scores: t_{n-1} below n = 30 items,
-    z from 30 on (issue 8; ``score_interval(method="clt")``)."""
-    return "t" if n < 30 else "clt"
+def mean_default(n: int, confidence: float = 0.95) -> str:
+    """The product's interval for a mean of continuous scores (``mean_quantile``): t_{n-1}
+    below 30 items, z from 30 on."""
+    return "clt" if mean_quantile(confidence, n, False)[1] is None else "t"
 
 
 def mean_coverage(n: int, mean: float, sd: float, confidence: float = 0.95, *, seed: int = 0,
@@ -414,7 +413,7 @@ def mean_coverage(n: int, mean: float, sd: float, confidence: float = 0.95, *, s
     se = x.std(axis=1, ddof=1) / math.sqrt(m)
     params = (("mean", mu), ("sd", s))
     q = {"t": float(ia.t_quantile(c, m - 1)), "clt": z_value(c)}
-    default = mean_default(m)
+    default = mean_default(m, c)
     methods = []
     for meth in MEAN_METHODS:
         low, high = ia.clt_bounds(est, se, q[meth])

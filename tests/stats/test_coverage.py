@@ -21,7 +21,8 @@ from scipy.optimize import brentq
 from scipy.stats import binom
 
 from evalcore.stats import (StatsInputError, beta_interval, clopper_pearson_interval, clt_interval,
-                            clustered_se, wilson_interval)
+                            clustered_se, score_interval, wilson_interval)
+from evalcore.stats.paired import mean_quantile
 from evalcore.stats.paired_binary import choose_paired_binary_method, paired_proportion_interval
 from evalcore.stats import _interval_arrays as ia
 from evalcore.stats import coverage as cv
@@ -58,6 +59,30 @@ def test_cluster_robust_se_equals_clustered_se():
         sums = np.bincount(labels, weights=x, minlength=g)
         assert ia.cluster_robust_se(sums, sizes) == pytest.approx(clustered_se(x, labels).se,
                                                                    rel=1e-12)
+
+
+@pytest.mark.parametrize("g", [3, 8, 29, 30, 45])
+def test_clustered_headline_arrays_equal_score_interval(g):
+    rng = np.random.default_rng(g)
+    for _ in range(10):
+        sizes = rng.integers(2, 12, g)
+        p_g = rng.beta(2, 3, g)
+        labels = np.repeat(np.arange(g), sizes)
+        x = (rng.random(sizes.sum()) < p_g[labels]).astype(float)
+        ref = score_interval(x, "clustered", clusters=labels)
+        sums = np.bincount(labels, weights=x, minlength=g)
+        n = sizes.sum()
+        est = x.mean()
+        low, high = ia.clustered_headline_bounds(
+            np.array([est]), ia.cluster_robust_se(sums[None, :], sizes),
+            np.array([math.sqrt(est * (1 - est) / (n - 1))]), g, 0.95, cv.FEW_CLUSTERS)
+        assert (float(low[0]), float(high[0])) == pytest.approx((ref.low, ref.high), abs=1e-12)
+
+
+def test_mean_default_follows_the_product_rule():
+    for n in (2, 10, 29, 30, 31, 500):
+        q, df = mean_quantile(0.95, n, False)
+        assert cv.mean_default(n) == ("t" if df is not None else "clt")
 
 
 def test_paired_wald_equals_sd_of_differences():
