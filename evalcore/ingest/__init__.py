@@ -93,7 +93,11 @@ def _classify_obj(obj: object, name: str = "") -> str:
     used only to tell HELM files holding an empty value apart)."""
     if isinstance(obj, dict):
         keys = set(obj)
-        if "eval" in keys and "version" in keys and ({"plan", "status", "results", "samples"} & keys):
+        # inspect_ai reads a log without a top-level "version" as version 2 (seen in real
+        # logs), so an "eval" spec naming its task is enough
+        ev = obj.get("eval")
+        if isinstance(ev, dict) and ("version" in keys or "task" in ev) and (
+                {"plan", "status", "results", "samples"} & keys):
             return inspect_log.JSON_LOG
         if isinstance(obj.get("results"), dict) and (
                 {"versions", "configs", "config", "n-shot", "group_subtasks", "samples"} & keys):
@@ -163,7 +167,8 @@ def _detect_json_head(t: str) -> str:
         if has("doc_id") and (has("resps") or has("arguments") or has("doc")):
             return lm_eval.SAMPLES_JSON
         return "unknown"
-    if has("eval") and has("version") and (has("plan") or has("status")):
+    if has("eval") and (has("version") or has("eval_id") or has("task_id")) and (
+            has("plan") or has("status")):
         return inspect_log.JSON_LOG
     if re.match(r'\{\s*"results"\s*:', t) or (has("results") and (
             has("versions") or has("configs") or has("n-shot") or ',none"' in t)):

@@ -224,9 +224,6 @@ def test_log_without_scores_is_not_stored(name, ins, tmp_path):
     assert not (tmp_path / "s.duckdb").exists() or Store(tmp_path / "s.duckdb").runs().empty
 
 
-@pytest.mark.xfail(strict=False, reason="reported (not an issue 7 item): an inspect JSON log "
-                   "without a top-level 'version' key (inspect_ai defaults it to 2) is refused as "
-                   "'no known format' by the detection in evalcore/ingest/__init__.py")
 def test_json_log_without_version_key_is_read(ins, tmp_path):
     path = ins / "data_with_llm_scoring.json"
     h = header(path)

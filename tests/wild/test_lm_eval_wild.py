@@ -196,17 +196,23 @@ def test_infinite_item_score_is_refused_with_the_place(lm):
     assert jsonl(path)[0]["mae"] == math.inf
     with pytest.raises(IngestError) as err:
         parse_paths([str(path)])
-    assert str(err.value) == f"{path} at line 1, field mae: expected a finite score (found inf)"
+    assert str(err.value) == f"{path} at line 1, field mae: expected a finite score within +-1e+100 (found inf)"
 
 
 def test_results_with_only_unusable_values_is_refused_naming_the_file(lm, tmp_path):
-    """polymer_tg results: "mae,none": Infinity, "mae_stderr,none": NaN; nothing to show."""
+    """polymer_tg results: "mae,none": Infinity, "mae_stderr,none": NaN; nothing to show.
+
+    The value is refused where it is parsed (issue 10 item 4), so the message names the JSON
+    field that holds it, and nothing is written.
+    """
     path = lm / "polymer_tg" / "results_2025-06-30T19-40-09.461247.json"
     doc = json.loads(path.read_text())
     assert doc["results"]["polymer_tg_prediction"]["mae,none"] == math.inf
     proc = run_cli(tmp_path / "s.duckdb", "ingest", str(path))
     assert proc.returncode == 3
-    assert f"- {path}: no scores: no metric value in the results file is a number" in proc.stdout
+    assert (f"- {path} at results.polymer_tg_prediction.mae,none: expected a finite number "
+            "within +-1e+100 (found inf)") in proc.stdout
+    assert "nothing was written" in proc.stdout
 
 
 def test_group_rows_keep_the_printed_aggregate(lm, tmp_path):
