@@ -297,13 +297,19 @@ def results_summaries(obj: dict[str, Any], warnings: list[str] | None = None,
         if g not in entries and isinstance(entry, dict):
             entries[g] = entry
 
+    def count(value: Any) -> int | None:
+        # a count the file gives as NaN, Infinity or a negative number is unknown, not an error
+        if is_number(value) and math.isfinite(value) and value >= 0:
+            return int(value)
+        return None
+
     def task_n(task: str, depth: int = 0) -> int | None:
         ns = nsamples.get(task)
-        if isinstance(ns, dict) and is_number(ns.get("effective")):
-            return int(ns["effective"])
+        if isinstance(ns, dict) and count(ns.get("effective")) is not None:
+            return count(ns["effective"])
         entry = entries.get(task) or {}
-        if is_number(entry.get("sample_len")):
-            return int(entry["sample_len"])
+        if count(entry.get("sample_len")) is not None:
+            return count(entry["sample_len"])
         subs = group_subtasks.get(task) or []
         if subs and depth < 20:
             parts = [task_n(s, depth + 1) for s in subs]

@@ -8,6 +8,7 @@ import json
 import zipfile
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from evalcore.errors import IngestError
@@ -502,3 +503,27 @@ def test_unknown_text_is_described_in_at_most_16_escaped_characters() -> None:
     err = fail([("notes.json", b"hello\x1b[31m this is a long private line of text\n")])
     assert "private" not in str(err) and "\x1b" not in str(err)
     assert "text starting with 'hello\\x1b[31m this '..." in str(err)
+
+
+def test_zip_member_marked_encrypted_is_named(fixtures_dir: Path) -> None:
+    """A flipped bit 0 of a member's flags (found by bench/bench_fuzz.py) made zipfile raise
+    RuntimeError ("password required"): it is bad input naming the member."""
+    data = bytearray((fixtures_dir / "inspect" / "log_streaming.eval").read_bytes())
+    data[6] |= 1                                      # local header of the first member
+    data[data.find(b"PK\x01\x02") + 8] |= 1           # its central-directory entry
+    first = zipfile.ZipFile(io.BytesIO(bytes(data))).infolist()[0].filename
+    err = fail([("log.eval", bytes(data))])
+    assert f"zip member {first!r}" in str(err)
+    assert "expected an unencrypted zip member (the member is marked as encrypted)" in str(err)
+
+
+@pytest.mark.parametrize("count", [float("nan"), float("inf"), -3])
+def test_unusable_sample_count_in_results_is_unknown_n(count: float) -> None:
+    """`n-samples.effective` as NaN/Infinity/negative (found by the fuzzer: ValueError) leaves
+    n unknown; the reported score is still read."""
+    doc = {"results": {"arc": {"acc,none": 0.5, "acc_stderr,none": 0.05}}, "versions": {"arc": 1},
+           "n-samples": {"arc": {"original": count, "effective": count}}}
+    [run] = parse_uploads([("results_x.json", json.dumps(doc).encode())])
+    summary = run.summaries.set_index("metric").loc["acc"]
+    assert summary["value"] == 0.5
+    assert summary["n"] is None or pd.isna(summary["n"])
