@@ -28,6 +28,7 @@ import streamlit as st
 from evalcore import analysis
 from evalcore.charts import plot_text as charts_plot_text
 from evalcore.errors import EvalbarsError, IngestError, StoreError
+from evalcore.report.latex import interval_cell, latex_escape
 from evalcore.store import Store, default_store_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -458,14 +459,42 @@ def to_markdown(df: pd.DataFrame, float_digits: int = 6) -> str:
     return "\n".join(lines) + "\n"
 
 
+# estimate columns that, with ``low`` and ``high`` beside them, become one interval cell
+LATEX_ESTIMATES = ("score", "diff", "estimate", "mean")
+
+
 def to_latex(df: pd.DataFrame, float_digits: int = 4) -> str:
-    """A booktabs LaTeX tabular (special characters escaped)."""
+    """A booktabs LaTeX table (special characters escaped).
+
+    A table with an estimate column (``score``, ``diff``, ``estimate`` or ``mean``) and
+    ``low``/``high`` carries its intervals as ``0.77 [0.7069, 0.8229]`` in one column (the
+    report's ``interval_cell``, in the table's own units), and when a ``method`` column holds
+    one method the caption names it.
+    """
     clean = df.copy()
     for col in clean.columns:
-        if clean[col].dtype == object:
-            clean[col] = clean[col].map(lambda v: "" if v is None else str(v).replace("\n", " "))
-    return clean.to_latex(index=False, escape=True, float_format=f"%.{float_digits}f",
-                          na_rep="")
+        if clean[col].dtype == object or str(clean[col].dtype) in ("string", "str"):
+            clean[col] = clean[col].map(lambda v: "" if v is None or (not isinstance(v, str)
+                                                                      and pd.isna(v))
+                                        else latex_escape(v))
+        elif pd.api.types.is_float_dtype(clean[col]):
+            vals = clean[col].dropna()
+            if len(vals) and bool((vals == vals.round()).all()):
+                clean[col] = clean[col].astype("Int64")      # counts print as counts
+    clean.columns = [latex_escape(c) for c in clean.columns]
+    caption = None
+    est = next((c for c in LATEX_ESTIMATES if c in df.columns), None)
+    if est is not None and {"low", "high"} <= set(df.columns):
+        cells = [interval_cell(e, lo, hi, scale=1.0, style="brackets")[0]
+                 for e, lo, hi in zip(df[est], df["low"], df["high"])]
+        pos = list(df.columns).index(est)
+        clean = clean.drop(columns=[latex_escape(c) for c in (est, "low", "high")])
+        clean.insert(min(pos, len(clean.columns)), latex_escape(f"{est} [low, high]"), cells)
+        methods = df["method"].dropna().unique() if "method" in df.columns else []
+        caption = ("Estimates with intervals [low, high]"
+                   + (f"; method: {latex_escape(methods[0])}." if len(methods) == 1 else "."))
+    return clean.to_latex(index=False, escape=False, float_format=f"%.{float_digits}f",
+                          na_rep="", caption=caption)
 
 
 def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:

@@ -37,6 +37,18 @@ def test_latex_export_escapes_specials():
     assert r"a\_b \& c\%" in tex and "0.1235" in tex and r"\toprule" in tex
 
 
+def test_latex_export_carries_intervals_and_names_the_method():
+    """Issue 11 item 4: a table with score, low and high exports as 'score [low, high]',
+    with a caption naming the one method; an unknown n stays empty, counts print as counts."""
+    df = pd.DataFrame({"run": ["a_b", "x"], "score": [0.77, 0.5], "low": [0.7069, 0.4],
+                       "high": [0.8229, 0.6], "method": ["wilson", "wilson"], "n": [200, None]})
+    tex = common.to_latex(df)
+    assert r"a\_b & 0.77 [0.7069, 0.8229] & wilson & 200 \\" in tex
+    assert r"x & 0.5 [0.4, 0.6] & wilson &  \\" in tex
+    assert r"\caption{Estimates with intervals [low, high]; method: wilson.}" in tex
+    assert r"\toprule" in tex and r"\bottomrule" in tex and "low &" not in tex
+
+
 def test_csv_export_round_trips():
     df = pd.DataFrame({"run": ["x", "y"], "score": [0.25, 0.75]})
     back = pd.read_csv(io.StringIO(df.to_csv(index=False)))
