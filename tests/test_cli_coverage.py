@@ -7,17 +7,10 @@ import json
 
 import pytest
 
-from evalcore import cli
 from evalcore.stats import coverage as cov
+from tests.cli_helpers import run_main as run
 
 
-def run(capsys, *argv):
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_text_table_one_score(capsys, tmp_path, monkeypatch):

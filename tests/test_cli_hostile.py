@@ -7,7 +7,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -19,19 +18,13 @@ import pytest
 from evalcore import cli
 from evalcore.store import Store
 from evalcore.termsafe import escape, escape_json
+from tests.cli_helpers import run_main as run
 
 ROOT = Path(__file__).resolve().parents[1]
 EVIL = "a\x1b[31mRED\x1b[0m\x07b"
 CONTROL = [chr(c) for c in range(0x20) if c != 0x0A] + ["\x7f", "\x9b", "\u202e"]
 
 
-def run(capsys, *argv):
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def _raw_controls(text: str) -> list[str]:

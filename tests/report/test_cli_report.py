@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from evalcore import cli
 from evalcore.report.pdf import find_chromium
 from tests.report.conftest import A, B
+from tests.cli_helpers import run_main as run
 
 
-def run(capsys, *argv):
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_report_command_writes_the_html(capsys, demo_store, tmp_path):
