@@ -14,7 +14,7 @@ file in the same folder, apply the change there in one transaction (``BEGIN`` ..
 dashboard query in flight finishes on the old file; the next one sees the new file. A
 failure (bad data, a constraint, a full disk, a killed process) only loses the copy: the
 store stays byte-for-byte as it was, which DuckDB alone would not guarantee (a rolled-back
-1,000,000-row insert still rewrites the file in duckdb 2.0.1). If the file is held
+1,000,000-row insert still rewrites the file in duckdb 1.4.4 and 2.0.1). If the file is held
 read-write by a program outside evalbars (the ``duckdb`` shell), or the lock stays taken,
 operations retry with backoff for ``lock_timeout`` seconds (15 s by default) and then fail
 with "store is busy (locked by another process)". The price: every write copies the file

@@ -1114,7 +1114,7 @@ def _batches_duckdb(path: str, schema: pa.Schema,
                                               ).otherwise(value)
                 extra += [label.alias(f"__cl_{i}"), long_.alias(f"__lg_{i}")]
             rel = rel.select(duckdb.StarExpression(exclude=["doc"]), *extra)
-        for batch in rel.to_arrow_reader(CHUNK_LINES):
+        for batch in rel.fetch_arrow_reader(CHUNK_LINES):
             if metric_fields:
                 odd = batch.column(batch.schema.names.index("__odd_metric"))
                 if pc.any(pc.fill_null(odd, False)).as_py():
