@@ -3,6 +3,9 @@
 # - Python packages from requirements-dev.txt (into the current interpreter; use a venv if you prefer).
 # - Debian's chromium for the real-browser tests, when it is missing and we are root with apt-get.
 #   Without it the browser tests are skipped with a reason, everything else still runs.
+# - Debian's postgresql (15) for the team-catalog tests (tests/pg_cluster.py starts a private
+#   cluster on 127.0.0.1 per test session), when its server programs are missing and we are
+#   root with apt-get. Without it those tests are skipped, and fail when $CI is set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
@@ -11,6 +14,17 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
   echo "installing Debian chromium for the browser tests ..."
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "warning: could not install chromium; browser tests will be skipped"
+fi
+# The same lookup as tests/pg_cluster.py: $EVALBARS_PG_BIN, pg_ctl on PATH, Debian's folders.
+have_postgres() {
+  [ -n "${EVALBARS_PG_BIN:-}" ] && [ -x "$EVALBARS_PG_BIN/initdb" ] && return 0
+  command -v pg_ctl >/dev/null && command -v initdb >/dev/null && return 0
+  compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null
+}
+if ! have_postgres && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing Debian postgresql for the PostgreSQL catalog tests ..."
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
+    || echo "warning: could not install postgresql; the PostgreSQL catalog tests will be skipped (failed under CI)"
 fi
 # poppler-utils (pdftoppm/pdftotext: the report PDF's pages) and pdflatex (the LaTeX tables
 # compile); without them those checks are skipped with the reason.

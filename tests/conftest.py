@@ -46,6 +46,33 @@ def require_folder(path: Path, what: str) -> Path:
 
 
 @pytest.fixture(scope="session")
+def pg_cluster():
+    """A private PostgreSQL cluster for the whole session (tests/pg_cluster.py), stopped at
+    the end. Missing server binaries skip the tests that need it (developer machine) or fail
+    them (``$CI`` set: scripts/test.sh installs Debian's postgresql)."""
+    from tests.pg_cluster import ClusterError, PgCluster, find_bin_dir
+
+    bin_dir = find_bin_dir()
+    if bin_dir is None:
+        message = ("PostgreSQL server binaries (initdb, pg_ctl, postgres, createdb) not found "
+                   "on PATH, in $EVALBARS_PG_BIN or in /usr/lib/postgresql/*/bin")
+        if in_ci():
+            pytest.fail(f"{message}; CI must not skip the PostgreSQL catalog tests "
+                        "(scripts/test.sh installs Debian's postgresql as root)", pytrace=False)
+        pytest.skip(message)
+    cluster = PgCluster(bin_dir)
+    try:
+        cluster.start()
+    except ClusterError as exc:
+        cluster.stop()
+        pytest.fail(f"could not start a private PostgreSQL cluster: {exc}", pytrace=False)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     return require_folder(FIXTURES, "shared fixtures")
 
