@@ -108,7 +108,7 @@ class PgCluster:
     def _run(self, prog: str, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
         cmd = [str(self.bin_dir / prog), *args]
         kwargs = {"user": self._os_user} if self._os_user else {}
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+        proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout,
                               cwd=self.base, **kwargs)
         if proc.returncode != 0:
             raise ClusterError(f"{prog} failed (exit {proc.returncode}): "
@@ -129,7 +129,7 @@ class PgCluster:
         return subprocess.run([str(self.bin_dir / "pg_ctl"), "--version"], capture_output=True,
                               text=True, check=True).stdout.strip()
 
-    def start(self, attempts: int = 3) -> "PgCluster":
+    def start(self, attempts: int = 3) -> PgCluster:
         """initdb and start the server; retry on another port if the chosen one was taken."""
         self.base.mkdir(parents=True, exist_ok=True)
         self.sock.mkdir(exist_ok=True)
@@ -172,7 +172,8 @@ class PgCluster:
             return False
         cmd = [str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "status"]
         kwargs = {"user": self._os_user} if self._os_user else {}
-        return subprocess.run(cmd, capture_output=True, cwd=self.base, **kwargs).returncode == 0
+        return subprocess.run(cmd, check=False, capture_output=True, cwd=self.base,
+                              **kwargs).returncode == 0
 
     def stop(self) -> None:
         """Stop the server (fast mode: clients are disconnected) and delete the folder."""
@@ -184,7 +185,7 @@ class PgCluster:
             self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop", timeout=60)
         shutil.rmtree(self.base, ignore_errors=True)
 
-    def __enter__(self) -> "PgCluster":
+    def __enter__(self) -> PgCluster:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

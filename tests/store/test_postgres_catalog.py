@@ -32,6 +32,7 @@ CHILD = textwrap.dedent("""
     con = duckdb.connect(config={"extension_directory": duckdb_ext.get_extension_dir(),
                                  "autoinstall_known_extensions": False,
                                  "autoload_known_extensions": True})
+    con.execute("SET enable_progress_bar = false")   # stdout carries the answer
     q = lambda text: "'" + text.replace("'", "''") + "'"  # ATTACH takes no ? parameters
     con.execute(f"ATTACH {q(url)} AS lake (DATA_PATH {q(data_path)})")
     con.execute("SET ducklake_max_retry_count = 100")
@@ -63,7 +64,7 @@ def _child(url: str, data_path: Path, statements: list, final: str) -> subproces
 def _result(proc: subprocess.Popen) -> list:
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
-    return json.loads(out)
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def test_two_processes_write_and_read_one_postgres_catalog(pg_cluster, tmp_path):
