@@ -1068,7 +1068,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "--discordance, optional --difference and --p = run A's "
                                    "accuracy) or clustered items (--n, --clusters, --icc, "
                                    "optional --p). Coverage is averaged over the parameter +- "
-                                   "20%% (pointwise coverage of a count oscillates); verdict: "
+                                   "20% (pointwise coverage of a count oscillates); verdict: "
                                    "within 1.5 points of nominal, undercovers or overcovers. "
                                    "Several values per option give a grid. No store needed.")
     p.add_argument("--n", type=_positive_int, nargs="+", required=True, help="number of items")

@@ -18,7 +18,7 @@ METHOD_LABELS = {
     "bayes": "Bayesian (Beta(1,1) posterior, equal-tailed)",
     "clt": "CLT (normal approximation, sd ddof=1)",
     "bootstrap": "Bootstrap percentile over items",
-    "clustered": "CLT with cluster-robust SE",
+    "clustered": "Cluster-robust (Korn-Graubard for 0/1 scores, else t with G-1 df)",
     "reported": "Harness-reported stderr (no item-level data)",
 }
 BINARY_ONLY_METHODS = ("wilson", "clopper-pearson", "bayes")

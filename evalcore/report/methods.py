@@ -23,7 +23,9 @@ from evalcore.analysis import METHOD_LABELS
 # Why each interval method is the right one where it was used (METHODS.md).
 METHOD_REASONS = {
     "wilson": "the scores are 0/1, and the Wilson score interval is never zero-width and "
-              "keeps close to its nominal coverage at small n",
+              "keeps close to its nominal coverage at small n (with Brown, Cai and "
+              "DasGupta's Poisson bound for 1 to 3 successes or failures, where the textbook "
+              "Wilson interval undercovers)",
     "clopper-pearson": "the scores are 0/1, and the exact Clopper-Pearson interval "
                        "guarantees at least nominal coverage (conservative)",
     "bayes": "the scores are 0/1; the equal-tailed interval of the Beta(1 + k, 1 + n - k) "
@@ -31,7 +33,9 @@ METHOD_REASONS = {
     "clt": "mean +/- z SD/sqrt(n) with SD of ddof = 1, the lm-evaluation-harness stderr "
            "convention",
     "bootstrap": "percentile interval over resampled items",
-    "clustered": "cluster-robust SE, because items that share a cluster are not independent",
+    "clustered": "cluster-robust SE, because items that share a cluster are not independent "
+                 "(for 0/1 scores the Korn-Graubard interval: Clopper-Pearson on the "
+                 "design-effect-adjusted n with G - 1 degrees of freedom)",
     "reported": "no item-level data, so the value +/- z times the harness-reported stderr",
 }
 REASON_COLUMNS = ("method_reason", "reason", "interval_reason", "routing_reason")

@@ -22,7 +22,8 @@ from evalcore.stats.aggregate import (BestTier, TaskAggregate, adjust_pvalues, a
 from evalcore.stats.bootstrap import (BootstrapResult, RankIntervals, bootstrap_interval,
                                       mean_difference, paired_bootstrap_ranks)
 from evalcore.stats.clustered import (FEW_CLUSTERS, ClusteredInterval, ClusteredSE,
-                                      cluster_t_value, clustered_interval, clustered_se)
+                                      cluster_t_value, clustered_interval, clustered_se,
+                                      korn_graubard_interval)
 from evalcore.stats.intervals import (PROPORTION_METHODS, SCORE_METHODS, Interval,
                                       beta_interval, chance_level, clopper_pearson_interval,
                                       clt_interval, contains_chance, half_width, mean_se,
@@ -56,6 +57,7 @@ __all__ = [
     "paired_bootstrap_ranks",
     # clustered
     "ClusteredSE", "clustered_se", "ClusteredInterval", "clustered_interval", "cluster_t_value",
+    "korn_graubard_interval",
     "FEW_CLUSTERS",
     # paired
     "PairedDifference", "McNemarResult", "PairedColumns", "paired_difference", "mcnemar",

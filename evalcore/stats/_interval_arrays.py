@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.special import betaincinv, stdtrit
-from scipy.stats import binom
+from scipy.stats import binom, chi2
 
 Bounds = tuple[np.ndarray, np.ndarray]
 
@@ -34,6 +34,20 @@ def wilson_bounds(k: np.ndarray, n: np.ndarray, z: float) -> Bounds:
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     low = np.where(k == 0, 0.0, np.clip(centre - half, 0.0, 1.0))
     high = np.where(k == n, 1.0, np.clip(centre + half, 0.0, 1.0))
+    return low, high
+
+
+def modified_wilson_bounds(k: np.ndarray, n: int, z: float, alpha: float) -> Bounds:
+    """The product's Wilson interval (``wilson_interval``, modified=True): Wilson, with the
+    Poisson bound lambda_x / n for x = 1..x* successes (and 1 - lambda_x / n for x failures),
+    x* = 2 for n <= 50 else 3 (Brown, Cai & DasGupta 2001, sec. 4.1.1)."""
+    k = np.asarray(k, dtype=float)
+    low, high = wilson_bounds(k, n, z)
+    cut = 2 if n <= 50 else 3
+    for x in range(1, min(cut, n - 1) + 1):
+        lam = 0.5 * float(chi2.ppf(alpha, 2 * x)) / n
+        low = np.where(k == x, np.minimum(low, lam), low)
+        high = np.where(k == n - x, np.maximum(high, 1.0 - lam), high)
     return low, high
 
 
@@ -108,6 +122,28 @@ def clustered_headline_bounds(est: np.ndarray, se_clustered: np.ndarray, se_iid:
     if n_clusters < few_clusters:
         half = np.maximum(half, float(t_quantile(confidence, np.inf)) * se_iid)
     return clt_bounds(est, half, 1.0)
+
+
+def korn_graubard_bounds(est: np.ndarray, se_clustered: np.ndarray, n: int, n_clusters: int,
+                         confidence: float, few_clusters: int) -> Bounds:
+    """Korn-Graubard interval of a clustered proportion (as ``korn_graubard_interval``):
+    Clopper-Pearson on x = p_hat * n_df of n_df, n_df = n_eff * (t_{n-1} / t_{G-1})^2,
+    n_eff = p_hat (1 - p_hat) / SE_c^2 (n where that is undefined, at most n when G is below
+    ``few_clusters``)."""
+    est = np.asarray(est, dtype=float)
+    var = np.asarray(se_clustered, dtype=float) ** 2
+    ok = (est > 0) & (est < 1) & (var > 0)
+    n_eff = np.where(ok, est * (1 - est) / np.where(ok, var, 1.0), float(n))
+    if n_clusters < few_clusters:
+        n_eff = np.minimum(n_eff, float(n))
+    ratio = float(t_quantile(confidence, n - 1) / t_quantile(confidence, n_clusters - 1))
+    n_df = n_eff * ratio * ratio
+    x = est * n_df
+    alpha = 1.0 - confidence
+    tiny = 1e-300
+    low = np.where(x > 0, betaincinv(np.maximum(x, tiny), n_df - x + 1, alpha / 2), 0.0)
+    high = np.where(x < n_df, betaincinv(x + 1, np.maximum(n_df - x, tiny), 1 - alpha / 2), 1.0)
+    return low, high
 
 
 # ---- a paired difference of two 0/1 runs: cells a, b, c, d ---------------------------------

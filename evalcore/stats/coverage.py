@@ -10,7 +10,8 @@ is. Four settings:
 
 - :func:`proportion_coverage`: one 0/1 score, n items, true accuracy p. Computed EXACTLY by
   summing binomial probabilities over k = 0..n (no simulation error). Methods: wilson
-  (default), clopper-pearson, bayes (uniform prior, equal-tailed), clt (sd ddof=1, the harness
+  (default: with Brown, Cai & DasGupta's Poisson bounds for 1-3 successes or failures),
+  wilson-textbook (unmodified), clopper-pearson, bayes (uniform prior, equal-tailed), clt (sd ddof=1, the harness
   stderr), bootstrap (percentile, infinite-resample limit).
 - :func:`mean_coverage`: one score of continuous per-item values in [0, 1] (partial credit),
   simulated from a Beta distribution with the given mean and sd. Methods: clt (z) and t
@@ -24,7 +25,8 @@ is. Four settings:
   correlation ICC (beta-binomial: a cluster's accuracy ~ Beta with mean p and ICC = 1/(a+b+1),
   items Bernoulli given it). Simulated cluster sums (seeded). Methods: iid (CLT ignoring
   clusters), wilson (ignoring clusters), clustered-z (CR1 SE, normal quantile), cr1-t (CR1 SE,
-  t_{G-1}) and "default" (the product's headline rule).
+  t_{G-1}), cr1-t-floor (cr1-t, never narrower than iid below 30 clusters: the rule for means
+  and paired differences) and "default" (the product's headline for a 0/1 score: Korn-Graubard).
 
 Criterion: average coverage over a neighbourhood
 -----------------------------------------------
@@ -75,8 +77,9 @@ _DRAW_BUDGET = 1_000_000      # simulated values per call (keeps a call under a 
 _MIN_REPLICATES = 2_000
 
 LABELS = {
-    "wilson": "Wilson score",
+    "wilson": "Wilson score (edge-modified: Brown, Cai & DasGupta)",
     "clopper-pearson": "Clopper-Pearson (exact)",
+    "wilson-textbook": "Wilson score, textbook (no edge modification)",
     "bayes": "Bayes, uniform prior (equal-tailed)",
     "clt": "CLT (normal, sd ddof=1)",
     "bootstrap": "Percentile bootstrap (limit of many resamples)",
@@ -89,6 +92,7 @@ LABELS = {
     "wilson-iid": "Wilson (ignores clusters)",
     "clustered-z": "Clustered CR1, normal quantile",
     "cr1-t": "Clustered CR1, t with G - 1 df",
+    "cr1-t-floor": "Clustered CR1, t with G - 1 df, never narrower than iid below 30 clusters",
     "default": "Product default",
 }
 
@@ -257,7 +261,7 @@ def _covered(low: np.ndarray, high: np.ndarray, truth: np.ndarray) -> np.ndarray
 
 # ---- one 0/1 score: exact ---------------------------------------------------------------
 
-PROPORTION_METHODS = ("wilson", "clopper-pearson", "bayes", "clt", "bootstrap")
+PROPORTION_METHODS = ("wilson", "wilson-textbook", "clopper-pearson", "bayes", "clt", "bootstrap")
 PROPORTION_DEFAULT = "wilson"
 
 
@@ -265,7 +269,8 @@ def _proportion_bounds(k: np.ndarray, n: int, confidence: float) -> dict[str, ia
     """Bounds of every proportion method for the counts k (of n)."""
     k = np.asarray(k, dtype=float)
     z, alpha = z_value(confidence), 1.0 - confidence
-    return {"wilson": ia.wilson_bounds(k, n, z),
+    return {"wilson": ia.modified_wilson_bounds(k, n, z, alpha),
+            "wilson-textbook": ia.wilson_bounds(k, n, z),
             "clopper-pearson": ia.clopper_pearson_bounds(k, n, alpha),
             "bayes": ia.bayes_bounds(k, n, alpha),
             "clt": ia.proportion_clt_bounds(k, n, z),
@@ -537,9 +542,10 @@ def clustered_coverage(n: int, clusters: int, icc: float, p: float = 0.5,
     p_hat = sum S_g / n, SE_iid = sqrt(p_hat (1 - p_hat)/(n - 1)),
     SE_CR1^2 = G/(G-1) * sum_g (S_g - m_g p_hat)^2 / n^2 (METHODS: clustered SE).
     Intervals (clipped to [0, 1]): iid p_hat +- z SE_iid; wilson-iid; clustered-z
-    p_hat +- z SE_CR1; cr1-t p_hat +- t_{G-1} SE_CR1; default = the product's headline
-    (``clustered_interval``): p_hat +- t_{G-1} SE_CR1, and with G < 30 the union of that and the
-    iid interval, p_hat +- max(t_{G-1} SE_CR1, z SE_iid).
+    p_hat +- z SE_CR1; cr1-t p_hat +- t_{G-1} SE_CR1; cr1-t-floor p_hat +- max(t_{G-1} SE_CR1,
+    z SE_iid) below 30 clusters (the rule for clustered means and differences,
+    ``clustered_interval``); default = the product's headline for a clustered 0/1 score, the
+    Korn-Graubard interval (``korn_graubard_interval``).
 
     Edge cases: 2 <= G <= n; 0 <= ICC < 1; 0 < p < 1. Each sample draws its p from the
     neighbourhood.
@@ -569,13 +575,15 @@ def clustered_coverage(n: int, clusters: int, icc: float, p: float = 0.5,
     se_iid = np.sqrt(est * (1 - est) / (m - 1))
     se_cr = ia.cluster_robust_se(sums, sizes)
     z, t = z_value(c), float(ia.t_quantile(c, g - 1))
-    bounds = {"default": ia.clustered_headline_bounds(est, se_cr, se_iid, g, c, FEW_CLUSTERS),
+    bounds = {"default": ia.korn_graubard_bounds(est, se_cr, m, g, c, FEW_CLUSTERS),
+              "cr1-t-floor": ia.clustered_headline_bounds(est, se_cr, se_iid, g, c, FEW_CLUSTERS),
               "cr1-t": ia.clt_bounds(est, se_cr, t),
               "clustered-z": ia.clt_bounds(est, se_cr, z),
               "iid": ia.clt_bounds(est, se_iid, z),
               "wilson-iid": ia.wilson_bounds(total, m, z)}
     params = (("clusters", float(g)), ("icc", rho), ("p", pf))
-    head = "t_{G-1}, CR1 SE" + (", never narrower than iid (G < 30)" if g < FEW_CLUSTERS else "")
+    head = "Korn-Graubard: Clopper-Pearson on the effective n, t_{G-1}" + (
+        ", never narrower than iid (G < 30)" if g < FEW_CLUSTERS else "")
     methods = tuple(_simulated(meth, _covered(lo, hi, truth), hi - lo, default=meth == "default",
                                nominal=c, n=m, setting="clustered", params=params,
                                label=f"Product default ({head})" if meth == "default" else "")

@@ -23,7 +23,7 @@ def test_default_design_one_score_exact():
     table = _table(at)
     assert list(table["Method"]) == [m.label for m in ref.methods]
     wilson = table[table["Default"] == "yes"].iloc[0]
-    assert wilson["Method"] == "Wilson score"
+    assert wilson["Method"].startswith("Wilson score (edge-modified")
     assert wilson["Coverage (%)"] == pytest.approx(100 * ref.default.coverage, abs=0.01)
     assert "MC SE (pts)" not in table.columns                   # exact: no Monte Carlo error
     assert set(table["Verdict"]) <= {"within 1.5 points of nominal", "undercovers",
@@ -33,7 +33,7 @@ def test_default_design_one_score_exact():
     dots = figs[0]["data"][0]
     assert sorted(round(x, 6) for x in dots["x"]) == sorted(round(100 * m.coverage, 6)
                                                             for m in ref.methods)
-    assert {t["name"] for t in figs[1]["data"]} >= {"Wilson score", "Clopper-Pearson (exact)"}
+    assert {t["name"] for t in figs[1]["data"]} >= {cov.LABELS["wilson"], "Clopper-Pearson (exact)"}
 
 
 def test_paired_small_n_flags_undercoverage_of_the_default_or_names_the_route():

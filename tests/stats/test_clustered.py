@@ -121,3 +121,55 @@ def test_coverage_clustered_se_restores_nominal_where_iid_does_not():
         hits_cl += score_interval(x, "clustered", clusters=labels).contains(mu)
     assert hits_iid / sims < 0.75
     assert 0.92 <= hits_cl / sims <= 0.97
+
+
+# ---- Korn-Graubard interval of a clustered proportion ---------------------------------------
+
+@pytest.mark.parametrize("seed,g", [(0, 8), (1, 25), (2, 60)])
+def test_korn_graubard_equals_an_independent_computation(seed, g):
+    """Independent pieces: statsmodels' cluster-robust OLS SE (CR1), scipy's t quantiles and
+    statsmodels' Clopper-Pearson (``proportion_confint(method="beta")``, which accepts the
+    non-integer effective counts), assembled as Korn & Graubard (1998) and R survey's
+    svyciprop(method = "beta") do."""
+    from scipy.stats import t as t_dist
+    from statsmodels.stats.proportion import proportion_confint
+
+    from evalcore.stats import korn_graubard_interval
+    rng = np.random.default_rng(seed)
+    n = 300
+    groups = rng.integers(0, g, size=n)
+    x = (rng.random(n) < rng.beta(2, 5, g)[groups]).astype(float)
+    got = score_interval(x, "clustered", clusters=groups)
+    p = x.mean()
+    se = _ols_cluster_se(x, groups)
+    gg = len(np.unique(groups))
+    n_eff = p * (1 - p) / se ** 2
+    if gg < 30:
+        n_eff = min(n_eff, n)
+    n_df = n_eff * (t_dist.ppf(0.975, n - 1) / t_dist.ppf(0.975, gg - 1)) ** 2
+    low, high = proportion_confint(p * n_df, n_df, alpha=0.05, method="beta")
+    assert (got.low, got.high) == pytest.approx((low, high), abs=1e-10)
+    assert "Korn-Graubard" in got.detail and f"{gg} clusters" in got.detail
+    ki = korn_graubard_interval(p, n, se, gg, se_iid=mean_se(x))
+    assert (ki.low, ki.high) == pytest.approx((low, high), abs=1e-10)
+    assert ki.se_clustered == pytest.approx(se) and ki.df == gg - 1
+
+
+def test_korn_graubard_edges():
+    from evalcore.stats import clopper_pearson_interval, korn_graubard_interval
+    # no successes: no spread, the nominal n is used: Clopper-Pearson's 0 of n with df factor
+    ki = korn_graubard_interval(0.0, 200, 0.0, 10, se_iid=0.0)
+    assert ki.low == 0.0 and ki.high > clopper_pearson_interval(0, 200).high
+    assert "nominal n" in ki.detail
+    # independent items, few clusters: never narrower than with the nominal n (cap), flagged
+    ki = korn_graubard_interval(0.4, 200, 0.02, 10, se_iid=0.0347)   # deff < 1: n_eff 600
+    assert ki.floored and "effective n 200.0 of 200" in ki.detail
+    # many clusters: the cap does not apply
+    assert not korn_graubard_interval(0.4, 200, 0.02, 40, se_iid=0.0347).floored
+    # rare score, few clusters: the page is told coverage can fall short
+    assert "no interval evalbars offers reliably reaches 95%" in \
+        korn_graubard_interval(0.04, 400, 0.02, 8, se_iid=0.0098).detail
+    with pytest.raises(StatsInputError):
+        korn_graubard_interval(0.4, 200, 0.02, 1, se_iid=0.03)
+    with pytest.raises(StatsInputError):
+        korn_graubard_interval(1.4, 200, 0.02, 10, se_iid=0.03)

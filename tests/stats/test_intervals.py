@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import beta as beta_dist
-from scipy.stats import binom, binomtest
+from scipy.optimize import brentq
+from scipy.stats import binom, binomtest, poisson
 from statsmodels.stats.proportion import proportion_confint
 
 from evalcore.errors import AnalysisError
@@ -18,9 +19,42 @@ from evalcore.stats import (StatsInputError, beta_interval, chance_level, cloppe
                             clt_interval, contains_chance, half_width, mean_se, paired_difference,
                             proportion_interval, required_n_for_half_width, score_interval,
                             wilson_interval)
+from evalcore.stats.intervals import wilson_modification_cut
 
 GRID = [(0, 1), (1, 1), (0, 30), (1, 30), (15, 30), (29, 30), (30, 30), (7, 13), (400, 500),
         (682, 925), (1, 10000), (9999, 10000)]
+
+
+# --- Brown, Cai & DasGupta's modified Wilson ---------------------------------------------
+
+def test_modified_wilson_poisson_bounds_closed_forms():
+    """x = 1: lambda_1 = -ln(1 - alpha) (chi2 with 2 df is exponential with mean 2);
+    x = 2: P(Poisson(lambda_2) >= 2) = alpha, solved here by root finding, not by chi2."""
+    iv = wilson_interval(1, 10)
+    assert iv.low == pytest.approx(-math.log(0.95) / 10, abs=1e-15)
+    assert "Brown-Cai-DasGupta" in iv.detail and "1 success" in iv.detail
+    lam2 = brentq(lambda lam: poisson.sf(1, lam) - 0.05, 1e-6, 5)
+    assert wilson_interval(2, 40).low == pytest.approx(lam2 / 40, rel=1e-9)
+    lam3 = brentq(lambda lam: poisson.sf(2, lam) - 0.05, 1e-6, 5)
+    assert wilson_interval(3, 80).low == pytest.approx(lam3 / 80, rel=1e-9)
+    # x* = 2 for n <= 50: 3 of 50 keeps Wilson's bound; 3 of 51 gets the Poisson one
+    assert wilson_interval(3, 50).low == wilson_interval(3, 50, modified=False).low
+    assert wilson_interval(3, 51).low == pytest.approx(lam3 / 51, rel=1e-9)
+    # symmetric at the top: n - 1 of n
+    top = wilson_interval(9, 10)
+    assert top.high == pytest.approx(1 + math.log(0.95) / 10, abs=1e-15)
+    assert "1 failure" in top.detail
+    # k = 0 and k = n are untouched (the Wilson bound is already 0 / 1 there)
+    assert wilson_interval(0, 10).low == 0.0 and wilson_interval(10, 10).high == 1.0
+    assert wilson_interval(0, 10).detail == ""
+
+
+def test_modified_wilson_only_widens():
+    for n in (1, 2, 3, 10, 50, 51, 200, 5000):
+        for k in range(0, n + 1, max(1, n // 50)):
+            a, b = wilson_interval(k, n), wilson_interval(k, n, modified=False)
+            assert a.low <= b.low and a.high >= b.high
+            assert 0.0 <= a.low <= a.estimate <= a.high <= 1.0
 
 
 # --- scipy / statsmodels as references -----------------------------------------------------
@@ -28,7 +62,13 @@ GRID = [(0, 1), (1, 1), (0, 30), (1, 30), (15, 30), (29, 30), (30, 30), (7, 13),
 @pytest.mark.parametrize("k,n", GRID)
 @pytest.mark.parametrize("conf", [0.8, 0.95, 0.99])
 def test_wilson_matches_scipy_and_statsmodels(k, n, conf):
-    ours = wilson_interval(k, n, conf)
+    """The textbook Wilson interval equals scipy's and statsmodels'; the product's (modified)
+    one equals it except for 1..x* successes or failures (tested below)."""
+    ours = wilson_interval(k, n, conf, modified=False)
+    modified = wilson_interval(k, n, conf)
+    cut = wilson_modification_cut(n)
+    if not (1 <= k <= cut or 1 <= n - k <= cut):
+        assert (modified.low, modified.high) == (ours.low, ours.high) and not modified.detail
     ref = binomtest(k, n).proportion_ci(confidence_level=conf, method="wilson")
     sm_low, sm_high = proportion_confint(k, n, alpha=1 - conf, method="wilson")
     assert ours.low == pytest.approx(ref.low, abs=1e-12)
