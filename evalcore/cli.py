@@ -937,7 +937,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     p = sub.add_parser("ingest", help="read result files, folders or zips into the store",
-                       description="Read lm-evaluation-harness results/sample logs, inspect_ai "
+                       description="Read lm-evaluation-harness results/sample logs, lighteval "
+                                   "and Open LLM Leaderboard results files, inspect_ai "
                                    "logs (.eval/.json), HELM run folders/zips and tidy tables "
                                    "(CSV/JSONL/Parquet) into the store, in one transaction. "
                                    "Files of one run (a results JSON and its sample logs) "

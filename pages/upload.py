@@ -16,6 +16,7 @@ from evalcore.ingest import problem_row
 from ui import common
 
 FORMATS_HELP = ("lm-evaluation-harness results JSON and sample logs (samples_*.jsonl), "
+                "lighteval / Open LLM Leaderboard results_*.json (summaries), "
                 "inspect_ai logs (.eval, .json), HELM run folders, suites or a whole "
                 "benchmark_output/ folder as .zip, tidy tables "
                 "(CSV/JSONL/Parquet with model, task, item_id, score). Upload a results file "

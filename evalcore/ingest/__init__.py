@@ -34,7 +34,8 @@ Added by the ingest owner
   before any file is read.
 
 Formats, one module each: ``lm_eval`` (results JSON 0.3/0.4.x, sample logs JSONL/JSON
-array, embedded samples), ``inspect_log`` (``.eval`` zips with deflate or zstd members,
+array, embedded samples), ``lighteval`` (lighteval and Open LLM Leaderboard v1
+``results_<ts>.json``: summaries only), ``inspect_log`` (``.eval`` zips with deflate or zstd members,
 ``.json`` logs v1/v2), ``helm`` (run folders, suite folders, ``benchmark_output/`` trees,
 zips of these), ``tidy`` (CSV, JSONL, Parquet with ``model``/``run``, ``task``, ``item_id``,
 ``score`` [, ``metric``, ``answer``, ``cluster``]: the escape hatch for any other harness).
@@ -52,7 +53,7 @@ from typing import Iterable
 import numpy as np
 
 from evalcore.errors import IngestError, NoScoresError
-from evalcore.ingest import helm, inspect_log, lm_eval, tidy
+from evalcore.ingest import helm, inspect_log, lighteval, lm_eval, tidy
 from evalcore.ingest.batch import IngestBatch, no_scores_reason, problem_row, run_files
 from evalcore.ingest._common import (
     MAX_ABS_SCORE,
@@ -73,7 +74,7 @@ __all__ = ["parse_paths", "parse_uploads", "read_paths", "read_uploads", "Ingest
            "LFS_POINTER"]
 
 FORMATS: tuple[str, ...] = (
-    lm_eval.RESULTS, lm_eval.SAMPLES_JSONL, lm_eval.SAMPLES_JSON,
+    lm_eval.RESULTS, lm_eval.SAMPLES_JSONL, lm_eval.SAMPLES_JSON, lighteval.RESULTS,
     inspect_log.EVAL_ZIP, inspect_log.JSON_LOG,
     *helm.ALL_FORMATS,
     tidy.CSV, tidy.JSONL, tidy.PARQUET,
@@ -81,7 +82,8 @@ FORMATS: tuple[str, ...] = (
 KNOWN_SUFFIXES = (".json", ".jsonl", ".eval", ".csv", ".parquet", ".pq", ".zip", ".tsv")
 # The first bytes of a Git LFS pointer file (a clone without `git lfs pull`).
 LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
-EXPECTED = ("a known format: lm_eval results/samples JSON(L), an inspect .eval/.json log, "
+EXPECTED = ("a known format: lm_eval results/samples JSON(L), a lighteval / Open LLM "
+            "Leaderboard results JSON, an inspect .eval/.json log, "
             "HELM run files, a tidy CSV/JSONL/Parquet table, or a zip of these")
 
 
@@ -99,6 +101,8 @@ def _classify_obj(obj: object, name: str = "") -> str:
         if isinstance(ev, dict) and ("version" in keys or "task" in ev) and (
                 {"plan", "status", "results", "samples"} & keys):
             return inspect_log.JSON_LOG
+        if lighteval.is_results(obj):
+            return lighteval.RESULTS
         if isinstance(obj.get("results"), dict) and (
                 {"versions", "configs", "config", "n-shot", "group_subtasks", "samples"} & keys):
             return lm_eval.RESULTS
@@ -170,6 +174,8 @@ def _detect_json_head(t: str) -> str:
     if has("eval") and (has("version") or has("eval_id") or has("task_id")) and (
             has("plan") or has("status")):
         return inspect_log.JSON_LOG
+    if has("config_general") and (has("results") or has("lighteval_sha")):
+        return lighteval.RESULTS
     if re.match(r'\{\s*"results"\s*:', t) or (has("results") and (
             has("versions") or has("configs") or has("n-shot") or ',none"' in t)):
         return lm_eval.RESULTS
@@ -587,6 +593,14 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
         alone_groups.setdefault(f"{s.folder}|{key}", []).append((s, t))
     for group in alone_groups.values():
         build(None, group)
+
+    # lighteval / Open LLM Leaderboard v1 results: one run each
+    for src in by_fmt.get(lighteval.RESULTS, []):
+        try:
+            runs.append(_layout_guard(src.name, lighteval.parse_results, src))
+        except IngestError as exc:
+            failed(exc)
+        step(src.name, src.size)
 
     # inspect logs: one run each
     for fmt, parse in ((inspect_log.EVAL_ZIP, inspect_log.parse_eval),

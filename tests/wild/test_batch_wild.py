@@ -86,3 +86,8 @@ def test_whole_corpus_folder_stores_every_good_run_and_names_every_bad_file(wild
             model = args["pretrained"] if isinstance(args, dict) else \
                 args.split(",")[0].removeprefix("pretrained=")
             assert model in models, results
+    for results in (wild_dir / "lighteval").rglob("results_*.json"):   # one run per file
+        doc = json.loads(results.read_text(encoding="utf-8"))
+        assert doc["config_general"]["model_name"] in models, results
+    lighteval_runs = Store(store_path).runs().query("source_format == 'lighteval'")
+    assert len(lighteval_runs) == len(list((wild_dir / "lighteval").rglob("results_*.json")))

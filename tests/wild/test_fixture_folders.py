@@ -36,7 +36,7 @@ def test_wild_corpus_is_in_the_repository():
     files = [p for p in WILD.rglob("*") if p.is_file() and p.name != "PROVENANCE.md"]
     assert len(files) >= 30
     repos = set()
-    for folder in ("lm_eval", "inspect"):
+    for folder in ("lm_eval", "inspect", "lighteval"):
         text = (WILD / folder / "PROVENANCE.md").read_text(encoding="utf-8")
         for p in (WILD / folder).rglob("*"):
             if p.is_file() and p.name != "PROVENANCE.md":

@@ -1,0 +1,164 @@
+"""evalcore.ingest.lighteval on the layouts lighteval writes that the wild corpus lacks: the
+Open LLM Leaderboard v1 keys (``harness|<task>|<k>``, string ``config_tasks``, hyphenated
+request counts), two keys with one task name, bad input. The real files are tested in
+tests/wild/test_lighteval_wild.py."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from evalcore.errors import IngestError
+from evalcore.ingest import detect_format, parse_uploads, read_uploads
+from evalcore.ingest.lighteval import split_key
+from evalcore.metrics import harness_higher_is_better, harness_primary_metric
+
+# The Open LLM Leaderboard v1 layout: the values of harness|arc:challenge|25 and
+# harness|truthfulqa:mc|0 are the ones printed in the model card of
+# HenryJJ/Instruct_Mistral-7B-v0.1_Dolly15K (run 2024-01-04T13:27:32.660899); the other
+# fields follow the leaderboard's files (config_tasks values are strings, the request counts
+# are hyphenated, summary_tasks counts requests: 4687 for ARC's 1172 questions).
+OLL_V1 = {
+    "config_general": {
+        "lighteval_sha": "0f318ecf002208468154899217b3ba7c6ae09374",
+        "num_few_shot_default": 0, "num_fewshot_seeds": 1, "override_batch_size": 1,
+        "max_samples": None, "job_id": "", "start_time": 1.0, "end_time": 2.0,
+        "total_evaluation_time_secondes": "1.0",
+        "model_name": "HenryJJ/Instruct_Mistral-7B-v0.1_Dolly15K",
+        "model_sha": "abc", "model_dtype": "torch.bfloat16", "model_size": "13.99 GB",
+    },
+    "results": {
+        "harness|arc:challenge|25": {
+            "acc": 0.5571672354948806, "acc_stderr": 0.014515573873348906,
+            "acc_norm": 0.5938566552901023, "acc_norm_stderr": 0.014351656690097862},
+        "harness|hendrycksTest-abstract_algebra|5": {
+            "acc": 0.31, "acc_stderr": 0.04648231987117316,
+            "acc_norm": 0.31, "acc_norm_stderr": 0.04648231987117316},
+        "harness|truthfulqa:mc|0": {
+            "mc1": 0.2802937576499388, "mc1_stderr": 0.015723139524608767,
+            "mc2": 0.435601924823795, "mc2_stderr": 0.014179199089974604},
+        "all": {"acc": 0.6241143484289186, "acc_stderr": 0.032689663124831826},
+    },
+    "versions": {"all": 0, "harness|arc:challenge|25": 0,
+                 "harness|hendrycksTest-abstract_algebra|5": 1, "harness|truthfulqa:mc|0": 1},
+    "config_tasks": {"harness|arc:challenge": "LM Harness task",
+                     "harness|hendrycksTest-abstract_algebra": "LM Harness task",
+                     "harness|truthfulqa:mc": "LM Harness task"},
+    "summary_tasks": {
+        "harness|arc:challenge|25": {
+            "hashes": {"hash_examples": "17b0cae357c0259e", "hash_full_prompts": "045cbb916e5145c6",
+                       "hash_input_tokens": "x", "hash_cont_tokens": "y"},
+            "truncated": 0, "non-truncated": 4687, "padded": 4687, "non-padded": 0,
+            "effective_few_shots": 25.0, "num_truncated_few_shots": 0},
+    },
+    "summary_general": {},
+}
+
+
+def _bytes(obj) -> bytes:
+    return json.dumps(obj, indent=4).encode()
+
+
+def test_split_key():
+    assert split_key("harness|arc:challenge|25") == ("harness", "arc:challenge", 25)
+    assert split_key("leaderboard|mmlu:anatomy|5") == ("leaderboard", "mmlu:anatomy", 5)
+    assert split_key("lighteval|aime24") == ("lighteval", "aime24", None)
+    assert split_key("custom_task") == (None, "custom_task", None)
+
+
+def test_detected_by_content_not_taken_for_lm_eval():
+    data = _bytes(OLL_V1)
+    assert detect_format("results_2024-01-04T13-27-32.660899.json", data) == "lighteval_results"
+    assert detect_format("x.json", data[:200]) == "lighteval_results"      # head only
+    compact = json.dumps(OLL_V1).encode()                                  # one line
+    assert detect_format("x.json", compact) == "lighteval_results"
+
+
+def test_open_llm_leaderboard_v1_layout():
+    run = parse_uploads([("results_2024-01-04T13-27-32.660899.json", _bytes(OLL_V1))])[0]
+    assert run.model == "HenryJJ/Instruct_Mistral-7B-v0.1_Dolly15K"
+    assert run.harness == "lighteval"
+    assert run.harness_version == "git 0f318ecf002208468154899217b3ba7c6ae09374"
+    assert "start_time" not in run.protocol and "job_id" not in run.protocol
+    s = run.summaries.set_index(["task", "metric"])
+    assert set(run.summaries["task"]) == {"arc:challenge", "hendrycksTest-abstract_algebra",
+                                         "truthfulqa:mc"}
+    assert s.loc[("arc:challenge", "acc_norm"), "value"] == 0.5938566552901023
+    assert s.loc[("arc:challenge", "acc_norm"), "stderr"] == 0.014351656690097862
+    assert s.loc[("truthfulqa:mc", "mc2"), "stderr"] == 0.014179199089974604
+    assert not run.summaries["is_group"].any()
+    # the request counts (4687) are not item counts; the file has no document count
+    assert run.summaries["n"].isna().all()
+    assert any("results.all not stored" in w for w in run.warnings)
+    protos = dict(zip(run.tasks["task"], run.tasks["protocol"]))
+    arc = protos["arc:challenge"]
+    assert arc["num_fewshot"] == 25 and arc["suite"] == "harness"
+    assert arc["effective_few_shots"] == 25.0
+    assert arc["hash_full_prompts"] == "045cbb916e5145c6" and "hash_input_tokens" not in arc
+    # the metric the leaderboard ranked on
+    assert harness_primary_metric(arc, ["acc", "acc_norm"]) == "acc_norm"
+    assert harness_primary_metric(protos["truthfulqa:mc"], ["mc1", "mc2"]) == "mc2"
+    assert harness_primary_metric(protos["hendrycksTest-abstract_algebra"],
+                                  ["acc", "acc_norm"]) == "acc"
+
+
+def test_same_task_name_twice_keeps_both_keys():
+    obj = {"config_general": {"model_name": "m"},
+           "results": {"leaderboard|gsm8k|5": {"qem": 0.5, "qem_stderr": 0.01},
+                       "lighteval|gsm8k|0": {"qem": 0.4, "qem_stderr": 0.02},
+                       "lighteval|aime24|0": {"qem": 0.1}}}
+    run = parse_uploads([("results_x.json", _bytes(obj))])[0]
+    assert set(run.summaries["task"]) == {"leaderboard|gsm8k|5", "lighteval|gsm8k|0", "aime24"}
+    aime = run.summaries[run.summaries["task"] == "aime24"].iloc[0]
+    assert aime["value"] == 0.1 and math.isnan(aime["stderr"])
+
+
+def test_metric_directions_from_config_tasks():
+    obj = {"config_general": {"model_name": "m"},
+           "results": {"custom|ppl_task|0": {"ppl": 12.5}},
+           "config_tasks": {"custom|ppl_task|0": {
+               "metrics": [{"metric_name": "ppl", "higher_is_better": False}],
+               "effective_num_docs": 40, "original_num_docs": -1}}}
+    run = parse_uploads([("r.json", _bytes(obj))])[0]
+    proto = run.tasks.iloc[0]["protocol"]
+    assert harness_higher_is_better(proto, "ppl") is False
+    assert "original_num_docs" not in proto           # -1: not recorded
+    assert run.summaries.iloc[0]["n"] == 40
+
+
+def test_nan_value_is_kept_missing_with_a_warning():
+    text = _bytes(OLL_V1).replace(b"0.31,", b"NaN,", 1)
+    run = parse_uploads([("r.json", text)])[0]
+    row = run.summaries.set_index(["task", "metric"]).loc[("hendrycksTest-abstract_algebra", "acc")]
+    assert math.isnan(row["value"])
+    assert any("hendrycksTest-abstract_algebra" in w and "NaN" in w for w in run.warnings)
+
+
+@pytest.mark.parametrize("mutate,where", [
+    (lambda o: o["results"].__setitem__("harness|arc:challenge|25", [0.5]),
+     "results.harness|arc:challenge|25"),
+    (lambda o: o.__setitem__("summary_tasks", ["x"]), "summary_tasks"),
+])
+def test_bad_layout_names_the_place(mutate, where):
+    obj = json.loads(json.dumps(OLL_V1))
+    mutate(obj)
+    with pytest.raises(IngestError) as ei:
+        parse_uploads([("r.json", _bytes(obj))])
+    assert ei.value.where == where and ei.value.file == "r.json"
+
+
+def test_infinite_value_is_refused_and_the_batch_goes_on():
+    bad = _bytes(OLL_V1).replace(b"0.31,", b"Infinity,", 1)
+    batch = read_uploads([("bad.json", bad), ("good.json", _bytes(OLL_V1))])
+    assert len(batch.runs) == 1 and batch.runs[0].files[0].name == "good.json"
+    assert [p.file for p in batch.problems] == ["bad.json"]
+    assert "hendrycksTest-abstract_algebra" in batch.problems[0].where
+
+
+def test_values_all_unusable_is_no_scores():
+    obj = {"config_general": {"model_name": "m"},
+           "results": {"lighteval|x|0": {"acc": "n/a"}}}
+    batch = read_uploads([("r.json", _bytes(obj))])
+    assert not batch.runs and len(batch.no_scores) == 1
