@@ -320,7 +320,9 @@ def cmd_ingest(args) -> int:
         if progress is not None:
             progress.close()
     if not batch.runs and not batch.problems:
-        raise _BadInput(f"no evaluation results found in {', '.join(args.paths)}")
+        skipped = (f"; skipped: {'; '.join(batch.skipped[:5])}"
+                   f"{' ...' if len(batch.skipped) > 5 else ''}" if batch.skipped else "")
+        raise _BadInput(f"no evaluation results found in {', '.join(args.paths)}{skipped}")
     problems = [problem_row(e) for e in batch.problems]
     report = None
     if batch.runs:

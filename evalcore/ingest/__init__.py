@@ -310,6 +310,8 @@ def _classify(src: Source) -> str:
                           "the file was never downloaded: run `git lfs pull` in the repository "
                           "it came from, then ingest again")
     fmt = detect_format(src.basename, head)
+    if fmt == tidy.PARQUET and lighteval.is_details_name(src.basename):
+        return lighteval.DETAILS
     if fmt == inspect_log.EVAL_ZIP:
         return "zip"          # confirmed from the member list in _expand_zip
     if fmt == "unknown":
@@ -594,13 +596,25 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
     for group in alone_groups.values():
         build(None, group)
 
-    # lighteval / Open LLM Leaderboard v1 results: one run each
+    # lighteval / Open LLM Leaderboard v1 results: one run each; their per-item details
+    # files are recognised, not read (named in the run's warnings, else skipped)
+    details = by_fmt.get(lighteval.DETAILS, [])
+    noted: set[str] = set()
     for src in by_fmt.get(lighteval.RESULTS, []):
         try:
-            runs.append(_layout_guard(src.name, lighteval.parse_results, src))
+            run = _layout_guard(src.name, lighteval.parse_results, src)
+            mine = lighteval.details_for(src, details)
+            if mine:
+                run.warnings.append(lighteval.details_note(src.name, mine))
+                noted.update(d.name for d in mine)
+            runs.append(run)
         except IngestError as exc:
             failed(exc)
         step(src.name, src.size)
+    for d in details:
+        if d.name not in noted:
+            skipped.append(f"{d.name} (lighteval per-item details: not read)")
+        step(d.name, d.size)
 
     # inspect logs: one run each
     for fmt, parse in ((inspect_log.EVAL_ZIP, inspect_log.parse_eval),

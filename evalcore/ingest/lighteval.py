@@ -52,8 +52,11 @@ What becomes what
   task protocol as ``higher_is_better`` ({metric: bool}, as for lm_eval 0.4; read by
   ``evalcore.metrics``). The primary metric of the Open LLM Leaderboard v1 tasks is the one
   the leaderboard ranked on (``OLL_V1_PRIMARY``); other tasks declare none.
-* Per-item scores: none (lighteval keeps them in ``details/*.parquet`` files, which evalbars
-  does not read); the run holds the reported summaries only.
+* Per-item scores: none. lighteval keeps them in
+  ``details/<model>/<ts>/details_<suite>|<task>|<k>_<ts>.parquet`` files, which evalbars
+  recognises by name (``DETAILS_NAME``) and does not read: they are named in a warning of
+  the run with the same timestamp (or listed as skipped), never reported as bad input. The
+  run holds the reported summaries only.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ from evalcore.ingest.lm_eval import summary_value
 from evalcore.model import SCORE_COLUMNS, TEXT_COLUMNS, ParsedRun
 
 RESULTS = "lighteval_results"
+DETAILS = "lighteval_details"
 HARNESS = "lighteval"
 SOURCE_FORMAT = "lighteval"
 AGGREGATE_KEY = "all"
@@ -105,6 +109,31 @@ TASK_KEYS = ("name", "prompt_function", "hf_repo", "hf_subset", "hf_revision", "
 SUMMARY_KEYS = ("effective_few_shots", "num_truncated_few_shots")
 HASH_KEYS = ("hash_examples", "hash_full_prompts")
 _FEWSHOT = re.compile(r"^\d+$")
+_TS = r"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?"
+RESULTS_NAME = re.compile(rf"^results_(?P<ts>{_TS})\.json$")
+# lighteval's per-item details: details_<suite>|<task>|<k>_<timestamp>.parquet
+DETAILS_NAME = re.compile(rf"^details_(?P<task>[^|]+\|[^|]+(?:\|\d+)?)_(?P<ts>{_TS})\.parquet$")
+
+
+def is_details_name(basename: str) -> bool:
+    """Whether a file name is one of lighteval's per-item details files."""
+    return DETAILS_NAME.match(basename) is not None
+
+
+def details_for(results: Source, details: list[Source]) -> list[Source]:
+    """The details files of the run of ``results``: same timestamp in the file name."""
+    m = RESULTS_NAME.match(results.basename)
+    if m is None:
+        return []
+    return [d for d in details if (dm := DETAILS_NAME.match(d.basename)) is not None
+            and dm.group("ts") == m.group("ts")]
+
+
+def details_note(results_name: str, details: list[Source]) -> str:
+    """The warning naming a run's details files, which are not read."""
+    names = ", ".join(d.basename for d in details[:5]) + (" ..." if len(details) > 5 else "")
+    return (f"{results_name}: lighteval per-item details not read ({len(details)} file(s): "
+            f"{names}); the run holds the summaries of the results file only")
 
 
 def is_results(obj: object) -> bool:

@@ -162,3 +162,65 @@ def test_values_all_unusable_is_no_scores():
            "results": {"lighteval|x|0": {"acc": "n/a"}}}
     batch = read_uploads([("r.json", _bytes(obj))])
     assert not batch.runs and len(batch.no_scores) == 1
+
+
+def test_open_llm_leaderboard_v2_layout_is_lm_eval():
+    """Open LLM Leaderboard v2 files are lm_eval 0.4 results (no ``config_general``): they go
+    to the lm_eval reader, with the ``leaderboard`` groups as groups and the function reprs
+    of the task configs kept in the protocol (their addresses are normalised by the diff)."""
+    obj = {
+        "results": {
+            "leaderboard": {"acc_norm,none": 0.45, "acc_norm_stderr,none": 0.005,
+                            "alias": "leaderboard"},
+            "leaderboard_bbh": {"acc_norm,none": 0.5, "acc_norm_stderr,none": 0.006,
+                                "alias": " - leaderboard_bbh"},
+            "leaderboard_bbh_navigate": {"acc_norm,none": 0.6, "acc_norm_stderr,none": 0.031,
+                                         "alias": "  - leaderboard_bbh_navigate"},
+            "leaderboard_bbh_snarks": {"acc_norm,none": 0.55, "acc_norm_stderr,none": 0.037,
+                                       "alias": "  - leaderboard_bbh_snarks"},
+            "leaderboard_musr_murder_mysteries": {"acc_norm,none": 0.52,
+                                                  "acc_norm_stderr,none": 0.031},
+        },
+        "group_subtasks": {"leaderboard_bbh": ["leaderboard_bbh_navigate", "leaderboard_bbh_snarks"],
+                           "leaderboard": ["leaderboard_bbh", "leaderboard_musr_murder_mysteries"]},
+        "configs": {"leaderboard_bbh_navigate": {
+            "task": "leaderboard_bbh_navigate", "num_fewshot": 3,
+            "fewshot_config": {"sampler": "first_n",
+                               "samples": "<function list_fewshot_samples at 0x7f3e09ad45e0>"}}},
+        "versions": {"leaderboard_bbh_navigate": 0.0},
+        "n-shot": {"leaderboard_bbh_navigate": 3},
+        "n-samples": {"leaderboard_bbh_navigate": {"original": 250, "effective": 250}},
+        "config": {"model": "hf", "model_args": "pretrained=org/model"},
+        "model_name": "org/model",
+    }
+    data = _bytes(obj)
+    assert detect_format("results_2024-06-26T10-00-00.000000.json", data) == "lm_eval_results"
+    run = parse_uploads([("results_2024-06-26T10-00-00.000000.json", data)])[0]
+    assert run.source_format == "lm_eval" and run.model == "org/model"
+    s = run.summaries.set_index("task")
+    assert s.loc["leaderboard_bbh", "is_group"] and s.loc["leaderboard", "is_group"]
+    assert not s.loc["leaderboard_bbh_navigate", "is_group"]
+    assert s.loc["leaderboard_bbh_navigate", "n"] == 250
+    proto = dict(zip(run.tasks["task"], run.tasks["protocol"]))["leaderboard_bbh_navigate"]
+    assert proto["num_fewshot"] == 3
+
+
+def test_details_files_are_recognised_not_bad_input(tmp_path):
+    """lighteval writes results/<model>/results_<ts>.json and
+    details/<model>/<ts>/details_<suite>|<task>|<k>_<ts>.parquet: the details file is named
+    in the run's warnings (not read), never reported as a bad tidy table."""
+    ts = "2024-01-04T13-27-32.660899"
+    res = tmp_path / "results" / "org" / f"results_{ts}.json"
+    det = tmp_path / "details" / "org" / ts / f"details_harness|arc:challenge|25_{ts}.parquet"
+    other = tmp_path / "details" / "org" / "x" / "details_harness|gsm8k|5_2024-02-01T00-00-00.0.parquet"
+    for p in (res, det, other):
+        p.parent.mkdir(parents=True, exist_ok=True)
+    res.write_bytes(_bytes(OLL_V1))
+    det.write_bytes(b"PAR1" + b"\0" * 64)      # recognised by name, never opened
+    other.write_bytes(b"PAR1" + b"\0" * 64)
+    from evalcore.ingest import read_paths
+    batch = read_paths([tmp_path])
+    assert not batch.problems and len(batch.runs) == 1
+    notes = " ".join(batch.runs[0].warnings)
+    assert f"details_harness|arc:challenge|25_{ts}.parquet" in notes and "not read" in notes
+    assert any("details_harness|gsm8k|5" in s and "not read" in s for s in batch.skipped)
