@@ -1908,3 +1908,14 @@ class Store:
             ORDER BY 1, 2, 3"""
         with self._read() as con:
             return _fetch_rows(con, sql, [tasks, metrics, int(run_a), int(run_b)])
+
+    def item_texts(self, run_ids: list[int], task: str) -> pd.DataFrame:
+        """run_id, item_id, prompt, target, response of each item's first answer
+        (answer_idx 0) of ``task`` in the runs: the Items page reads each model's pick (the
+        response: for lm_eval multiple choice the chosen option's text) and the gold (target)
+        from it."""
+        ids = [int(r) for r in run_ids]
+        with self._read() as con:
+            return _fetch_rows(con, "SELECT run_id, item_id, prompt, target, response FROM texts "
+                               "WHERE list_contains(?, run_id) AND task = ? AND answer_idx = 0 "
+                               "ORDER BY run_id, item_id", [ids, str(task)])

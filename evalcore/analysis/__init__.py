@@ -1,6 +1,7 @@
 """Analysis layer: joins store queries to stats for the pages and the CLI.
 
-The package mirrors the pages: ``leaderboard`` (runs x tasks, averages, tiers, ranks),
+The package mirrors the pages: ``leaderboard`` (runs x tasks, averages, tiers, ranks), ``items``
+(suspect labels, re-scoring, contamination overlap),
 ``compare`` (two runs on the same items), ``repeats`` (answers per item, reruns, clusters,
 metric variants), ``planning`` (inputs from a pilot pair), ``overview`` (what the store
 holds); ``_common`` holds the constants and small helpers they share. Every public name is
@@ -79,4 +80,13 @@ from evalcore.analysis.overview import (  # noqa: F401
     OVERVIEW_TASK_COLUMNS,
     Overview,
     overview,
+)
+from evalcore.analysis.items import (  # noqa: F401
+    ContaminationReport,
+    RescoreReport,
+    SuspectReport,
+    contamination,
+    read_relabels,
+    rescore,
+    suspect_labels,
 )

@@ -12,7 +12,8 @@ Modules: ``intervals`` (one score), ``bootstrap`` (resampling, rank intervals), 
 (cluster-robust SE), ``paired`` (two runs, McNemar), ``paired_binary`` (score-type intervals
 for the difference of two paired 0/1 runs, method routing, discordance upper bound), ``repeats`` (K answers, reruns, pass@k),
 ``planning`` (MDE, sample size, pre-registration), ``aggregate`` (tasks, p-value adjustment,
-best-of-k, top tier).
+best-of-k, top tier), ``label_consensus`` (suspect labels and their chance expectation),
+``two_sample`` (difference of two disjoint item sets).
 """
 
 from evalcore.stats._checks import StatsInputError, z_value
@@ -30,6 +31,9 @@ from evalcore.stats.intervals import (PROPORTION_METHODS, SCORE_METHODS, Interva
                                       mean_se_from_moments,
                                       proportion_interval, required_n_for_half_width,
                                       score_interval, wilson_interval)
+from evalcore.stats.label_consensus import (ConsensusExpectation, ConsensusItems,
+                                            consensus_suspects, expected_suspects,
+                                            flag_probability)
 from evalcore.stats.paired import (SMALL_N, McNemarResult, PairedColumns, PairedDifference,
                                    correlation, mcnemar, mcnemar_exact_p, mean_quantile,
                                    normal_p_value, paired_columns, paired_difference)
@@ -41,6 +45,7 @@ from evalcore.stats.planning import (effective_n, minimum_detectable_effect,
                                      minimum_detectable_effect_unpaired,
                                      preregistration_markdown, required_items,
                                      required_items_unpaired, sd_diff_with_answers)
+from evalcore.stats.two_sample import TwoSampleDifference, two_sample_difference
 from evalcore.stats.repeats import (PassAtK, RerunNoise, VarianceComponents, pass_at_k,
                                     pass_at_k_summary, rerun_noise, variance_components)
 
@@ -75,4 +80,7 @@ __all__ = [
     # many tasks / models
     "TaskAggregate", "BestTier", "aggregate_tasks", "pooled_sample_stderr", "adjust_pvalues",
     "best_of_k_inflation", "indistinguishable_from_best",
+    # item quality
+    "ConsensusItems", "ConsensusExpectation", "consensus_suspects", "expected_suspects",
+    "flag_probability", "TwoSampleDifference", "two_sample_difference",
 ]

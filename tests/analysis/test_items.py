@@ -1,0 +1,140 @@
+"""Items analysis on generated stores: planted label errors and planted corpus overlaps."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalcore.analysis.items import (contamination, read_relabels, rescore, suspect_labels)
+from evalcore.errors import AnalysisError
+from evalcore.model import (SCORE_COLUMNS, SUMMARY_COLUMNS, TASK_COLUMNS, TEXT_COLUMNS, ParsedRun,
+                            SourceFile, empty_frame)
+from evalcore.store import Store
+
+WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
+         "oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu").split()
+TASK = "gen_mc"
+
+
+def _run(name: str, model: str, picks: list[str], gold: list[str], prompts: list[str],
+         n_choices: int = 4) -> ParsedRun:
+    n = len(picks)
+    ids = [str(i) for i in range(n)]
+    score = [1.0 if p == g else 0.0 for p, g in zip(picks, gold)]
+    sc = pd.DataFrame({"task": TASK, "metric": "acc", "item_id": ids, "answer_idx": 0,
+                       "score": score, "cluster": None, "item_hash": ["h" + i for i in ids],
+                       "prompt_hash": ["p" + i for i in ids]}, columns=list(SCORE_COLUMNS))
+    tx = pd.DataFrame({"task": TASK, "item_id": ids, "answer_idx": 0, "prompt": prompts,
+                       "target": gold, "response": picks}, columns=list(TEXT_COLUMNS))
+    tk = pd.DataFrame([{"task": TASK, "n_choices": n_choices, "protocol": {}}], columns=list(TASK_COLUMNS))
+    return ParsedRun(name=name, model=model, source_format="lm_eval", harness="lm-evaluation-harness",
+                     harness_version="0.4.8", protocol={}, files=[SourceFile(name, hashlib.sha256(name.encode()).hexdigest(), 1, "x")],
+                     scores=sc, summaries=empty_frame(SUMMARY_COLUMNS), texts=tx, tasks=tk)
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory) -> dict:
+    """600 four-option items, 12 with a wrong gold; six models with accuracies 0.95..0.55;
+    a rerun of the best model; 20 items whose text is planted in a corpus."""
+    rng = np.random.default_rng(11)
+    n, k = 600, 4
+    options = [[f"option {c} of item {i}" for c in range(k)] for i in range(n)]
+    truth = rng.integers(0, k, n)
+    bad = np.sort(rng.choice(n, 12, replace=False))
+    gold_idx = truth.copy()
+    gold_idx[bad] = (truth[bad] + 1 + rng.integers(0, k - 1, bad.size)) % k
+    prompts = [" ".join(rng.choice(WORDS, 20)) + f" question {i}" for i in range(n)]
+    gold = [options[i][gold_idx[i]] for i in range(n)]
+    accs = [0.95, 0.93, 0.9, 0.7, 0.6, 0.55]
+    runs = []
+    for j, a in enumerate(accs):
+        right = rng.random(n) < a
+        wrong = (truth + 1 + rng.integers(0, k - 1, n)) % k
+        pick = np.where(right, truth, wrong)
+        runs.append(_run(f"m{j}", f"org/m{j}", [options[i][pick[i]] for i in range(n)], gold, prompts))
+    # a rerun of m0 with the same picks: must not vote twice
+    runs.append(_run("m0 rerun", "org/m0", list(runs[0].texts["response"]), gold, prompts))
+    path = tmp_path_factory.mktemp("items") / "s.duckdb"
+    store = Store(path)
+    store.ingest(runs)
+    dirty = np.sort(rng.choice(n, 20, replace=False))
+    corpus = tmp_path_factory.mktemp("corpus")
+    lines = [json.dumps({"text": "unrelated " + " ".join(rng.choice(WORDS, 40))}) for _ in range(200)]
+    for i in dirty:
+        lines.insert(int(rng.integers(0, len(lines))),
+                     json.dumps({"text": "Some page. " + prompts[i] + " " + gold[i] + ". More."}))
+    (corpus / "c.jsonl").write_text("\n".join(lines) + "\n")
+    return {"store": store, "bad": [str(i) for i in bad], "dirty": {str(i) for i in dirty},
+            "corpus": corpus, "truth": truth, "options": options}
+
+
+def test_planted_label_errors_are_found(planted: dict) -> None:
+    rep = suspect_labels(planted["store"], TASK)
+    assert rep.m == 3 and rep.n_strong == 3 and rep.n_options == 4
+    assert rep.left_out == ["m0 rerun"]
+    assert list(rep.models.loc[rep.models["strong"], "run"]) == ["m0", "m1", "m2"]
+    found = set(rep.suspects["item_id"])
+    bad = set(planted["bad"])
+    # each planted item is flagged when all three strong models are right: 0.95*0.93*0.9 = 0.8
+    assert len(found & bad) >= 7
+    # false positives: few, as the chance model expects (about 600 * 3 * (0.05*0.07*0.1/27))
+    assert len(found - bad) <= 2 and rep.expectation.expected < 0.5
+    assert rep.expectation.p_value < 1e-6
+    row = rep.suspects[rep.suspects["item_id"] == sorted(found & bad)[0]].iloc[0]
+    i = int(row["item_id"])
+    assert row["consensus"] == planted["options"][i][planted["truth"][i]]
+    assert row["n_agree"] == 3 and row["m0"] == row["consensus"]
+    csv = rep.export_csv()
+    assert csv.splitlines()[0].startswith("task,item_id,new_gold,prompt,gold,consensus")
+
+
+def test_relabel_and_sensitivity(planted: dict) -> None:
+    store = planted["store"]
+    rep = suspect_labels(store, TASK)
+    ex = rep.suspects.assign(new_gold=rep.suspects["consensus"])[["task", "item_id", "new_gold"]]
+    relabels = read_relabels(ex.to_csv(index=False))
+    res = rescore(store, TASK, "acc", relabels=relabels, suspects=list(rep.suspects["item_id"]))
+    board = res.board.set_index(["run", "variant"])
+    n_s = len(rep.suspects)
+    before = board.loc[("m0", "before"), "score"]
+    after = board.loc[("m0", "after"), "score"]
+    # m0 chose the consensus on every suspect: relabelling turns each 0 into a 1
+    assert after == pytest.approx(before + n_s / 600)
+    assert board.loc[("m0", "suspects correct for all"), "score"] == pytest.approx(after)
+    assert board.loc[("m0", "drop suspects"), "n"] == 600 - n_s
+    low, high = board.loc[("m5", "before"), ["low", "high"]]
+    assert low < board.loc[("m5", "before"), "score"] < high
+    assert set(res.comparisons["variant"]) == set(board.index.get_level_values(1))
+    assert res.ref_run == "m0" and (res.comparisons["ref_run"] == "m0").all()
+    assert (res.consistency["agreement"] == 1.0).all()
+    ex2 = rescore(store, TASK, "acc", exclude=["0", "1"])
+    assert ex2.board.set_index(["run", "variant"]).loc[("m3", "after"), "n"] == 598
+    assert "biases" in res.bias_note or "not neutral" in res.bias_note
+
+
+def test_relabel_csv_errors() -> None:
+    with pytest.raises(AnalysisError, match="missing new_gold"):
+        read_relabels("task,item_id\nx,1\n")
+    with pytest.raises(AnalysisError, match="twice"):
+        read_relabels("task,item_id,new_gold\nx,1,a\nx,1,b\n")
+    assert read_relabels("task,item_id,new_gold\nx,1,\nx,2,b\n")["item_id"].tolist() == ["2"]
+
+
+def test_planted_overlaps_are_found(planted: dict, tmp_path: Path) -> None:
+    from evalcore.items.ngram_index import build_index
+    idx = tmp_path / "idx.duckdb"
+    build_index([planted["corpus"]], idx)
+    rep = contamination(planted["store"], TASK, idx)
+    got = set(rep.items.loc[rep.items["overlapping"].eq(True), "item_id"])
+    assert got == planted["dirty"]                      # recall 1, no false positives
+    row = rep.runs.set_index("run").loc["m0"]
+    assert row["n_overlap"] == 20 and row["n_clean"] == 580
+    assert row["low"] <= row["diff"] <= row["high"] and "Newcombe" in row["method"]
+    assert "not a random subset" in rep.causal_note
+    hit = rep.items[rep.items["overlapping"].eq(True)].iloc[0]
+    assert hit["example"].startswith("c.jsonl, line ")
