@@ -1158,6 +1158,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "'71.9 $\\pm$ 3.8' (pm; asymmetric intervals as +up/-down)")
     p.set_defaults(func=cmd_report)
 
+    from evalcore.commands import items as items_command   # issue 13: its own module
+    items_command.add_parser(sub)
+
     for command in sub.choices.values():  # every command, also ones added above later
         _add_store_options(command)
     return parser

@@ -12,6 +12,8 @@ Run ``python scripts/make_demo.py`` from the repository root. It (re)writes
   (deflate; ``_journal/start.json``, ``_journal/summaries/<n>.json``, ``samples/<id>_epoch_<k>.json``,
   ``summaries.json``, ``reductions.json``, ``header.json``) with 5 epochs per sample;
 - ``data/demo_truth.json``: the true simulated parameters and the expected scores;
+- ``data/demo_items/``: a corpus sample with planted overlaps and the list of planted label
+  errors (``scripts/demo_items.py``);
 - ``data/README.md``: what the demo contains, with the true abilities.
 
 The simulation is item response theory with a guessing floor (3PL with unit slope):
@@ -49,6 +51,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Sequence
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import demo_items  # noqa: E402  (scripts/demo_items.py: item-quality demo, issue 13)
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 20260301
@@ -329,6 +334,7 @@ class Item:
     answer: str = ""                 # numeric answer for generation items
     wrong_answer: str = ""           # the wrong number a model produces for generation items
     solution: str = ""               # worked solution for generation items (few-shot text)
+    truth: int = -1                  # a mislabelled item's right option (scripts/demo_items.py)
 
 
 def _mc_options(rng: DemoRng, gold_text: str, pool: Sequence[str]) -> tuple[tuple[str, ...], int]:
@@ -599,6 +605,7 @@ def _task_config(name: str, n_shot: int, pretrained: str) -> dict[str, Any]:
 
 def build_tasks() -> dict[str, LmTask]:
     arc = build_arc(N_ARC, DemoRng("items", "arc"), NAMES, "DemoSci")
+    arc, _ = demo_items.plant_label_errors(arc, DemoRng("items", "arc-label-errors"))
     arc_shots = build_arc(40, DemoRng("items", "arc-train"), SHOT_NAMES, "DemoSciTrain")
     boolq = build_boolq(N_BOOLQ, DemoRng("items", "boolq"))
     gsm = build_gsm(N_GSM, DemoRng("items", "gsm"), NAMES)
@@ -704,7 +711,8 @@ def mc_loglikelihoods(task: LmTask, item: Item, correct: bool, rng: DemoRng) -> 
     agree with ``resps``.
     """
     k = len(item.choices)
-    b = item.gold if correct else rng.choice([j for j in range(k) if j != item.gold])
+    right = item.gold if item.truth < 0 else item.truth   # what a model that knows picks
+    b = right if correct else rng.choice([j for j in range(k) if j != right])
     lengths = [float(len(c)) for c in item.choices]
     rate_b = rng.uniform(0.3, 0.9)                     # nats per character of the chosen option
     a = b
@@ -1428,6 +1436,12 @@ def generate(data_dir: Path) -> dict[str, Any]:
     for i, m in enumerate(MODELS):
         observed["inspect"][m.name] = write_inspect_log(m, i, trivia, demo)
     truth = write_truth(tasks, trivia, observed, data_dir)
+    arc, reading = tasks["arc_easy_demo"].items, tasks["reading_demo"].items
+    demo_items.write_corpus(arc, reading, [i for i, it in enumerate(arc) if it.truth >= 0],
+                            lambda it: doc_to_text("arc_easy_demo", it),
+                            lambda it: doc_to_text("reading_demo", it),
+                            NAMES + JOBS + PLACES + PETS + TOWNS + PRODUCTS + DAYS,
+                            DemoRng("items", "corpus"), data_dir)
     write_readme(truth, data_dir)
     return truth
 

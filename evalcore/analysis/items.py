@@ -29,7 +29,8 @@ from evalcore.errors import AnalysisError
 from evalcore.items.ngram_index import IndexInfo, item_overlap, word_counts
 from evalcore.stats.label_consensus import (CHANCE_MODEL, DEFAULT_M, ConsensusExpectation,
                                             consensus_suspects, default_strong_size,
-                                            expected_suspects, strongest)
+                                            expected_suspects, expected_suspects_given_errors,
+                                            strongest)
 from evalcore.stats.two_sample import two_sample_difference
 
 _ANSWER = re.compile(r"ANSWER\s*:\s*\(?([A-Za-z])\b")
@@ -158,7 +159,9 @@ class SuspectReport:
 
     suspects : SUSPECT_COLUMNS plus one column per model (its pick), one row per flagged item.
     models : run_id, run, accuracy (of its picks against the gold), strong (bool), items.
-    expectation : expected count if every label were correct (``CHANCE_MODEL``).
+    expectation : expected count if every label were correct (``CHANCE_MODEL``: per-model
+    accuracy, independent errors). given_errors : the same given each item's number of strong
+    models that missed the gold (``CONDITIONAL_MODEL``: item difficulty taken as observed).
     """
 
     task: str
@@ -169,6 +172,7 @@ class SuspectReport:
     suspects: pd.DataFrame
     models: pd.DataFrame
     expectation: ConsensusExpectation
+    given_errors: ConsensusExpectation
     left_out: list[str]
     notes: list[str] = field(default_factory=list)
     chance_model: str = CHANCE_MODEL
@@ -214,6 +218,9 @@ def suspect_labels(store, task: str, runs: list | None = None, m: int = DEFAULT_
                      np.nan)
     exp = expected_suspects(acc[list(strong)], np.full(len(pm.item_ids), n_options), m,
                             observed=res.n_flagged)
+    has_gold = pm.gold_codes >= 0
+    missed = (answered & ~right)[list(strong)].sum(axis=0)[has_gold]
+    given = expected_suspects_given_errors(missed, n_options, m, observed=res.n_flagged)
     rows = []
     for j in np.nonzero(res.flagged)[0]:
         row = {"task": task, "item_id": pm.item_ids[j], "prompt": pm.prompts[j], "gold": pm.gold[j],
@@ -232,7 +239,8 @@ def suspect_labels(store, task: str, runs: list | None = None, m: int = DEFAULT_
     if dropped:
         notes.append("one run per model: left out " + ", ".join(names[r] for r in dropped))
     return SuspectReport(task, int(m), size, n_options, len(pm.item_ids), suspects,
-                         models.reset_index(drop=True), exp, [names[r] for r in dropped], notes)
+                         models.reset_index(drop=True), exp, given, [names[r] for r in dropped],
+                         notes)
 
 
 # ------------------------------------------------------------------------------------------

@@ -18,6 +18,14 @@ dynamic programming over the models with the vector of counts per wrong option a
 options), and the number of flagged items among n is a sum of independent Bernoulli variables
 (Poisson-binomial when items differ in K).
 
+A second reference conditions on item difficulty (``expected_suspects_given_errors``): take
+as given how many of the strong models missed the gold on each item (w_i) and ask only whether
+their wrong picks concentrate on one option more than w_i picks spread uniformly over K - 1
+options would (an occupancy probability, computed by the same recursion with p = 0). Hard
+items then no longer count as evidence by themselves; what remains is concentration, which a
+wrong gold produces (the strong models agree on the true answer) and so does one attractive
+distractor.
+
 What the chance model leaves out, so read the expectation as a lower reference, not a null
 one can reject with confidence: real errors are positively correlated between models (hard
 items are hard for all, and an attractive distractor attracts all), which makes consensus on
@@ -39,6 +47,8 @@ from evalcore.stats._checks import StatsInputError, check_count
 
 CHANCE_MODEL = ("independent errors: model j is right with its task accuracy p_j and otherwise "
                 "picks one of the K - 1 wrong options uniformly at random")
+CONDITIONAL_MODEL = ("given each item's number of strong models that missed the gold: each of "
+                     "them picks one of the K - 1 wrong options uniformly at random")
 DEFAULT_M = 3
 
 
@@ -223,6 +233,33 @@ def expected_suspects(accuracies: Any, n_options: Any, m: int,
         obs = check_count(observed, "observed")
         p_value = _count_tail(groups, obs)
     return ConsensusExpectation(int(ks.size), mm, acc, float(expected), obs, p_value)
+
+
+def expected_suspects_given_errors(wrong_counts: Any, n_options: Any, m: int,
+                                   observed: int | None = None) -> ConsensusExpectation:
+    """Expected suspects given w_i, the strong models that missed the gold on item i.
+
+    expected = sum_i P(max occupancy >= m | w_i picks uniform over K_i - 1 wrong options),
+    = sum_i flag_probability([0] * w_i, K_i, m); p_value = P(X >= observed), X the
+    Poisson-binomial count (exact: items with equal (w, K) form binomial groups).
+    ``accuracies`` of the result is empty (this model does not use them).
+    """
+    w = np.asarray(wrong_counts, dtype="int64").ravel()
+    ks = np.broadcast_to(np.asarray(n_options, dtype="int64"), w.shape).ravel()
+    if (w < 0).any():
+        raise StatsInputError("wrong_counts must be counts >= 0")
+    mm = _check_m(m)
+    groups: list[tuple[float, int]] = []
+    expected = 0.0
+    pairs = np.stack([w, ks], axis=1) if w.size else np.empty((0, 2), dtype="int64")
+    for (wi, k), n_g in zip(*np.unique(pairs, axis=0, return_counts=True)) if w.size else []:
+        p = flag_probability([0.0] * int(wi), int(k), mm) if wi >= mm else 0.0
+        groups.append((p, int(n_g)))
+        expected += p * int(n_g)
+    obs = None if observed is None else check_count(observed, "observed")
+    p_value = None if obs is None else _count_tail(groups, obs)
+    return ConsensusExpectation(int(w.size), mm, (), float(expected), obs, p_value,
+                                CONDITIONAL_MODEL)
 
 
 def default_strong_size(n_models: int, m: int = DEFAULT_M) -> int:

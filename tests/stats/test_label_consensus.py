@@ -114,3 +114,23 @@ def test_rule_details() -> None:
         expected_suspects([0.5], [4], 0)
     assert default_strong_size(5) == 3 and default_strong_size(2) == 2 and default_strong_size(10) == 5
     assert expected_suspects([0.5, 0.5], [], 2, observed=0).p_value == 1.0
+
+
+def test_conditional_expectation_is_an_occupancy_probability() -> None:
+    from evalcore.stats.label_consensus import expected_suspects_given_errors
+    # 3 wrong picks over 3 wrong options, m = 3: all in one bin, 3 * (1/3)^3 = 1/9
+    e = expected_suspects_given_errors([3, 3, 2, 0], 4, 3, observed=1)
+    assert e.expected == pytest.approx(2 / 9, rel=1e-12)
+    assert e.p_value == pytest.approx(1 - (8 / 9) ** 2, rel=1e-12)
+    # 4 wrong picks over 3 options, m = 2: only all-distinct is impossible, so always flagged
+    assert expected_suspects_given_errors([4], 4, 2).expected == pytest.approx(1.0)
+    # simulation of the occupancy model
+    rng = np.random.default_rng(5)
+    w = rng.integers(0, 6, 500)
+    exp = expected_suspects_given_errors(w, 5, 3)
+    picks = rng.integers(0, 4, (400, w.size, 5))                   # sims x items x slot
+    used = np.arange(5)[None, None, :] < w[None, :, None]
+    occupancy = ((picks[..., None] == np.arange(4)) & used[..., None]).sum(axis=2)
+    sims = (occupancy.max(axis=2) >= 3).sum(axis=1)
+    assert abs(sims.mean() - exp.expected) < 4 * sims.std(ddof=1) / np.sqrt(sims.size)
+    assert expected_suspects_given_errors([], 4, 3, observed=0).p_value == 1.0
