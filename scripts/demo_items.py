@@ -102,3 +102,22 @@ def write_corpus(arc: Sequence[Any], reading: Sequence[Any], mislabelled: Sequen
     (folder / "truth.json").write_text(json.dumps(truth, indent=2, sort_keys=True) + "\n",
                                        encoding="utf-8")
     return truth
+
+
+def readme_lines() -> list[str]:
+    """The item-quality part of ``data/README.md``."""
+    return [
+        "## Item quality (the Items page)",
+        "",
+        f"- **Label errors**: {LABEL_ERRORS} `arc_easy_demo` items, drawn among the {EASY_POOL} "
+        "easiest, carry a wrong gold label (`answerKey` and target name a distractor); a model "
+        "that knows the item picks the true answer, so the strong models agree against the label. "
+        "Their ids: `demo_items/truth.json` (`label_errors`). The suspect-label rule should list "
+        "all of them.",
+        f"- **Corpus sample**: `demo_items/corpus.jsonl` (field `text`): {FILLER_PAGES} filler pages "
+        f"plus pages quoting the {OVERLAPS} easiest correctly labelled `arc_easy_demo` items with "
+        f"their answers and {READING_OVERLAPS} `reading_demo` articles. Because the quoted items "
+        "are the easiest, overlapping items score higher for every model although nothing was "
+        "memorised: the clean/overlap gap is selection. Templated arc questions that differ only "
+        "in the name share 13-grams with a quoted one and overlap too.",
+    ]

@@ -1412,6 +1412,7 @@ def write_readme(truth: dict[str, Any], data_dir: Path) -> None:
             lines.append(f"| `{r['task']}` | `{r['metric']}` | {r['a']:.3f} | {r['b_mean']:.3f} | "
                          f"{r['only_a']} | {r['only_b']} | {r['p']:.2g} |")
         lines.append("")
+    lines += demo_items.readme_lines()
     lines.append("")
     (data_dir / "README.md").write_text("\n".join(lines), encoding="utf-8")
 

@@ -110,6 +110,24 @@ def test_regeneration_matches_committed_files(regenerated: Path) -> None:
             assert path.read_bytes() == fresh[rel].read_bytes(), f"{rel} differs from a fresh generation"
 
 
+def test_items_demo_matches_committed_files(regenerated: Path) -> None:
+    """data/demo_items (scripts/demo_items.py): corpus and truth regenerate byte for byte; the
+    planted label errors are in the sample logs (answerKey names a distractor)."""
+    fresh = all_files(regenerated / "demo_items")
+    committed = all_files(DATA / "demo_items")
+    assert sorted(fresh) == sorted(committed) == ["corpus.jsonl", "truth.json"]
+    for rel, path in committed.items():
+        assert path.read_bytes() == fresh[rel].read_bytes(), f"demo_items/{rel} differs"
+    truth = json.loads((DATA / "demo_items" / "truth.json").read_text())
+    bad = truth["label_errors"]["item_ids"]
+    assert len(bad) == 6 and not set(bad) & set(truth["overlaps"]["arc_easy_demo"])
+    folder, ts, _ = lm_runs()[0]
+    lines = {s["doc_id"]: s for s in samples(folder.replace("__", "/"), ts, "arc_easy_demo")}
+    corpus = (DATA / "demo_items" / "corpus.jsonl").read_text()
+    for i in truth["overlaps"]["arc_easy_demo"]:
+        assert lines[int(i)]["doc"]["question"] in corpus
+
+
 def test_eval_zip_writer_is_byte_identical(tmp_path: Path) -> None:
     make_demo = load_make_demo()
     items = make_demo.build_trivia()

@@ -25,8 +25,17 @@ from typing import Any
 
 from scipy.stats import t as t_dist
 
-from evalcore.stats._checks import StatsInputError, as_scores, check_confidence, is_binary
-from evalcore.stats.intervals import wilson_interval
+from evalcore.stats._checks import StatsInputError, as_scores, check_confidence, is_binary, z_value
+
+
+def _wilson(k: int, n: int, z: float) -> tuple[float, float]:
+    """Textbook Wilson score bounds (Newcombe's method 10 is built on these, not on a
+    modified Wilson interval)."""
+    p = k / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 @dataclass(frozen=True)
@@ -53,10 +62,11 @@ def two_sample_difference(x1: Any, x2: Any, confidence: float = 0.95) -> TwoSamp
     m1, m2 = float(a.mean()), float(b.mean())
     delta = m1 - m2
     if is_binary(a) and is_binary(b):
-        w1 = wilson_interval(int(a.sum()), int(a.size), conf)
-        w2 = wilson_interval(int(b.sum()), int(b.size), conf)
-        low = delta - math.sqrt((m1 - w1.low) ** 2 + (w2.high - m2) ** 2)
-        high = delta + math.sqrt((w1.high - m1) ** 2 + (m2 - w2.low) ** 2)
+        z = z_value(conf)
+        l1, u1 = _wilson(int(a.sum()), int(a.size), z)
+        l2, u2 = _wilson(int(b.sum()), int(b.size), z)
+        low = delta - math.sqrt((m1 - l1) ** 2 + (u2 - m2) ** 2)
+        high = delta + math.sqrt((u1 - m1) ** 2 + (m2 - l2) ** 2)
         return TwoSampleDifference(m1, m2, int(a.size), int(b.size), delta, max(-1.0, low),
                                    min(1.0, high), conf,
                                    "Newcombe hybrid score interval (independent proportions)")

@@ -1,0 +1,67 @@
+"""The Items page on the demo store (planted label errors and corpus overlaps) and with an
+uploaded corpus."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.pages.conftest import ROOT, metric, no_exception, page, texts
+
+TRUTH = json.loads((ROOT / "data" / "demo_items" / "truth.json").read_text())
+
+
+def _tag_demo(store) -> None:
+    for rid in store.runs()["run_id"]:
+        store.set_tags(int(rid), ["demo"])
+
+
+def test_suspects_rescoring_and_demo_corpus(demo_store):
+    _tag_demo(demo_store)
+    at = page("items").run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    # suspect labels: every planted label error is listed, far more than chance
+    sus = next(d.value for d in at.dataframe if "consensus" in d.value.columns)
+    assert set(TRUTH["label_errors"]["item_ids"]) <= set(sus["item_id"].astype(str))
+    found = int(metric(at, "Suspect items").split(" of ")[0])
+    assert found == len(sus) and float(metric(at, "Expected if labels were right")) < found / 5
+    # re-scoring: before / after / range side by side, with the bias note
+    board = next(d.value for d in at.dataframe if "suspects correct for all" in d.value.columns)
+    assert {"before", "after", "drop suspects"} <= set(board.columns)
+    assert all("[" in c for c in board["before"])
+    assert any("not neutral" in w for w in texts(at.warning))
+    # contamination on the bundled corpus: every quoted item overlaps
+    assert any("not a random subset" in w for w in texts(at.warning))
+    items = next(d.value for d in at.dataframe if "hits" in d.value.columns)
+    assert set(TRUTH["overlaps"]["arc_easy_demo"]) <= set(items["item_id"].astype(str))
+    runs = next(d.value for d in at.dataframe if "overlapping - clean" in d.value.columns)
+    assert len(runs) == 7                          # the lm_eval runs (inspect has no arc task)
+    assert runs["method"].str.startswith("Newcombe").all()
+    # relabel the planted items to the consensus: 'after' moves, 'before' does not
+    planted = sus[sus["item_id"].astype(str).isin(TRUTH["label_errors"]["item_ids"])]
+    csv = planted.assign(new_gold=planted["consensus"])[["task", "item_id", "new_gold"]].to_csv(index=False)
+    at.file_uploader(key="rs_upload").set_value(("relabel.csv", csv.encode(), "text/csv")).run()
+    no_exception(at)
+    after = next(d.value for d in at.dataframe if "suspects correct for all" in d.value.columns)
+    assert after.set_index("run").loc["demo-org/atlas-13b", "before"] == \
+        board.set_index("run").loc["demo-org/atlas-13b", "before"]
+    assert after.set_index("run").loc["demo-org/atlas-13b", "after"] != \
+        board.set_index("run").loc["demo-org/atlas-13b", "after"]
+    assert any("6 relabelled item(s)" in c for c in texts(at.caption))
+
+
+def test_uploaded_corpus(demo_store, tmp_path: Path):
+    lines = [json.dumps({"body": "unrelated words " * 20})]
+    tx = demo_store.item_texts([1], "reading_demo")
+    lines.append(json.dumps({"body": tx["prompt"].iloc[0]}))
+    at = page("items")
+    at.query_params["ov_task"] = "reading_demo"
+    at.run()
+    at.text_input(key="ov_field").set_value("body")
+    at.file_uploader(key="ov_upload").set_value(
+        [("c.jsonl", ("\n".join(lines) + "\n").encode(), "application/json")]).run()
+    no_exception(at)
+    assert metric(at, "Overlapping items").startswith("5 of 150")   # one passage, five questions
+    at.text_input(key="ov_field").set_value("text").run()
+    assert any("field text" in e for e in texts(at.error))
