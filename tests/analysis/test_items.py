@@ -138,3 +138,27 @@ def test_planted_overlaps_are_found(planted: dict, tmp_path: Path) -> None:
     assert "not a random subset" in rep.causal_note
     hit = rep.items[rep.items["overlapping"].eq(True)].iloc[0]
     assert hit["example"].startswith("c.jsonl, line ")
+
+
+def test_inspect_multiple_choice_picks_from_real_logs(fixtures_dir, tmp_path: Path) -> None:
+    """inspect_evals/arc_easy logs (qwen2.5:0.5b: C, I, I; claude-sonnet-4-0: five C): the
+    picks are read from 'ANSWER: X' and agree with inspect's choice scorer on every item."""
+    from evalcore.analysis.items import pick_matrix
+    from evalcore.ingest import parse_paths
+    store = Store(tmp_path / "s.duckdb")
+    store.ingest(parse_paths([fixtures_dir / "inspect" / "data_arc_qwen.json",
+                              fixtures_dir / "inspect" / "data_arc_sonnet.json"]))
+    task = "inspect_evals/arc_easy"
+    names = dict(zip(store.runs()["name"], store.runs()["run_id"]))
+    qwen, sonnet = names["ollama/qwen2.5:0.5b"], names["anthropic/claude-sonnet-4-0"]
+    pm = pick_matrix(store, task, [qwen, sonnet])
+    assert pm.gold[:3] == ["A", "B", "D"]
+    assert list(pm.picks[qwen].iloc[:3]) == ["A", "D", "A"]       # ANSWER: A / ANSWER:D / ANSWER: A
+    assert list(pm.picks[sonnet]) == ["A", "B", "D", "D", "B"]
+    res = rescore(store, task, relabels=pd.DataFrame({"task": [task], "item_id": ["3"], "new_gold": ["A"]}))
+    assert (res.consistency["agreement"] == 1.0).all()           # picks follow the choice scorer
+    after = res.board[res.board["variant"] == "after"].set_index("run")["score"]
+    assert after["ollama/qwen2.5:0.5b"] == pytest.approx(2 / 3)   # item 3 now right for qwen
+    assert after["anthropic/claude-sonnet-4-0"] == pytest.approx(2 / 3)
+    rep = suspect_labels(store, task, m=1)
+    assert rep.n_strong == 1 and rep.suspects.empty               # the strong model matches gold
