@@ -123,7 +123,7 @@ def test_items_demo_matches_committed_files(regenerated: Path) -> None:
     assert len(bad) == 6 and not set(bad) & set(truth["overlaps"]["arc_easy_demo"])
     folder, ts, _ = lm_runs()[0]
     lines = {s["doc_id"]: s for s in samples(folder.replace("__", "/"), ts, "arc_easy_demo")}
-    corpus = (DATA / "demo_items" / "corpus.jsonl").read_text()
+    corpus = "\n".join(page["text"] for page in read_jsonl(DATA / "demo_items" / "corpus.jsonl"))
     for i in truth["overlaps"]["arc_easy_demo"]:
         assert lines[int(i)]["doc"]["question"] in corpus
 
