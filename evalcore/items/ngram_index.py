@@ -34,6 +34,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -49,6 +50,15 @@ BATCH_CHARS = 8_000_000             # JSONL/Parquet text per batch
 _P = np.uint64(0x9E3779B97F4A7C15)  # odd multiplier of the rolling combination
 _TOKENS_SQL = ("SELECT doc, list_transform(list_filter(regexp_split_to_array(lower(text), ?), "
                "x -> x <> ''), x -> hash(x)) AS h FROM batch ORDER BY doc")
+
+
+def _connect(path: str = ":memory:", **kwargs: Any) -> duckdb.DuckDBPyConnection:
+    """A connection without DuckDB's progress bar (drawn on stdout for slow queries, which
+    would corrupt the CLI's JSON)."""
+    con = duckdb.connect(path, **kwargs)
+    con.execute("SET enable_progress_bar = false")
+    return con
+
 TEXT_SUFFIXES_JSONL = (".jsonl", ".ndjson", ".json")
 TEXT_SUFFIXES_PARQUET = (".parquet", ".pq")
 
@@ -105,7 +115,7 @@ class _Tokenizer:
     """Word hashes of many texts at once, in DuckDB (one in-memory connection)."""
 
     def __init__(self) -> None:
-        self.con = duckdb.connect()
+        self.con = _connect()
 
     def close(self) -> None:
         self.con.close()
@@ -317,7 +327,7 @@ def build_index(paths: Iterable[str | Path], index_path: str | Path, *, n: int =
     for leftover in (tmp, Path(str(tmp) + ".wal")):
         leftover.unlink(missing_ok=True)
     start = time.perf_counter()
-    con = duckdb.connect(str(tmp), config={"memory_limit": memory_limit, "threads": 2})
+    con = _connect(str(tmp), config={"memory_limit": memory_limit, "threads": 2})
     tok = _Tokenizer()
     ok = False
     try:
@@ -382,7 +392,7 @@ def open_index(index_path: str | Path) -> IndexInfo:
     if not path.is_file():
         raise AnalysisError(f"{path}: no n-gram index there (build one with the corpus files)")
     try:
-        con = duckdb.connect(str(path), read_only=True)
+        con = _connect(str(path), read_only=True)
     except duckdb.Error as exc:
         raise AnalysisError(f"{path}: not an n-gram index ({str(exc)[:80]})") from None
     try:
@@ -415,7 +425,7 @@ def item_overlap(index_path: str | Path, texts: list[str | None]) -> tuple[Index
     item = np.repeat(np.arange(len(texts), dtype="int64"), counts)
     flat = np.concatenate(grams) if grams else np.empty(0, "uint64")
     probe = pa.table({"item": pa.array(item, pa.int64()), "h": pa.array(flat, pa.uint64())})
-    con = duckdb.connect(str(info.path), read_only=True)
+    con = _connect(str(info.path), read_only=True)
     try:
         con.register("probe", probe)
         rows = con.execute("""
