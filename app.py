@@ -7,7 +7,10 @@ leaderboard (``EVALBARS_DEMO=0`` turns that off). Pages live in ``pages/``.
 
 import streamlit as st
 
+from evalcore.threads import pin_blas_threads
 from ui import common, export, present
+
+pin_blas_threads()   # one BLAS thread: faster and steadier on a busy machine (evalcore/threads.py)
 
 st.set_page_config(page_title="evalbars: error bars for LLM evals", page_icon=":material/bar_chart:",
                    layout="wide")

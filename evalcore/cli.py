@@ -101,6 +101,7 @@ import pandas as pd
 from evalcore import __version__
 from evalcore.errors import AnalysisError, DiskFullError, EvalbarsError, IngestError, StoreError
 from evalcore.termsafe import SafeStream, escape, escape_json
+from evalcore.threads import pin_blas_threads
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_BAD_INPUT, EXIT_BUSY, EXIT_DISK_FULL = 0, 1, 2, 3, 4, 5
 FORMATS = ("table", "json", "csv", "markdown", "latex")
@@ -1178,6 +1179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Everything written to stdout/stderr meanwhile (also argparse's messages) goes through
     ``termsafe.SafeStream``: control characters from file content, run names or arguments
     are shown escaped (``\\x1b``), never sent to the terminal raw."""
+    pin_blas_threads()  # one BLAS thread (EVALBARS_BLAS_THREADS overrides; evalcore/threads.py)
     out, err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
     try:

@@ -1919,3 +1919,18 @@ class Store:
             return _fetch_rows(con, "SELECT run_id, item_id, prompt, target, response FROM texts "
                                "WHERE list_contains(?, run_id) AND task = ? AND answer_idx = 0 "
                                "ORDER BY run_id, item_id", [ids, str(task)])
+
+    # ---- read queries added for page speed (perf helper, issue 9 section 2) -------------
+
+    def item_mean_bounds(self, run_ids: list[int], task: str, metric: str) -> dict:
+        """Range of the per-item means (mean over answers) of some runs on one (task, metric),
+        NaN means left out: {"n": count of non-NaN means, "min": smallest, "max": largest}
+        (min/max None when n = 0). One SQL aggregate instead of pulling every item mean
+        (the leaderboard's check whether continuous scores are credit in [0, 1])."""
+        where, params = self._where(run_ids, task, metric)
+        sql = ("SELECT count(m), min(m), max(m) FROM (SELECT avg(score) AS m FROM scores"
+               f"{where} GROUP BY run_id, item_id) WHERE NOT isnan(m)")
+        with self._read() as con:
+            n, lo, hi = _one(con, sql, params) or (0, None, None)
+        return {"n": int(n or 0), "min": None if lo is None else float(lo),
+                "max": None if hi is None else float(hi)}

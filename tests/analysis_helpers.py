@@ -132,6 +132,12 @@ class MemoryStore:
                     prompt_hash=("prompt_hash", "first"))
         return out[cols]
 
+    def item_mean_bounds(self, run_ids, task, metric) -> dict:
+        m = self.item_means(self._ids(run_ids), task, metric)["score"].astype(float)
+        m = m[~np.isnan(m)]
+        return {"n": len(m), "min": float(m.min()) if len(m) else None,
+                "max": float(m.max()) if len(m) else None}
+
     def cell_stats(self, run_ids=None, task=None, metric=None) -> pd.DataFrame:
         im = self.item_means(self._ids(run_ids), task, metric)
         cols = ["run_id", "task", "metric", "n", "sum", "sumsq", "binary"]

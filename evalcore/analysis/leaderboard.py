@@ -422,8 +422,10 @@ def _info(store, task: str, metric: str, run_ids: list[int],
     if credit and not binary:
         vals = list(reported)
         if item_runs:
-            vals += store.item_means(item_runs, task=task, metric=metric)["score"] \
-                .to_numpy(dtype=float).tolist()
+            # the item means' range from one SQL aggregate (no item pull): finite_unit only
+            # needs the non-NaN values' extremes
+            b = store.item_mean_bounds(item_runs, task, metric)
+            vals += [b["min"], b["max"]] if b["n"] else []
         credit = mx.finite_unit(vals) and all(0.0 <= v <= 1.0 for v in vals if np.isfinite(v))
     return mx.metric_info(metric, harness_higher=declared, credit_scores=credit)
 
