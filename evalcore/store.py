@@ -1934,3 +1934,35 @@ class Store:
             n, lo, hi = _one(con, sql, params) or (0, None, None)
         return {"n": int(n or 0), "min": None if lo is None else float(lo),
                 "max": None if hi is None else float(hi)}
+
+    def item_cluster_codes(self, task_metrics: list[tuple[str, str]],
+                           run_ids: list[int] | None = None) -> pd.DataFrame:
+        """Per-item means with integer cluster codes for several (task, metric) cells, one
+        query, no text columns: k (position of the cell in ``task_metrics``), run_id, score
+        (mean over the item's answers), code (dense 0..G-1 within the cell, the same code for
+        the same cluster label in every run; an item without a label is its own cluster,
+        keyed by its item_id), has_cluster (the item has a label); rows in no particular
+        order. For the clustered interval method (``stats.grouped_clustered_intervals``)."""
+        tms = list(dict.fromkeys((str(t), str(m)) for t, m in task_metrics))
+        cols = {"k": "int32", "run_id": "int32", "score": float, "code": "int64",
+                "has_cluster": bool}
+        if not tms:
+            return pd.DataFrame({c: pd.Series(dtype=d) for c, d in cols.items()})
+        where, params = self._where(run_ids, None, None, "s")
+        # the label key keeps "label x" and "item x without a label" apart: (flag, text)
+        sql = f"""
+            WITH tm AS (SELECT unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS metric,
+                               unnest(?::INTEGER[]) AS k),
+                 im AS (SELECT tm.k, s.run_id, avg(s.score) AS m, min(s.cluster) AS cl,
+                               s.item_id
+                        FROM scores s JOIN tm ON s.task = tm.task AND s.metric = tm.metric
+                        {where}
+                        GROUP BY tm.k, s.run_id, s.item_id)
+            SELECT k, run_id, m AS score,
+                   CAST(dense_rank() OVER (PARTITION BY k ORDER BY cl IS NULL,
+                                           coalesce(cl, item_id)) - 1 AS BIGINT) AS code,
+                   cl IS NOT NULL AS has_cluster
+            FROM im"""
+        tasks, metrics = [t for t, _ in tms], [m for _, m in tms]
+        with self._read() as con:
+            return _fetch_rows(con, sql, [tasks, metrics, list(range(len(tms)))] + params)

@@ -138,6 +138,20 @@ class MemoryStore:
         return {"n": len(m), "min": float(m.min()) if len(m) else None,
                 "max": float(m.max()) if len(m) else None}
 
+    def item_cluster_codes(self, task_metrics, run_ids=None) -> pd.DataFrame:
+        frames = []
+        for k, (task, metric) in enumerate(dict.fromkeys(task_metrics)):
+            im = self.item_means(self._ids(run_ids), task, metric)
+            has = im["cluster"].notna().to_numpy(dtype=bool)
+            key = [("c", str(c)) if h else ("i", str(i))
+                   for c, i, h in zip(im["cluster"], im["item_id"], has)]
+            frames.append(pd.DataFrame({"k": k, "run_id": im["run_id"].astype(int),
+                                        "score": im["score"].astype(float),
+                                        "code": pd.factorize(pd.Series(key, dtype=object))[0],
+                                        "has_cluster": has}))
+        cols = ["k", "run_id", "score", "code", "has_cluster"]
+        return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
+
     def cell_stats(self, run_ids=None, task=None, metric=None) -> pd.DataFrame:
         im = self.item_means(self._ids(run_ids), task, metric)
         cols = ["run_id", "task", "metric", "n", "sum", "sumsq", "binary"]

@@ -423,6 +423,36 @@ def test_bootstrap_and_clustered_methods(store):
     assert any("no cluster key" in n for n in cl.notes)
 
 
+@pytest.mark.parametrize("kind", ["real", "memory"])
+def test_fast_bootstrap_and_clustered_cells_equal_the_per_cell_intervals(kind, tmp_path):
+    # the leaderboard's batched paths (binomial draws for 0/1 cells, shared weights for
+    # continuous cells, integer cluster codes) give each cell the numbers of
+    # stats.score_interval on that cell's item means
+    store = make_store(_runs(), tmp_path, kind=kind)
+    bs = an.leaderboard(store, method="bootstrap", n_resamples=600, seed=3,
+                        include_tiers=False, include_ranks=False)
+    for name in ARC:
+        for task, x, exact in (("arc_easy", ARC[name], True), ("hellaswag", HS[name], True),
+                               ("cont", CONT[name], False)):
+            c = _cell(bs, name, task)
+            if not exact:   # resampled by position: the item means in the store's order
+                x = store.item_means([store.resolve_run(name)], task=task)["score"].to_numpy(float)
+            ref = st.score_interval(x, "bootstrap", n_resamples=600, seed=3)
+            got = (c["low"], c["high"], c["se"])
+            if exact:
+                assert got == (ref.low, ref.high, ref.se)
+            else:
+                assert got == pytest.approx((ref.low, ref.high, ref.se), rel=1e-12)
+    cl = an.leaderboard(store, method="clustered", confidence=0.9, include_tiers=False,
+                        include_ranks=False)
+    for name, x in HS.items():
+        c = _cell(cl, name, "hellaswag")
+        ref = st.score_interval(x, "clustered", clusters=np.array(HS_CLUSTERS), confidence=0.9)
+        assert (c["low"], c["high"], c["se"]) == pytest.approx((ref.low, ref.high, ref.se),
+                                                               rel=1e-12)
+        assert c["method"] == "clustered"
+
+
 def test_leaderboard_errors_and_empty_store(store):
     with pytest.raises(AnalysisError, match="unknown method"):
         an.leaderboard(store, method="magic")

@@ -223,41 +223,15 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
         used[cont] = "clt"
         low[cont] = score[cont] - z * se[cont]
         high[cont] = score[cont] + z * se[cont]
-    else:  # bootstrap / clustered: item-level pull, one query per task
-        for t, m in metrics_by_task.items():
-            rows = np.flatnonzero((cs["task"] == t).to_numpy())
-            if rows.size == 0:
-                continue
-            run_here = [int(cs["run_id"].iloc[i]) for i in rows]
-            im = store.item_means(run_here, task=t, metric=m)
-            groups = {int(k): g for k, g in im.groupby("run_id")}
-            for i in rows:
-                rid = int(cs["run_id"].iloc[i])
-                g = groups.get(rid)
-                if g is None or g.empty:
-                    continue
-                x = g["score"].to_numpy(dtype=float)
-                if method == "bootstrap":
-                    r = st.score_interval(x, "bootstrap", confidence=confidence,
-                                          seed=seed, n_resamples=n_resamples)
-                else:
-                    cl = g["cluster"]
-                    if cl.isna().all():
-                        used[i] = "clt"
-                        low[i], high[i] = score[i] - z * se[i], score[i] + z * se[i]
-                        continue
-                    cl = cl.astype(object).where(cl.notna(), "__item__" + g["item_id"].astype(str))
-                    r = st.score_interval(x, "clustered", confidence=confidence,
-                                          clusters=cl.astype(str).to_numpy())
-                low[i], high[i] = float(r.low), float(r.high)
-                if np.isfinite(_fnum(r.se)):
-                    se[i] = float(r.se)
-        if method == "clustered":
-            nocl = sorted({cs["task"].iloc[i] for i in range(len(cs)) if used[i] == "clt"})
-            if nocl:
-                notes.append("no cluster key, CLT used for: " + _short(nocl))
-        else:
-            notes.append(f"bootstrap: {n_resamples} resamples of items, seed {seed}")
+    elif method == "bootstrap":
+        _bootstrap_cells(store, cs, metrics_by_task, binary, se, low, high, confidence,
+                         n_resamples, seed)
+        notes.append(f"bootstrap: {n_resamples} resamples of items, seed {seed}")
+    else:
+        nocl = _clustered_cells(store, cs, metrics_by_task, score, se, low, high, used, z,
+                                confidence)
+        if nocl:
+            notes.append("no cluster key, CLT used for: " + _short(nocl))
 
     cells = pd.DataFrame({
         "run_id": cs["run_id"].to_numpy(dtype=int),
@@ -502,6 +476,95 @@ def _group_cells(cells: pd.DataFrame, groups: dict[str, list[str]], summaries: p
     if not rows:
         return _empty(GROUP_COLUMNS)
     return pd.DataFrame(rows, columns=list(GROUP_COLUMNS))
+
+
+def _bootstrap_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
+                     binary: np.ndarray, se: np.ndarray, low: np.ndarray, high: np.ndarray,
+                     confidence: float, n_resamples: int, seed: int) -> None:
+    """Percentile bootstrap of every cell's mean over items, filling se/low/high in place.
+
+    0/1 cells need no item: their resampled means are Binomial(n, k/n)/n draws
+    (``stats.bootstrap_proportions``, from the cell's n and sum). Continuous cells pull their
+    task's item means once and bootstrap all runs with one shared set of resample weights
+    per item count (``stats.bootstrap_means_shared``). Both give, cell by cell, the numbers
+    ``stats.score_interval(x, "bootstrap", seed=seed)`` gives for that cell's item means
+    (continuous: up to floating-point summation order), clipped to [0, 1] as it clips."""
+    n = cs["n"].to_numpy(dtype=float)
+    k = np.round(cs["sum"].to_numpy(dtype=float))
+    rows = np.flatnonzero(binary)
+    if rows.size:
+        r = st.bootstrap_proportions(k[rows], n[rows], confidence=confidence,
+                                     n_resamples=n_resamples, seed=seed)
+        low[rows], high[rows], se[rows] = r.low, r.high, r.se
+    tasks = cs["task"].to_numpy()
+    run_ids = cs["run_id"].to_numpy(dtype=int)
+    for t, m in metrics_by_task.items():
+        rows = np.flatnonzero((tasks == t) & ~binary)
+        if rows.size == 0:
+            continue
+        im = store.item_means([int(run_ids[i]) for i in rows], task=t, metric=m)
+        by_run = {int(rid): g["score"].to_numpy(dtype=float) for rid, g in im.groupby("run_id")}
+        by_size: dict[int, list[int]] = {}
+        for i in rows:
+            x = by_run.get(int(run_ids[i]))
+            if x is not None and x.size:
+                by_size.setdefault(x.size, []).append(i)
+        for size, idx in by_size.items():
+            x = np.column_stack([by_run[int(run_ids[i])] for i in idx])
+            r = st.bootstrap_means_shared(x, confidence=confidence, n_resamples=n_resamples,
+                                          seed=seed)
+            unit = np.all((x >= 0.0) & (x <= 1.0), axis=0)
+            lo = np.where(unit, np.clip(r.low, 0.0, 1.0), r.low)
+            hi = np.where(unit, np.clip(r.high, 0.0, 1.0), r.high)
+            low[idx], high[idx], se[idx] = lo, hi, r.se
+
+
+def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
+                     score: np.ndarray, se: np.ndarray, low: np.ndarray, high: np.ndarray,
+                     used: np.ndarray, z: float, confidence: float) -> list[str]:
+    """Cluster-robust intervals of every cell, filling se/low/high/used in place; returns the
+    tasks where some cell had no cluster key (CLT used there).
+
+    One query for all tasks returns item means with integer cluster codes
+    (``store.item_cluster_codes``; an item without a label is its own cluster), and every
+    run of a task is computed in one pass (``stats.grouped_clustered_intervals``): the same
+    numbers as ``stats.score_interval(x, "clustered", clusters=labels)`` per cell, without a
+    per-cell sort of text labels."""
+    tms = list(metrics_by_task.items())
+    rows_of = {t: np.flatnonzero((cs["task"] == t).to_numpy()) for t, _ in tms}
+    tms = [(t, m) for t, m in tms if rows_of[t].size]
+    run_ids = cs["run_id"].to_numpy(dtype=int)
+    nocl: set[str] = set()
+    if tms:
+        all_runs = sorted({int(run_ids[i]) for t, _ in tms for i in rows_of[t]})
+        codes = store.item_cluster_codes(tms, run_ids=all_runs)
+        kk = codes["k"].to_numpy(dtype=np.int64)
+        order = np.argsort(kk, kind="stable")
+        bounds = np.searchsorted(kk[order], np.arange(len(tms) + 1))
+        rid_all = codes["run_id"].to_numpy(dtype=np.int64)[order]
+        x_all = codes["score"].to_numpy(dtype=float)[order]
+        c_all = codes["code"].to_numpy(dtype=np.int64)[order]
+        h_all = codes["has_cluster"].to_numpy(dtype=bool)[order]
+        for j, (t, _) in enumerate(tms):
+            sl = slice(bounds[j], bounds[j + 1])
+            rows = rows_of[t]
+            col = pd.Index(run_ids[rows]).get_indexer(rid_all[sl])
+            keep = col >= 0
+            col, x, c, h = col[keep], x_all[sl][keep], c_all[sl][keep], h_all[sl][keep]
+            res = st.grouped_clustered_intervals(x, c, col, confidence) if col.size else None
+            labelled = np.bincount(col, weights=h.astype(float), minlength=rows.size) > 0
+            for pos, i in enumerate(rows):
+                if res is None or pos >= res.n.size or res.n[pos] == 0:
+                    continue            # no item means for this cell: no interval
+                if not labelled[pos]:   # no cluster label at all: CLT
+                    used[i] = "clt"
+                    nocl.add(str(t))
+                    low[i], high[i] = score[i] - z * se[i], score[i] + z * se[i]
+                    continue
+                low[i], high[i] = float(res.low[pos]), float(res.high[pos])
+                if np.isfinite(res.se[pos]):
+                    se[i] = float(res.se[pos])
+    return sorted(nocl)
 
 
 def _chance_applies(metric: str, binary: bool) -> bool:

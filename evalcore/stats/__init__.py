@@ -20,11 +20,14 @@ from evalcore.stats._checks import StatsInputError, z_value
 from evalcore.stats.aggregate import (BestTier, TaskAggregate, adjust_pvalues, aggregate_tasks,
                                       best_of_k_inflation, indistinguishable_from_best,
                                       pooled_sample_stderr)
-from evalcore.stats.bootstrap import (BootstrapResult, RankIntervals, bootstrap_interval,
+from evalcore.stats.bootstrap import (BootstrapColumns, BootstrapResult, RankIntervals,
+                                      bootstrap_interval, bootstrap_means_shared,
+                                      bootstrap_proportions,
                                       mean_difference, paired_bootstrap_ranks)
 from evalcore.stats.clustered import (FEW_CLUSTERS, ClusteredInterval, ClusteredSE,
-                                      cluster_t_value, clustered_interval, clustered_se,
-                                      korn_graubard_interval)
+                                      GroupedClusteredIntervals, cluster_t_value,
+                                      clustered_interval, clustered_se,
+                                      grouped_clustered_intervals, korn_graubard_interval)
 from evalcore.stats.intervals import (PROPORTION_METHODS, SCORE_METHODS, Interval,
                                       beta_interval, chance_level, clopper_pearson_interval,
                                       clt_interval, contains_chance, half_width, mean_se,
@@ -59,11 +62,12 @@ __all__ = [
     "score_interval", "chance_level", "contains_chance", "half_width", "required_n_for_half_width",
     # bootstrap
     "BootstrapResult", "RankIntervals", "bootstrap_interval", "mean_difference",
+    "BootstrapColumns", "bootstrap_proportions", "bootstrap_means_shared",
     "paired_bootstrap_ranks",
     # clustered
     "ClusteredSE", "clustered_se", "ClusteredInterval", "clustered_interval", "cluster_t_value",
     "korn_graubard_interval",
-    "FEW_CLUSTERS",
+    "FEW_CLUSTERS", "GroupedClusteredIntervals", "grouped_clustered_intervals",
     # paired
     "PairedDifference", "McNemarResult", "PairedColumns", "paired_difference", "mcnemar",
     "paired_columns", "correlation", "mcnemar_exact_p", "normal_p_value", "mean_quantile",

@@ -4,6 +4,19 @@ Resampling uses index matrices (one row of item or cluster indices per resample)
 chunks so memory stays bounded (about ``_CHUNK_ELEMENTS`` indices at a time); there is no Python
 loop per resample. Randomness comes only from ``numpy.random.default_rng(seed)``.
 
+Two shortcuts give the same bootstrap distribution with far less work:
+
+- 0/1 scores, mean, items resampled iid: the number of 1s among n items drawn with replacement
+  from data with k ones is Binomial(n, k/n), so each resample's mean is drawn directly as
+  ``rng.binomial(n, k/n) / n`` (:func:`bootstrap_proportions`; ``bootstrap_interval`` takes
+  this path for 1-D 0/1 scores without clusters). Same seed, same draws: the result depends
+  only on (k, n, n_resamples, seed).
+- many runs on the same items (:func:`bootstrap_means_shared`, :func:`paired_bootstrap_ranks`):
+  one index matrix per resample batch is tallied into draw counts W (resamples x units) and
+  every run's resampled mean is one matrix product, W @ unit_sums / W @ unit_sizes. The draws
+  are those ``bootstrap_interval`` makes for one run with the same seed and n, so the shared
+  result equals the per-run one up to floating-point summation order.
+
 References: Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13-14 (percentile
 and BCa); Davison & Hinkley (1997) sec. 3.8 (resampling whole clusters); Miller (2024), "Adding
 Error Bars to Evals", arXiv:2411.00640 (clustered items in evals).
@@ -122,6 +135,15 @@ def _resample_means(v: np.ndarray, codes: np.ndarray | None, g: int, n_resamples
                 out[pos:pos + c] = tot.real / tot.imag
             pos += c
     return out
+
+
+def _draw_counts(rng: np.random.Generator, m_units: int, rows: int) -> np.ndarray:
+    """Draw counts (rows x m_units, float) of ``rows`` resamples of m_units units: the index
+    draws of :func:`_draw`, tallied with one bincount."""
+    idx = _draw(rng, m_units, rows, m_units)
+    offsets = (np.arange(rows, dtype=np.int64) * m_units)[:, None]
+    w = np.bincount((idx + offsets).ravel(), minlength=rows * m_units)
+    return w.reshape(rows, m_units).astype(float)
 
 
 def _call_statistic(statistic: Callable[..., Any], sample: np.ndarray) -> np.ndarray:
@@ -249,7 +271,11 @@ def bootstrap_interval(scores: Any, statistic: Callable[..., Any] | str | None =
     if method == "bca" and n < 2:
         raise StatsInputError("BCa needs at least 2 items")
 
-    if v is not None:
+    if v is not None and codes is None and x.ndim == 1 and _is_binary(v):
+        # 0/1 scores: each resample's count of 1s is Binomial(n, k/n) (module docstring)
+        theta_hat = float(v.mean())
+        theta_b = rng.binomial(n, theta_hat, size=b) / n
+    elif v is not None:
         theta_hat = float(v.mean())
         theta_b = _resample_means(v, codes, g, b, rng)
     else:
@@ -279,6 +305,106 @@ def bootstrap_interval(scores: Any, statistic: Callable[..., Any] | str | None =
                            se=float(np.std(theta_b, ddof=1)), method=f"bootstrap-{method}", n=n,
                            confidence=conf, n_resamples=b, seed=seed_i,
                            n_clusters=g if codes is not None else None, detail=detail)
+
+
+def _is_binary(v: np.ndarray) -> bool:
+    return bool(np.all((v == 0.0) | (v == 1.0)))
+
+
+@dataclass(frozen=True)
+class BootstrapColumns:
+    """Percentile bootstrap intervals of several means at once (arrays, one entry per column
+    or cell). ``estimate``, ``low``, ``high``, ``se`` (sd ddof=1 of the bootstrap
+    distribution), ``zero_width`` (every resample identical); settings as requested."""
+
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    se: np.ndarray
+    zero_width: np.ndarray
+    confidence: float
+    n_resamples: int
+    seed: int
+
+
+def _percentile_columns(theta_b: np.ndarray, estimate: np.ndarray, conf: float, b: int,
+                        seed: int) -> BootstrapColumns:
+    """Summaries of bootstrap distributions given as rows of ``theta_b`` (cells x resamples)."""
+    alpha = 1.0 - conf
+    if theta_b.shape[0] == 0:
+        empty = np.empty(0)
+        return BootstrapColumns(empty, empty, empty, empty, np.empty(0, dtype=bool), conf, b, seed)
+    low, high = np.quantile(theta_b, [alpha / 2, 1 - alpha / 2], axis=1)
+    return BootstrapColumns(estimate=np.asarray(estimate, dtype=float), low=low, high=high,
+                            se=np.std(theta_b, axis=1, ddof=1),
+                            zero_width=np.ptp(theta_b, axis=1) == 0.0, confidence=conf,
+                            n_resamples=b, seed=seed)
+
+
+def _check_settings(confidence: float, n_resamples: int, seed: int) -> tuple[float, int, int]:
+    conf = check_confidence(confidence)
+    b = check_count(n_resamples, "n_resamples")
+    if b < 100:
+        raise StatsInputError(f"n_resamples must be at least 100, got {b}")
+    return conf, b, check_count(seed, "seed")
+
+
+def bootstrap_proportions(k: Any, n: Any, confidence: float = 0.95, n_resamples: int = 2000,
+                          seed: int = 0) -> BootstrapColumns:
+    """Percentile bootstrap intervals of many proportions k/n (0/1 scores), items iid.
+
+    Resampling n items with replacement from n 0/1 scores with k ones gives a count of ones
+    distributed Binomial(n, k/n), so each resample's mean is drawn directly:
+    theta*_b = Binomial(n, k/n) / n, b = 1..n_resamples, from a fresh
+    ``numpy.random.default_rng(seed)`` per cell. This is the same draw
+    :func:`bootstrap_interval` makes for that cell's 0/1 scores (percentile method, no
+    clusters), so the two agree exactly; the cost is independent of n (Efron & Tibshirani
+    1993, ch. 13, for the percentile interval).
+
+    Edge cases: k = 0 or k = n gives a zero-width interval (``zero_width`` True; prefer a
+    Wilson interval for 0/1 scores). Raises StatsInputError for n < 1 or k outside [0, n].
+    """
+    conf, b, seed_i = _check_settings(confidence, n_resamples, seed)
+    kk = np.asarray(k, dtype=float).ravel()
+    nn = np.asarray(n, dtype=float).ravel()
+    if kk.shape != nn.shape:
+        raise StatsInputError(f"k and n must have the same length, got {kk.size} and {nn.size}")
+    if kk.size and (np.any(nn < 1) or np.any(kk < 0) or np.any(kk > nn)
+                    or np.any(kk != np.round(kk)) or np.any(nn != np.round(nn))):
+        raise StatsInputError("bootstrap_proportions needs whole counts with 0 <= k <= n, n >= 1")
+    p = kk / np.where(nn > 0, nn, 1)
+    theta_b = np.empty((kk.size, b))
+    for i in range(kk.size):
+        theta_b[i] = np.random.default_rng(seed_i).binomial(int(nn[i]), p[i], size=b) / nn[i]
+    return _percentile_columns(theta_b, p, conf, b, seed_i)
+
+
+def bootstrap_means_shared(matrix: Any, confidence: float = 0.95, n_resamples: int = 2000,
+                           seed: int = 0) -> BootstrapColumns:
+    """Percentile bootstrap intervals of the mean of every column of an items x runs matrix,
+    the same resampled items for every column.
+
+    One index draw per resample (as :func:`bootstrap_interval` draws it for one column of n
+    items with this seed), tallied into draw counts W (resamples x items); the resampled means
+    of all columns are W @ X / n, one matrix product per chunk of resamples. Each column's
+    interval therefore equals ``bootstrap_interval(X[:, j], seed=seed)`` for continuous scores
+    up to floating-point summation order. No NaN allowed (restrict to a run's own items).
+    """
+    conf, b, seed_i = _check_settings(confidence, n_resamples, seed)
+    x = np.asarray(matrix, dtype=float)
+    if x.ndim != 2 or x.shape[0] == 0:
+        raise StatsInputError(f"matrix must be 2-D (items x runs), got shape {x.shape}")
+    if np.isnan(x).any() or np.isinf(x).any():
+        raise StatsInputError("matrix contains NaN/inf")
+    n, r = x.shape
+    rng = np.random.default_rng(seed_i)
+    theta_b = np.empty((r, b))
+    pos = 0
+    for c in _chunks(b, n):
+        w = _draw_counts(rng, n, c)
+        theta_b[:, pos:pos + c] = (w @ x).T / n
+        pos += c
+    return _percentile_columns(theta_b, x.mean(axis=0), conf, b, seed_i)
 
 
 @dataclass(frozen=True)
@@ -355,10 +481,7 @@ def paired_bootstrap_ranks(matrix: Any, n_resamples: int = 2000, seed: int = 0,
         sizes = np.bincount(codes, minlength=g).astype(float)
         m_units = g
     for c in _chunks(b, m_units):
-        idx = _draw(rng, m_units, c, m_units)
-        offsets = (np.arange(c, dtype=np.int64) * m_units)[:, None]
-        w = np.bincount((idx + offsets).ravel(), minlength=c * m_units)
-        w = w.reshape(c, m_units).astype(float)
+        w = _draw_counts(rng, m_units, c)
         m = (w @ units) / (w @ sizes)[:, None]
         ranks[pos:pos + c] = rankdata(-sign * m, method="min", axis=1)
         pos += c

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evalcore.stats import (StatsInputError, bootstrap_interval, clustered_se, mean_difference,
+from evalcore.stats import (StatsInputError, bootstrap_interval, bootstrap_means_shared,
+                            bootstrap_proportions, clustered_se, mean_difference,
                             paired_bootstrap_ranks)
 
 B = 20000  # resamples for comparisons with scipy: Monte Carlo error of a 2.5% quantile ~ 1-2% of the SE
@@ -159,3 +160,47 @@ def test_rank_intervals_ties_and_overlap():
     assert res.n_clusters == 40
     with pytest.raises(StatsInputError, match="NaN"):
         paired_bootstrap_ranks(np.array([[1.0, np.nan], [0.0, 1.0]]))
+
+
+# ---- the fast paths: binomial draws for 0/1 scores, shared weights across runs ------------
+
+def test_binary_scores_resample_counts_from_the_binomial():
+    # the count of ones among n draws with replacement is Binomial(n, k/n): the interval
+    # agrees with scipy's index resampling within Monte Carlo error
+    x = (np.random.default_rng(3).random(400) < 0.3).astype(float)
+    ours = bootstrap_interval(x, n_resamples=B, seed=2)
+    ref = stats.bootstrap((x,), np.mean, n_resamples=B, method="percentile",
+                          random_state=np.random.default_rng(5))
+    tol = 0.05 * ref.standard_error * 4
+    assert ours.low == pytest.approx(ref.confidence_interval.low, abs=tol)
+    assert ours.high == pytest.approx(ref.confidence_interval.high, abs=tol)
+    assert ours.se == pytest.approx(ref.standard_error, rel=0.03)
+    # and the distribution is exactly the binomial one: same seed, same draws
+    draws = np.random.default_rng(2).binomial(400, x.mean(), size=B) / 400
+    assert ours.low == np.quantile(draws, 0.025) and ours.high == np.quantile(draws, 0.975)
+
+
+def test_bootstrap_proportions_equal_the_per_cell_bootstrap():
+    rng = np.random.default_rng(8)
+    cells = [(rng.random(n) < p).astype(float) for n, p in
+             [(2000, 0.7), (150, 0.2), (37, 0.5), (10, 0.0), (25, 1.0)]]
+    many = bootstrap_proportions([c.sum() for c in cells], [c.size for c in cells],
+                                 n_resamples=700, seed=4, confidence=0.9)
+    for i, c in enumerate(cells):
+        one = bootstrap_interval(c, n_resamples=700, seed=4, confidence=0.9)
+        assert (many.low[i], many.high[i], many.se[i]) == (one.low, one.high, one.se)
+        assert many.estimate[i] == c.mean()
+        assert bool(many.zero_width[i]) == (c.min() == c.max())
+    with pytest.raises(StatsInputError):
+        bootstrap_proportions([3], [2])
+
+
+def test_shared_weights_equal_the_per_run_bootstrap():
+    rng = np.random.default_rng(9)
+    x = rng.lognormal(size=(300, 6))
+    shared = bootstrap_means_shared(x, n_resamples=1500, seed=7)
+    for j in range(x.shape[1]):
+        one = bootstrap_interval(x[:, j], n_resamples=1500, seed=7)
+        assert shared.low[j] == pytest.approx(one.low, rel=1e-12)
+        assert shared.high[j] == pytest.approx(one.high, rel=1e-12)
+        assert shared.se[j] == pytest.approx(one.se, rel=1e-12)

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from scipy.stats import f_oneway
 
-from evalcore.stats import StatsInputError, clustered_se, mean_se, score_interval
+from evalcore.stats import (StatsInputError, clustered_se, grouped_clustered_intervals, mean_se,
+                            score_interval)
 
 
 def _ols_cluster_se(x, groups, use_correction=True):
@@ -173,3 +174,25 @@ def test_korn_graubard_edges():
         korn_graubard_interval(0.4, 200, 0.02, 1, se_iid=0.03)
     with pytest.raises(StatsInputError):
         korn_graubard_interval(1.4, 200, 0.02, 10, se_iid=0.03)
+def test_grouped_clustered_intervals_equal_score_interval_per_group():
+    # several runs in one pass: G >= 30 (t interval), G < 30 (union with the iid interval),
+    # continuous scores at small n (t_{n-1} for the iid side), one cluster (NaN), one item
+    rng = np.random.default_rng(5)
+    cases = [(2000, 100, True), (60, 10, True), (25, 4, False), (45, 45, False),
+             (12, 1, True), (300, 12, False), (1, 1, True)]
+    xs, cs, gs = [], [], []
+    for gi, (n, g, binary) in enumerate(cases):
+        x = (rng.random(n) < 0.6).astype(float) if binary else rng.random(n) * 1.2 - 0.1
+        xs.append(x)
+        cs.append(rng.integers(0, g, n) + 3)      # codes shared between groups, with gaps
+        gs.append(np.full(n, gi))
+    res = grouped_clustered_intervals(np.concatenate(xs), np.concatenate(cs),
+                                      np.concatenate(gs), confidence=0.9)
+    for gi in range(len(cases)):
+        ref = score_interval(xs[gi], "clustered", clusters=cs[gi], confidence=0.9)
+        got = (res.low[gi], res.high[gi], res.se[gi])
+        assert np.allclose(got, (ref.low, ref.high, ref.se), rtol=1e-12, equal_nan=True), gi
+        assert res.n[gi] == xs[gi].size
+        assert res.n_clusters[gi] == len(np.unique(cs[gi]))
+    with pytest.raises(StatsInputError):
+        grouped_clustered_intervals([0.1, np.nan], [0, 1], [0, 0])
