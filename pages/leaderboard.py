@@ -216,12 +216,16 @@ else:
     })
     r = pd.DataFrame()
     if scope_choice != "__average__":
-        # rank intervals do not depend on the interval method; "clt" keeps the cells cheap
-        ranked = common.compute("leaderboard", method="clt", include_tiers=False,
-                                include_audit=False, rank_tasks=[scope_choice], stop=False,
-                                **board_args)
-        if ranked is not None and len(ranked.ranks):
-            r = ranked.ranks[ranked.ranks["task"].astype(str) == scope_choice]
+        # rank intervals for the task shown only: the board above already names its metric,
+        # runs and direction, so nothing of it is recomputed
+        shown_cells = cells[(cells["task"].astype(str) == scope_choice)
+                            & cells["has_items"].astype(bool)]
+        ranked = common.compute(
+            "rank_intervals", scope_choice, lb.metrics_by_task[scope_choice],
+            tuple(int(x) for x in shown_cells["run_id"]), lower_is_better=lower,
+            confidence=lb.confidence, stop=False)
+        if ranked is not None and len(ranked):
+            r = ranked
     if len(r):
         r = r.assign(rank_interval=r.apply(
             lambda x: "–" if pd.isna(x["rank"]) else

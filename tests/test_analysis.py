@@ -401,6 +401,17 @@ def test_rank_intervals(lb, store):
         assert abs(r.loc[f"m{i}", "rank_high"] - ref.rank_high[i]) <= 1
 
 
+def test_rank_intervals_for_one_task_equal_the_boards(lb, store):
+    # the page's second call: only the task's ranks, the same numbers as the board's
+    for task in ("cont", "arc_easy"):
+        cells = lb.cells[(lb.cells["task"] == task) & lb.cells["has_items"].astype(bool)]
+        got = an.rank_intervals(store, task, lb.metrics_by_task[task],
+                                tuple(int(r) for r in cells["run_id"]))
+        want = lb.ranks[lb.ranks["task"] == task].reset_index(drop=True)
+        pd.testing.assert_frame_equal(got.reset_index(drop=True), want, check_dtype=False)
+    assert an.rank_intervals(store, "cont", "f1", ("m1",)).empty
+
+
 def test_bootstrap_and_clustered_methods(store):
     bs = an.leaderboard(store, task="cont", method="bootstrap", n_resamples=4000, seed=1,
                         include_tiers=False, include_ranks=False)

@@ -54,6 +54,7 @@ from evalcore.analysis._common import (  # noqa: F401
 from evalcore.analysis.leaderboard import (  # noqa: F401
     Leaderboard,
     leaderboard,
+    rank_intervals,
 )
 from evalcore.analysis.compare import (  # noqa: F401
     Comparison,

@@ -330,7 +330,9 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     if include_ranks:
         mats = _item_matrices(store, cells, metrics_by_task,
                               None if rank_tasks is None else {str(t) for t in rank_tasks})
-        ranks = _ranks(mats, names, confidence, n_resamples, seed, tnotes, info)
+        ranks = _ranks(mats, names, confidence, n_resamples, seed, tnotes,
+                       lower={t for t, i in info.items() if i.direction == mx.LOWER},
+                       skip={t for t, i in info.items() if not i.rankable})
     if include_tiers:
         tiers = _tiers(store, cells, averages, metrics_by_task, names, confidence, mats, info)
     groups = task_groups(list(dict.fromkeys(cells["task"].astype(str))), _declared_groups(protocols))
@@ -809,15 +811,40 @@ def _item_matrices(store, cells: pd.DataFrame, metrics_by_task: dict[str, str],
     return out
 
 
+def rank_intervals(store, task: str, metric: str, runs: list[str | int] | tuple, *,
+                   lower_is_better: bool = False, confidence: float = 0.95,
+                   n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Paired-bootstrap rank intervals of ``runs`` on one task's metric (columns
+    ``RANK_COLUMNS``), the numbers ``leaderboard(..., rank_tasks=[task])`` puts in ``ranks``.
+
+    For a page that already holds the board: it names the metric shown, the runs with item
+    scores (best first) and the direction from ``Leaderboard.metric_info``, so only the
+    task's items x runs matrix is pulled (one query) and bootstrapped
+    (``stats.paired_bootstrap_ranks`` over the items every run has); the board itself is not
+    recomputed. Runs without items for the task are left out; fewer than 2 runs or shared
+    items give an empty table.
+    """
+    _check_confidence(confidence)
+    ids = list(dict.fromkeys(_resolve(store, r) for r in runs))
+    if len(ids) < 2:
+        return _empty(RANK_COLUMNS)
+    rt = store.runs()
+    names = {int(r): str(n) for r, n in zip(rt["run_id"], rt["name"])}
+    cells = pd.DataFrame({"task": str(task), "run_id": ids, "has_items": True})
+    mats = _item_matrices(store, cells, {str(task): str(metric)}, {str(task)})
+    return _ranks(mats, names, confidence, n_resamples, seed, [],
+                  lower={str(task)} if lower_is_better else set())
+
+
 def _ranks(mats: dict[str, tuple[list[int], np.ndarray]], names, confidence: float,
            n_resamples: int, seed: int, tnotes: list[tuple[str, str, str]],
-           info: dict[str, mx.MetricInfo]) -> pd.DataFrame:
+           lower: set[str], skip: frozenset[str] | set[str] = frozenset()) -> pd.DataFrame:
     """Paired-bootstrap rank intervals per task (``stats.paired_bootstrap_ranks``) over the
-    items every run of the task has; rank 1 is the lowest score when lower is better; no
-    ranks for a metric without a direction."""
+    items every run of the task has; rank 1 is the lowest score for the tasks in ``lower``
+    (lower is better); no ranks for the tasks in ``skip`` (a metric without a direction)."""
     rows = []
     for t, (run_cols, x) in mats.items():
-        if t in info and not info[t].rankable:
+        if t in skip:
             continue
         complete = np.all(np.isfinite(x), axis=1)
         if len(run_cols) < 2 or complete.sum() < 2:
@@ -827,7 +854,7 @@ def _ranks(mats: dict[str, tuple[list[int], np.ndarray]], names, confidence: flo
         if (~complete).any():
             tnotes.append((t, "ranks", f"rank intervals use the {int(complete.sum())} items "
                            f"all runs share"))
-        higher = not (t in info and info[t].direction == mx.LOWER)
+        higher = t not in lower
         r = st.paired_bootstrap_ranks(x[complete], n_resamples=n_resamples, seed=seed,
                                       confidence=confidence, higher_is_better=higher)
         for j, rid in enumerate(run_cols):
