@@ -5,9 +5,12 @@ groups of 20 items) through ``Store.ingest`` of hand-made ``ParsedRun`` objects,
 side run (400 items x 5 answers, two metric variants) for the repeats page. Then times, for
 every page, the evalcore calls that page makes on one interaction (uncached: the dashboard
 additionally caches results per store version, so a repeated view costs nothing), and prints
-the median over ``--repeat`` runs. Target: under 300 ms per interaction.
+the median over ``--repeat`` runs. Target: under 300 ms per interaction. The leaderboard is
+timed for every interval method, on all tasks and on one task. BLAS is pinned to one thread
+as in the app (``evalcore.threads``).
 
-Run:  python bench/bench_pages.py [--runs 50 --tasks 20 --items 2000 --repeat 5 --store PATH]
+Run:  python bench/bench_pages.py [--runs 50 --tasks 20 --items 2000 --repeat 5 --store PATH
+                                   --only TEXT]
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from evalcore import analysis, stats  # noqa: E402
 from evalcore.model import (SCORE_COLUMNS, SUMMARY_COLUMNS, TASK_COLUMNS, TEXT_COLUMNS,  # noqa: E402
                             ParsedRun, SourceFile)
 from evalcore.store import Store  # noqa: E402
+from evalcore.threads import pin_blas_threads  # noqa: E402
 
 TARGET_MS = 300.0
 
@@ -110,24 +114,26 @@ def interactions(store: Store) -> dict[str, Callable[[], object]]:
     """What each page computes on one interaction (the calls in pages/*.py)."""
     a, b = "model-48", "model-49"
 
-    # pages/leaderboard.py: the board with tiers (one call), then rank intervals for the task
-    # whose tiers are shown (a second call, method "clt", rank_tasks=[that task])
-    def leaderboard_all():
+    # pages/leaderboard.py: the board with tiers (one call, the chosen method), then rank
+    # intervals for the task whose tiers are shown (analysis.rank_intervals with the metric,
+    # runs and direction the board returned: the board is not recomputed)
+    def board(method: str, task: str | None = None):
         store.version(); store.runs(); store.tasks()
-        return analysis.leaderboard(store, method="wilson", include_ranks=False)
+        return analysis.leaderboard(store, task=task, method=method, include_ranks=False)
+
+    def ranks_for(lb, task: str):
+        cells = lb.cells[(lb.cells["task"] == task) & lb.cells["has_items"].astype(bool)]
+        return analysis.rank_intervals(store, task, lb.metrics_by_task[task],
+                                       tuple(int(r) for r in cells["run_id"]),
+                                       confidence=lb.confidence)
+
+    shown = board("wilson")
 
     def leaderboard_ranks():
-        return analysis.leaderboard(store, method="clt", include_tiers=False,
-                                    include_audit=False, rank_tasks=["task_03"])
+        return ranks_for(shown, "task_03")
 
     def leaderboard_task():
-        store.version(); store.runs(); store.tasks()
-        analysis.leaderboard(store, task="task_03", method="wilson", include_ranks=False)
-        return analysis.leaderboard(store, task="task_03", method="clt", include_tiers=False,
-                                    include_audit=False, rank_tasks=["task_03"])
-
-    def leaderboard_task_bootstrap():
-        return analysis.leaderboard(store, task="task_03", method="bootstrap")
+        return ranks_for(board("wilson", "task_03"), "task_03")
 
     def compare_all():
         store.version(); store.runs(); store.tasks([49, 50])
@@ -164,11 +170,17 @@ def interactions(store: Store) -> dict[str, Callable[[], object]]:
         store.runs()
         return analysis.overview(store)
 
-    return {
-        "Leaderboard: all tasks (Wilson, tiers, macro average)": leaderboard_all,
+    methods = {"wilson": "Wilson", "clopper-pearson": "Clopper-Pearson", "bayes": "Bayes",
+               "clt": "CLT", "bootstrap": "bootstrap", "clustered": "clustered"}
+    out: dict[str, Callable[[], object]] = {}
+    for m, label in methods.items():
+        out[f"Leaderboard: all tasks ({label}, tiers, macro average)"] = \
+            (lambda m=m: board(m))
+    for m, label in methods.items():
+        out[f"Leaderboard: one task ({label}, tiers)"] = (lambda m=m: board(m, "task_03"))
+    return out | {
         "Leaderboard: rank intervals for the task shown": leaderboard_ranks,
         "Leaderboard: one task (Wilson, tiers, rank intervals)": leaderboard_task,
-        "Leaderboard: one task (bootstrap method)": leaderboard_task_bootstrap,
         "Compare: all 20 tasks + discordant list": compare_all,
         "Compare: one task + discordant list": compare_task,
         "Repeats & clusters: all four sections": repeats_page,
@@ -184,9 +196,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks", type=int, default=20)
     ap.add_argument("--items", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--only", default=None,
+                    help="time only the interactions whose label contains this text")
     ap.add_argument("--store", type=Path, default=None,
                     help="reuse/create the store here (default: a temporary folder)")
     args = ap.parse_args(argv)
+    pin_blas_threads()   # as the app and the CLI do (EVALBARS_BLAS_THREADS overrides)
 
     tmp = None
     if args.store is None:
@@ -201,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'interaction':58s} {'median ms':>10s} {'min ms':>8s}  target {TARGET_MS:.0f} ms")
     worst = 0.0
     for label, fn in interactions(store).items():
+        if args.only and args.only.lower() not in label.lower():
+            continue
         med, best = timed(fn, args.repeat)
         worst = max(worst, med)
         flag = "ok" if med < TARGET_MS else "SLOW"

@@ -1937,32 +1937,60 @@ class Store:
 
     def item_cluster_codes(self, task_metrics: list[tuple[str, str]],
                            run_ids: list[int] | None = None) -> pd.DataFrame:
-        """Per-item means with integer cluster codes for several (task, metric) cells, one
-        query, no text columns: k (position of the cell in ``task_metrics``), run_id, score
-        (mean over the item's answers), code (dense 0..G-1 within the cell, the same code for
-        the same cluster label in every run; an item without a label is its own cluster,
-        keyed by its item_id), has_cluster (the item has a label); rows in no particular
-        order. For the clustered interval method (``stats.grouped_clustered_intervals``)."""
+        """Per-item means with integer cluster codes for several (task, metric) cells, no
+        text columns: k (position of the cell in ``task_metrics``), run_id, score (mean over
+        the item's answers), code (dense 0..G-1 within the cell, the same code for the same
+        cluster label in every run; an item without a label is its own cluster, keyed by its
+        item_id), has_cluster (the item has a label). For the clustered interval method
+        (``stats.grouped_clustered_intervals``).
+
+        One scan per cell with its filters pushed down; runs with one answer per item
+        (``cells.k_max = 1``) skip the GROUP BY. Labels travel as 64-bit hashes and become
+        dense codes in numpy; the number of distinct hashes is checked against
+        count(DISTINCT label), and on a (astronomically unlikely) hash collision the labels
+        themselves are fetched, so the codes are exact."""
         tms = list(dict.fromkeys((str(t), str(m)) for t, m in task_metrics))
-        cols = {"k": "int32", "run_id": "int32", "score": float, "code": "int64",
-                "has_cluster": bool}
-        if not tms:
-            return pd.DataFrame({c: pd.Series(dtype=d) for c, d in cols.items()})
-        where, params = self._where(run_ids, None, None, "s")
-        # the label key keeps "label x" and "item x without a label" apart: (flag, text)
-        sql = f"""
-            WITH tm AS (SELECT unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS metric,
-                               unnest(?::INTEGER[]) AS k),
-                 im AS (SELECT tm.k, s.run_id, avg(s.score) AS m, min(s.cluster) AS cl,
-                               s.item_id
-                        FROM scores s JOIN tm ON s.task = tm.task AND s.metric = tm.metric
-                        {where}
-                        GROUP BY tm.k, s.run_id, s.item_id)
-            SELECT k, run_id, m AS score,
-                   CAST(dense_rank() OVER (PARTITION BY k ORDER BY cl IS NULL,
-                                           coalesce(cl, item_id)) - 1 AS BIGINT) AS code,
-                   cl IS NOT NULL AS has_cluster
-            FROM im"""
-        tasks, metrics = [t for t, _ in tms], [m for _, m in tms]
+        frames = []
         with self._read() as con:
-            return _fetch_rows(con, sql, [tasks, metrics, list(range(len(tms)))] + params)
+            for k, (task, metric) in enumerate(tms):
+                where, params = self._where(run_ids, task, metric)
+                ks = con.execute(f"SELECT run_id, k_max FROM cells{where}", params).fetchall()
+                one = [int(r) for r, km in ks if int(km) <= 1]
+                many = [int(r) for r, km in ks if int(km) > 1]
+                if not ks:
+                    continue
+                w1, p1 = self._where(one, task, metric)
+                wk, pk = self._where(many, task, metric)
+                x_sql = ("SELECT run_id, score AS m, cluster AS cl, item_id FROM scores"
+                         f"{w1} UNION ALL SELECT run_id, avg(score), min(cluster), item_id "
+                         f"FROM scores{wk} GROUP BY run_id, item_id")
+                got = con.execute(
+                    f"WITH x AS ({x_sql}) SELECT run_id, m, hash(cl) AS h, cl IS NOT NULL AS "
+                    "has, CASE WHEN cl IS NULL THEN item_id END AS lone FROM x",
+                    p1 + pk).fetchnumpy()
+                has = np.asarray(got["has"], dtype=bool)
+                code = np.zeros(has.size, dtype=np.int64)
+                g = 0
+                if has.any():
+                    h = np.asarray(got["h"])[has]
+                    uniq, inv = np.unique(h, return_inverse=True)
+                    n_labels = _one(con, f"WITH x AS ({x_sql}) SELECT count(DISTINCT cl) FROM x",
+                                    p1 + pk)[0]
+                    if len(uniq) != int(n_labels):   # hash collision: use the labels
+                        labels = con.execute(f"WITH x AS ({x_sql}) SELECT cl FROM x",
+                                             p1 + pk).fetchnumpy()["cl"]
+                        inv, uniq = pd.factorize(pd.Series(np.asarray(labels, dtype=object)[has]))
+                    code[has] = inv
+                    g = len(uniq)
+                if (~has).any():
+                    lone = np.asarray(got["lone"], dtype=object)[~has]
+                    code[~has] = g + pd.factorize(pd.Series(lone))[0]
+                frames.append(pd.DataFrame({"k": np.full(has.size, k, dtype=np.int32),
+                                            "run_id": np.asarray(got["run_id"], dtype=np.int32),
+                                            "score": np.asarray(got["m"], dtype=float),
+                                            "code": code, "has_cluster": has}))
+        if not frames:
+            return pd.DataFrame({"k": pd.Series(dtype="int32"), "run_id": pd.Series(dtype="int32"),
+                                 "score": pd.Series(dtype=float), "code": pd.Series(dtype="int64"),
+                                 "has_cluster": pd.Series(dtype=bool)})
+        return pd.concat(frames, ignore_index=True)
