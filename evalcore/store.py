@@ -1944,53 +1944,100 @@ class Store:
         item_id), has_cluster (the item has a label). For the clustered interval method
         (``stats.grouped_clustered_intervals``).
 
-        One scan per cell with its filters pushed down; runs with one answer per item
-        (``cells.k_max = 1``) skip the GROUP BY. Labels travel as 64-bit hashes and become
-        dense codes in numpy; the number of distinct hashes is checked against
-        count(DISTINCT label), and on a (astronomically unlikely) hash collision the labels
-        themselves are fetched, so the codes are exact."""
+        One filtered scan for all cells (the cell number comes from ``list_position`` on the
+        task and metric, not from a join); runs with one answer per item (``cells.k_max =
+        1``) skip the GROUP BY. Labels travel as 64-bit hashes and become dense codes in
+        numpy. The codes are exact: each cell's number of distinct hashes is checked against
+        count(DISTINCT label) in SQL, and where they differ (a hash collision, or labels that
+        differ between the answers of one item) that cell's labels themselves are fetched."""
         tms = list(dict.fromkeys((str(t), str(m)) for t, m in task_metrics))
-        frames = []
+        empty = pd.DataFrame({"k": pd.Series(dtype="int32"), "run_id": pd.Series(dtype="int32"),
+                              "score": pd.Series(dtype=float), "code": pd.Series(dtype="int64"),
+                              "has_cluster": pd.Series(dtype=bool)})
+        if not tms:
+            return empty
+        tasks = list(dict.fromkeys(t for t, _ in tms))
+        metrics = list(dict.fromkeys(m for _, m in tms))
+        cell_of = {(tasks.index(t) + 1, metrics.index(m) + 1): k for k, (t, m) in enumerate(tms)}
+        base, pbase = self._where(run_ids, None, None)
+        filt = (f"{base}{' AND' if base else ' WHERE'} task IN ({', '.join('?' * len(tasks))}) "
+                f"AND metric IN ({', '.join('?' * len(metrics))})")
+        pfilt = pbase + tasks + metrics
+        pos = "list_position(?::VARCHAR[], task) AS kt, list_position(?::VARCHAR[], metric) AS km"
         with self._read() as con:
-            for k, (task, metric) in enumerate(tms):
-                where, params = self._where(run_ids, task, metric)
-                ks = con.execute(f"SELECT run_id, k_max FROM cells{where}", params).fetchall()
-                one = [int(r) for r, km in ks if int(km) <= 1]
-                many = [int(r) for r, km in ks if int(km) > 1]
-                if not ks:
+            ks = con.execute(f"SELECT run_id, max(k_max) FROM cells{filt} GROUP BY run_id",
+                             pfilt).fetchall()
+            one = [int(r) for r, km in ks if int(km) <= 1]
+            many = [int(r) for r, km in ks if int(km) > 1]
+
+            def x_sql(label: str) -> tuple[str, list]:
+                w1, p1 = self._where(one, None, None)
+                wk, pk = self._where(many, None, None)
+                cond = f" AND task IN ({', '.join('?' * len(tasks))}) AND metric IN " \
+                       f"({', '.join('?' * len(metrics))})"
+                return (f"SELECT {pos}, run_id, score AS m, {label.format('cluster')} AS lab, "
+                        "cluster IS NOT NULL AS has, CASE WHEN cluster IS NULL THEN item_id END "
+                        f"AS lone FROM scores{w1}{cond if one else ''} UNION ALL "
+                        f"SELECT {pos}, run_id, avg(score), {label.format('min(cluster)')}, "
+                        "min(cluster) IS NOT NULL, CASE WHEN min(cluster) IS NULL THEN item_id "
+                        f"END FROM scores{wk}{cond if many else ''} "
+                        "GROUP BY task, metric, run_id, item_id",
+                        [tasks, metrics] + p1 + (tasks + metrics if one else [])
+                        + [tasks, metrics] + pk + (tasks + metrics if many else []))
+
+            sql, params = x_sql("hash({})")
+            got = con.execute(sql, params).fetchnumpy()
+            n_labels = {cell_of.get((int(a), int(b))): int(n) for a, b, n in con.execute(
+                f"SELECT {pos}, count(DISTINCT cluster) FROM scores{filt} GROUP BY task, metric",
+                [tasks, metrics] + pfilt).fetchall()}
+            lut = np.full((len(tasks) + 1) * (len(metrics) + 1), -1, dtype=np.int64)
+            for (a, b), k in cell_of.items():
+                lut[a * (len(metrics) + 1) + b] = k
+
+            def split(res: dict) -> tuple[np.ndarray, np.ndarray]:
+                """Row order grouping the cells, and each cell's slice bounds in it."""
+                kt = np.asarray(res["kt"], dtype=np.int64)
+                km = np.asarray(res["km"], dtype=np.int64)
+                cell = lut[kt * (len(metrics) + 1) + km]
+                order = np.argsort(cell, kind="stable")
+                return order, np.searchsorted(cell[order], np.arange(-1, len(tms) + 1))
+
+            order, bounds = split(got)
+            labs = [np.asarray(got[c])[order] for c in ("lab", "has")]
+            hashed = True
+            for k in range(len(tms)):
+                sl = slice(bounds[k + 1], bounds[k + 2])
+                lab, has = labs[0][sl], labs[1][sl].astype(bool)
+                if has.any() and len(np.unique(lab[has])) != n_labels.get(k, -1):
+                    hashed = False   # hash collision or labels differing within an item
+                    break
+            if not hashed:           # fetch the labels themselves (text)
+                sql, params = x_sql("{}")
+                got = con.execute(sql, params).fetchnumpy()
+                order, bounds = split(got)
+            cols = {c: np.asarray(got[c], dtype=object if c in ("lone", "lab") and
+                                  (c == "lone" or not hashed) else None)[order]
+                    for c in ("run_id", "m", "lab", "has", "lone")}
+            frames = []
+            for k in range(len(tms)):
+                sl = slice(bounds[k + 1], bounds[k + 2])
+                if sl.stop <= sl.start:
                     continue
-                w1, p1 = self._where(one, task, metric)
-                wk, pk = self._where(many, task, metric)
-                x_sql = ("SELECT run_id, score AS m, cluster AS cl, item_id FROM scores"
-                         f"{w1} UNION ALL SELECT run_id, avg(score), min(cluster), item_id "
-                         f"FROM scores{wk} GROUP BY run_id, item_id")
-                got = con.execute(
-                    f"WITH x AS ({x_sql}) SELECT run_id, m, hash(cl) AS h, cl IS NOT NULL AS "
-                    "has, CASE WHEN cl IS NULL THEN item_id END AS lone FROM x",
-                    p1 + pk).fetchnumpy()
-                has = np.asarray(got["has"], dtype=bool)
+                has = cols["has"][sl].astype(bool)
                 code = np.zeros(has.size, dtype=np.int64)
                 g = 0
                 if has.any():
-                    h = np.asarray(got["h"])[has]
-                    uniq, inv = np.unique(h, return_inverse=True)
-                    n_labels = _one(con, f"WITH x AS ({x_sql}) SELECT count(DISTINCT cl) FROM x",
-                                    p1 + pk)[0]
-                    if len(uniq) != int(n_labels):   # hash collision: use the labels
-                        labels = con.execute(f"WITH x AS ({x_sql}) SELECT cl FROM x",
-                                             p1 + pk).fetchnumpy()["cl"]
-                        inv, uniq = pd.factorize(pd.Series(np.asarray(labels, dtype=object)[has]))
+                    lab = cols["lab"][sl][has]
+                    if hashed:
+                        uniq, inv = np.unique(lab, return_inverse=True)
+                    else:
+                        inv, uniq = pd.factorize(pd.Series(lab))
                     code[has] = inv
                     g = len(uniq)
                 if (~has).any():
-                    lone = np.asarray(got["lone"], dtype=object)[~has]
-                    code[~has] = g + pd.factorize(pd.Series(lone))[0]
-                frames.append(pd.DataFrame({"k": np.full(has.size, k, dtype=np.int32),
-                                            "run_id": np.asarray(got["run_id"], dtype=np.int32),
-                                            "score": np.asarray(got["m"], dtype=float),
-                                            "code": code, "has_cluster": has}))
-        if not frames:
-            return pd.DataFrame({"k": pd.Series(dtype="int32"), "run_id": pd.Series(dtype="int32"),
-                                 "score": pd.Series(dtype=float), "code": pd.Series(dtype="int64"),
-                                 "has_cluster": pd.Series(dtype=bool)})
-        return pd.concat(frames, ignore_index=True)
+                    code[~has] = g + pd.factorize(pd.Series(cols["lone"][sl][~has]))[0]
+                frames.append(pd.DataFrame({
+                    "k": np.full(has.size, k, dtype=np.int32),
+                    "run_id": cols["run_id"][sl].astype(np.int32),
+                    "score": cols["m"][sl].astype(float), "code": code, "has_cluster": has}))
+        return pd.concat(frames, ignore_index=True) if frames else empty
