@@ -235,7 +235,7 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
 
     cells = pd.DataFrame({
         "run_id": cs["run_id"].to_numpy(dtype=int),
-        "run": [names.get(int(r), str(r)) for r in cs["run_id"]],
+        "run": [names.get(int(r), str(r)) for r in cs["run_id"].tolist()],
         "task": cs["task"].astype(str).to_numpy(),
         "metric": cs["metric"].astype(str).to_numpy(),
         "n": n.astype(int),
@@ -298,11 +298,12 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
 
     # chance ------------------------------------------------------------------------------
     chance = np.array([_chance(n_choices.get(t)) if _chance_applies(m, b) else np.nan
-                       for t, m, b in zip(cells["task"], cells["metric"], cells["binary"])],
+                       for t, m, b in zip(cells["task"].tolist(), cells["metric"].tolist(),
+                                          cells["binary"].tolist())],
                       dtype=float)
     cells["chance"] = chance
     cells["contains_chance"] = [_contains_chance(lo, hi, c) for lo, hi, c in
-                                zip(cells["low"], cells["high"], chance)]
+                                zip(cells["low"].tolist(), cells["high"].tolist(), chance)]
     for t in sorted(set(cells.loc[cells["contains_chance"], "task"])):
         tnotes.append((t, "chance", "some intervals contain the chance level; those scores "
                        "cannot rank anything"))
@@ -312,7 +313,7 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
                          dict(zip(run_table["run_id"].astype(int),
                                   run_table["source_format"].astype(str))))
     cells["direction"] = [info[str(t)].direction if str(t) in info else mx.UNKNOWN
-                          for t in cells["task"]]
+                          for t in cells["task"].tolist()]
     for t, i in sorted(info.items()):
         if t in set(cells["task"]) and not i.rankable:
             tnotes.append((t, "direction", f"{i.metric}: {i.label} ({i.source}); runs are "
@@ -606,13 +607,21 @@ def _macro_averages(cells: pd.DataFrame, confidence: float, notes: list[str],
                          "metric on [0, 1]")
         return _empty(AVERAGE_COLUMNS)
     sets = set()
-    for rid, g in usable.groupby("run_id", sort=False):
-        g = g.sort_values("task")
-        agg = st.aggregate_tasks(g["score"].to_numpy(dtype=float), g["se"].to_numpy(dtype=float),
-                                 kind="macro", confidence=confidence)
-        tasks = ",".join(g["task"])
+    run_col = usable["run_id"].to_numpy(dtype=np.int64)
+    task_col = usable["task"].astype(str).to_numpy(dtype=object)
+    score_col = usable["score"].to_numpy(dtype=float)
+    se_col = usable["se"].to_numpy(dtype=float)
+    name_col = usable["run"].astype(str).tolist()
+    first: dict[int, list[int]] = {}
+    for i, rid in enumerate(run_col.tolist()):      # runs in order of first appearance
+        first.setdefault(rid, []).append(i)
+    for rid, idx in first.items():
+        idx = np.asarray(idx)[np.argsort(task_col[idx], kind="stable")]   # by task
+        agg = st.aggregate_tasks(score_col[idx], se_col[idx], kind="macro",
+                                 confidence=confidence)
+        tasks = ",".join(task_col[idx])
         sets.add(tasks)
-        rows.append({"run_id": int(rid), "run": str(g["run"].iloc[0]), "n_tasks": len(g),
+        rows.append({"run_id": int(rid), "run": name_col[idx[0]], "n_tasks": len(idx),
                      "score": float(agg.estimate), "se": float(agg.se), "low": float(agg.low),
                      "high": float(agg.high),
                      "kind": "macro", "tasks": tasks})
@@ -694,7 +703,7 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
         if len(ok):
             common = ok["tasks"].value_counts().index[0]
             # the tasks the average is over (task names may hold commas: HELM)
-            averaged = {str(t) for t in cells["task"] if str(t) not in info
+            averaged = {str(t) for t in set(cells["task"].tolist()) if str(t) not in info
                         or info[str(t)].averageable}
             same = ok[ok["tasks"] == common]
             if len(same) >= 2:
