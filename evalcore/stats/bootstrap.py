@@ -207,7 +207,10 @@ def bootstrap_interval(scores: Any, statistic: Callable[..., Any] | str | None =
 
     Resamples n items with replacement (or, with ``clusters``, G whole clusters with replacement,
     keeping every item of a drawn cluster), ``n_resamples`` times with
-    ``numpy.random.default_rng(seed)``, and reports
+    ``numpy.random.default_rng(seed)``, and reports the intervals below. For 1-D 0/1 scores
+    without clusters and a mean statistic, each resample's mean is drawn directly as
+    Binomial(n, k/n)/n: the same distribution as resampling the items, other random draws
+    than the index path (see :func:`bootstrap_proportions`).
 
     - percentile: the alpha/2 and 1-alpha/2 quantiles of the bootstrap distribution;
     - BCa: quantiles at Phi(z0 + (z0 + z_q)/(1 - a (z0 + z_q))), with bias correction
