@@ -379,9 +379,13 @@ def rescore(store, task: str, metric: str | None = None, runs: list | None = Non
     variants = {"before": wide, "after": after.loc[keep_after]}
     if sus:
         variants["drop suspects"] = wide.drop(index=sus)
-        allc = wide.copy()
-        allc.loc[sus, :] = 1.0
-        variants["suspects correct for all"] = allc
+        if binary:
+            allc = wide.copy()
+            allc.loc[sus, :] = 1.0
+            variants["suspects correct for all"] = allc
+        else:
+            notes.append(f"metric {metric!r} is not 0/1: 'suspects correct for all' is not "
+                         "defined, so the range is 'before' to 'drop suspects'")
     board_rows, cmp_rows = [], []
     before_means = wide.mean()
     ref_id = resolve_run(store, ref) if ref is not None else int(before_means.idxmax())

@@ -117,6 +117,18 @@ def test_relabel_and_sensitivity(planted: dict) -> None:
     assert "biases" in res.bias_note or "not neutral" in res.bias_note
 
 
+def test_sensitivity_needs_right_wrong_scores(tmp_path: Path) -> None:
+    """A partial-credit metric: no 'correct for all' variant (1.0 means nothing there), a note."""
+    picks = ["a", "b", "c", "a"]
+    run = _run("p", "org/p", picks, ["a", "a", "a", "a"], ["q"] * 4)
+    run.scores["score"] = [0.5, 0.25, 1.0, 0.75]
+    store = Store(tmp_path / "s.duckdb")
+    store.ingest([run])
+    res = rescore(store, TASK, "acc", suspects=["1"])
+    assert set(res.board["variant"]) == {"before", "after", "drop suspects"}
+    assert any("not 0/1" in n for n in res.notes)
+
+
 def test_relabel_csv_errors() -> None:
     with pytest.raises(AnalysisError, match="missing new_gold"):
         read_relabels("task,item_id\nx,1\n")
