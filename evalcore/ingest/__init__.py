@@ -596,25 +596,28 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
     for group in alone_groups.values():
         build(None, group)
 
-    # lighteval / Open LLM Leaderboard v1 results: one run each; their per-item details
-    # files are recognised, not read (named in the run's warnings, else skipped)
+    # lighteval / Open LLM Leaderboard v1 results: one run each, with the per-item details
+    # files of the same run (same timestamp); details without their results file are skipped
     details = by_fmt.get(lighteval.DETAILS, [])
     noted: set[str] = set()
     for src in by_fmt.get(lighteval.RESULTS, []):
+        mine = lighteval.details_for(src, details)
+        noted.update(d.name for d in mine)
         try:
-            run = _layout_guard(src.name, lighteval.parse_results, src)
-            mine = lighteval.details_for(src, details)
-            if mine:
-                run.warnings.append(lighteval.details_note(src.name, mine))
-                noted.update(d.name for d in mine)
-            runs.append(run)
+            runs.append(_layout_guard(src.name, lighteval.parse_results, src, mine))
         except IngestError as exc:
             failed(exc)
+            for other in [src, *mine]:
+                if other.name != exc.file:
+                    held_back(other, exc)
         step(src.name, src.size)
+        for d in mine:
+            step(d.name, d.size)
     for d in details:
         if d.name not in noted:
-            skipped.append(f"{d.name} (lighteval per-item details: not read)")
-        step(d.name, d.size)
+            skipped.append(f"{d.name} (lighteval per-item details without their results file: "
+                           f"not read)")
+            step(d.name, d.size)
 
     # inspect logs: one run each
     for fmt, parse in ((inspect_log.EVAL_ZIP, inspect_log.parse_eval),

@@ -52,26 +52,38 @@ What becomes what
   task protocol as ``higher_is_better`` ({metric: bool}, as for lm_eval 0.4; read by
   ``evalcore.metrics``). The primary metric of the Open LLM Leaderboard v1 tasks is the one
   the leaderboard ranked on (``OLL_V1_PRIMARY``); other tasks declare none.
-* Per-item scores: none. lighteval keeps them in
-  ``details/<model>/<ts>/details_<suite>|<task>|<k>_<ts>.parquet`` files, which evalbars
-  recognises by name (``DETAILS_NAME``) and does not read: they are named in a warning of
-  the run with the same timestamp (or listed as skipped), never reported as bad input. The
-  run holds the reported summaries only.
+* Per-item scores: from lighteval's ``details/<model>/<ts>/details_<suite>|<task>|<k>_<ts>
+  .parquet`` files given with the results file (same timestamp in both names;
+  ``DETAILS_NAME``), in the two layouts lighteval has written (<= 0.9: columns ``metrics``,
+  ``example``, ``full_prompt``, ``gold``, ``predictions``; >= 0.10: ``metric``, ``doc``,
+  ``model_response``). One score row per document and metric (``read_details``: item ids,
+  texts). A details file without its results file is listed as skipped, not read.
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
 import re
+from dataclasses import dataclass
 from typing import Any
+
+import pandas as pd
 
 from evalcore.errors import IngestError
 from evalcore.ingest._common import (
+    MAX_ABS_SCORE,
     Source,
+    check_unique,
+    concat_frames,
     count_or_none,
-    empty_frame,
+    dumps,
+    is_number,
     load_json,
+    scores_frame,
     summaries_frame,
     tasks_frame,
+    texts_frame,
 )
 from evalcore.ingest.lm_eval import summary_value
 from evalcore.model import SCORE_COLUMNS, TEXT_COLUMNS, ParsedRun
@@ -129,11 +141,6 @@ def details_for(results: Source, details: list[Source]) -> list[Source]:
             and dm.group("ts") == m.group("ts")]
 
 
-def details_note(results_name: str, details: list[Source]) -> str:
-    """The warning naming a run's details files, which are not read."""
-    names = ", ".join(d.basename for d in details[:5]) + (" ..." if len(details) > 5 else "")
-    return (f"{results_name}: lighteval per-item details not read ({len(details)} file(s): "
-            f"{names}); the run holds the summaries of the results file only")
 
 
 def is_results(obj: object) -> bool:
@@ -292,9 +299,9 @@ def _entry_rows(src_name: str, task: str, key: str, entry: dict[str, Any], n: in
     return rows
 
 
-def parse_results(src: Source) -> ParsedRun:
-    """One ``ParsedRun`` (summaries only) from a lighteval / Open LLM Leaderboard v1 results
-    file; see the module docstring for what becomes what."""
+def parse_results(src: Source, details: list[Source] | tuple = ()) -> ParsedRun:
+    """One ``ParsedRun`` from a lighteval / Open LLM Leaderboard v1 results file and the
+    details files of the same run (``details_for``); see the module docstring."""
     obj = load_json(src)
     if not is_results(obj):
         raise IngestError(src.name, "top level", "a lighteval results object with "
@@ -334,9 +341,169 @@ def parse_results(src: Source) -> ParsedRun:
             f"counts)")
     model, version = run_identity(obj, src)
     name = model or re.sub(r"\.json$", "", src.basename)
+    files = [src.source_file(RESULTS)]
+    score_frames, text_frames = [], []
+    for d in details:
+        key = DETAILS_NAME.match(d.basename).group("task")
+        task = names.get(key)
+        if task is None:
+            warnings.append(f"{d.name}: not read: its task {key!r} is not in {src.name}")
+            continue
+        got = read_details(d, task)
+        warnings.extend(got.warnings)
+        if got.scores is None:
+            continue
+        score_frames.append(got.scores)
+        text_frames.append(got.texts)
+        files.append(d.source_file(DETAILS))
+    scores = concat_frames(score_frames, SCORE_COLUMNS)
+    check_unique(scores, ", ".join(f.name for f in files[1:]) or src.name)
     return ParsedRun(
         name=name, model=model, source_format=SOURCE_FORMAT, harness=HARNESS,
-        harness_version=version, protocol=run_protocol(obj),
-        files=[src.source_file(RESULTS)], scores=empty_frame(SCORE_COLUMNS),
-        summaries=summaries_frame(rows), texts=empty_frame(TEXT_COLUMNS),
+        harness_version=version, protocol=run_protocol(obj), files=files, scores=scores,
+        summaries=summaries_frame(rows), texts=concat_frames(text_frames, TEXT_COLUMNS),
         tasks=tasks_frame(task_info), source_key=None, warnings=warnings)
+
+
+# ---------------------------------------------------------------------------------------
+# Per-item details (details_<suite>|<task>|<k>_<ts>.parquet)
+# ---------------------------------------------------------------------------------------
+TEXT_LIMIT = 8000
+# two layouts lighteval has written: <= 0.9 (flat columns) and >= 0.10 (doc / model_response)
+DETAILS_V1 = ("metrics", "example")
+DETAILS_V2 = ("metric", "doc")
+
+
+@dataclass
+class Details:
+    """Item scores and texts of one details file (``scores``/``texts`` None when not read)."""
+
+    scores: pd.DataFrame | None
+    texts: pd.DataFrame | None
+    warnings: list[str]
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _clip(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else "\n".join(str(v) for v in value) \
+        if isinstance(value, list) else str(value)
+    return text[:TEXT_LIMIT]
+
+
+def _details_rows(src: Source) -> tuple[str | None, list[dict[str, Any]]]:
+    """(layout, rows) of a details file, reading only the columns evalbars uses."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(str(src.path) if src.path is not None
+                            else pa.BufferReader(src.read_bytes()))
+        names = set(pf.schema_arrow.names)
+        if set(DETAILS_V1) <= names:
+            cols = [c for c in ("metrics", "example", "full_prompt", "gold", "predictions")
+                    if c in names]
+            return "v1", pf.read(columns=cols).to_pylist()
+        if set(DETAILS_V2) <= names:
+            cols = [c for c in ("metric", "doc", "model_response") if c in names]
+            return "v2", pf.read(columns=cols).to_pylist()
+        return None, []
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise IngestError(src.name, "parquet", "a lighteval details Parquet file",
+                          f"{type(exc).__name__}: {str(exc)[:80]}") from None
+
+
+def _row_fields(layout: str, row: dict[str, Any]) -> tuple[dict, str, str | None, str | None,
+                                                           str | None, str | None]:
+    """(metric values, item text, doc id, prompt, target, response) of one details row."""
+    if layout == "v1":
+        preds = row.get("predictions")
+        return (row.get("metrics") or {}, str(row.get("example") or ""), None,
+                row.get("full_prompt") or row.get("example"), _clip(row.get("gold")),
+                preds[0] if isinstance(preds, list) and preds else None)
+    doc = row.get("doc") or {}
+    resp = row.get("model_response") or {}
+    choices, gold = doc.get("choices"), doc.get("gold_index")
+    target = choices[gold] if isinstance(choices, list) and isinstance(gold, int) \
+        and 0 <= gold < len(choices) else None
+    text = resp.get("text")
+    doc_id = doc.get("id")
+    return (row.get("metric") or {}, str(doc.get("query") or ""),
+            doc_id if isinstance(doc_id, str) and doc_id else None, doc.get("query"), target,
+            text[0] if isinstance(text, list) and text else None)
+
+
+def _collect(fields: list[tuple], use_ids: bool) -> tuple[dict, dict, list[str], bool]:
+    """(metric -> [(item id, value, row)], metric -> first bad value, item id per row,
+    whether an id repeated within a metric)."""
+    per_metric: dict[str, list[tuple[str, float, int]]] = {}
+    bad: dict[str, str] = {}
+    seen: dict[tuple[str, str], int] = {}
+    item_of_row: list[str] = []
+    repeated = False
+    for i, (metrics, text, doc_id, *_rest) in enumerate(fields):
+        base = doc_id if use_ids else _short_hash(text)
+        item_of_row.append(base)
+        for name, v in (metrics.items() if isinstance(metrics, dict) else []):
+            if v is None:
+                continue
+            name = str(name)
+            if isinstance(v, bool):
+                v = float(v)
+            if not is_number(v) or not math.isfinite(v) or abs(v) > MAX_ABS_SCORE:
+                bad.setdefault(name, f"row {i}: {dumps(v)[:40]}")
+                continue
+            k = seen.get((name, base), 0) + 1
+            seen[(name, base)] = k
+            repeated = repeated or k > 1
+            per_metric.setdefault(name, []).append((base if k == 1 else f"{base}#{k}",
+                                                    float(v), i))
+    return per_metric, bad, item_of_row, repeated
+
+
+def read_details(src: Source, task: str) -> Details:
+    """Item scores (one row per document and metric) and texts of a details file.
+
+    Item id: the document's ``id`` (lighteval >= 0.10) when every row has one; otherwise the
+    first 16 hex digits of the sha256 of the document's query text (``example``), with
+    ``#2``, ``#3`` ... for repeats of one text within a metric, so runs of one task pair on
+    the same questions. A metric with a value that is not a finite number (a list, NaN, a
+    string) in any row gets no item scores (a warning says so); its summary stays.
+    """
+    layout, rows = _details_rows(src)
+    if layout is None:
+        return Details(None, None, [f"{src.name}: not read: not a details layout evalbars knows "
+                                    f"(columns metrics+example or metric+doc)"])
+    fields = [_row_fields(layout, r) for r in rows]
+    use_ids = bool(fields) and all(f[2] is not None for f in fields)
+    per_metric, bad, item_of_row, repeated = _collect(fields, use_ids)
+    if use_ids and repeated:            # ids repeat within a metric: fall back to the text
+        use_ids = False
+        per_metric, bad, item_of_row, _ = _collect(fields, use_ids)
+    warnings = [f"{src.name}: task {task}: per-item metric {m!r} is not a finite number at "
+                f"{where}; no item scores for it (its reported summary stays)"
+                for m, where in sorted(bad.items())]
+    frames = []
+    for name, vals in per_metric.items():
+        if name in bad:
+            continue
+        items = [it for it, _v, _i in vals]
+        rows_i = [i for _it, _v, i in vals]
+        prompts = [fields[i][3] for i in rows_i]
+        frames.append(scores_frame(
+            task, name, items, 0, [v for _it, v, _i in vals],
+            item_hash=[_short_hash(fields[i][1]) for i in rows_i],
+            prompt_hash=[_short_hash(p) if isinstance(p, str) else None for p in prompts]))
+    scores = concat_frames(frames, SCORE_COLUMNS)
+    check_unique(scores, src.name)
+    first: dict[str, int] = {}
+    for i, item in enumerate(item_of_row):
+        first.setdefault(item, i)
+    idx = list(first.values())
+    texts = texts_frame(task, list(first), 0, [_clip(fields[i][3]) for i in idx],
+                        [_clip(fields[i][4]) for i in idx], [_clip(fields[i][5]) for i in idx])
+    return Details(scores, texts, warnings)

@@ -205,22 +205,69 @@ def test_open_llm_leaderboard_v2_layout_is_lm_eval():
     assert proto["num_fewshot"] == 3
 
 
-def test_details_files_are_recognised_not_bad_input(tmp_path):
-    """lighteval writes results/<model>/results_<ts>.json and
-    details/<model>/<ts>/details_<suite>|<task>|<k>_<ts>.parquet: the details file is named
-    in the run's warnings (not read), never reported as a bad tidy table."""
-    ts = "2024-01-04T13-27-32.660899"
-    res = tmp_path / "results" / "org" / f"results_{ts}.json"
-    det = tmp_path / "details" / "org" / ts / f"details_harness|arc:challenge|25_{ts}.parquet"
+def test_details_without_their_results_file_are_skipped_not_bad_input(tmp_path):
+    """A details file whose results file was not given is listed as skipped (not read),
+    never reported as a bad tidy table; the other run is read."""
+    res = tmp_path / "results" / "org" / "results_2024-01-04T13-27-32.660899.json"
     other = tmp_path / "details" / "org" / "x" / "details_harness|gsm8k|5_2024-02-01T00-00-00.0.parquet"
-    for p in (res, det, other):
+    for p in (res, other):
         p.parent.mkdir(parents=True, exist_ok=True)
     res.write_bytes(_bytes(OLL_V1))
-    det.write_bytes(b"PAR1" + b"\0" * 64)      # recognised by name, never opened
-    other.write_bytes(b"PAR1" + b"\0" * 64)
+    other.write_bytes(b"PAR1" + b"\0" * 64)      # recognised by name, never opened
     from evalcore.ingest import read_paths
     batch = read_paths([tmp_path])
     assert not batch.problems and len(batch.runs) == 1
-    notes = " ".join(batch.runs[0].warnings)
-    assert f"details_harness|arc:challenge|25_{ts}.parquet" in notes and "not read" in notes
     assert any("details_harness|gsm8k|5" in s and "not read" in s for s in batch.skipped)
+
+
+def _v2_details(path, rows):
+    """A details file in lighteval >= 0.10's layout (doc / metric / model_response)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    pq.write_table(pa.Table.from_pylist(rows), path)
+
+
+def _v2_row(doc_id, query, gold, acc, text="B"):
+    return {"doc": {"id": doc_id, "query": query, "choices": ["A", "B"], "gold_index": gold},
+            "metric": {"acc": acc}, "model_response": {"text": [text]}}
+
+
+def test_details_v2_layout_ids_targets_and_bad_values(tmp_path):
+    ts = "2025-12-12T15-11-59.471879"
+    obj = {"config_general": {"model_name": "m"},
+           "results": {"community|quiz|0": {"acc": 0.5, "acc_stderr": 0.5, "em": 1.0}},
+           "config_tasks": {"community|quiz|0": {"effective_num_docs": 2}}}
+    (tmp_path / f"results_{ts}.json").write_bytes(_bytes(obj))
+    rows = [_v2_row("q1", "one?", 1, 1.0), _v2_row("q2", "two?", 0, 0.0)]
+    rows[0]["metric"]["em"], rows[1]["metric"]["em"] = 1.0, float("nan")
+    _v2_details(tmp_path / f"details_community|quiz|0_{ts}.parquet", rows)
+    run = parse_uploads([(p.name, p.read_bytes()) for p in tmp_path.iterdir()])[0]
+    acc = run.scores[run.scores["metric"] == "acc"].set_index("item_id")["score"]
+    assert acc.to_dict() == {"q1": 1.0, "q2": 0.0}
+    assert "em" not in set(run.scores["metric"])              # a NaN item: no item scores
+    assert any("'em'" in w and "not a finite number" in w for w in run.warnings)
+    texts = run.texts.set_index("item_id")
+    assert texts.loc["q1", "target"] == "B" and texts.loc["q2", "target"] == "A"
+    assert texts.loc["q1", "response"] == "B" and texts.loc["q1", "prompt"] == "one?"
+
+
+def test_details_repeated_ids_fall_back_to_the_question_text(tmp_path):
+    ts = "2025-12-12T15-11-59.471879"
+    obj = {"config_general": {"model_name": "m"},
+           "results": {"community|quiz|0": {"acc": 0.5}}}
+    (tmp_path / f"results_{ts}.json").write_bytes(_bytes(obj))
+    _v2_details(tmp_path / f"details_community|quiz|0_{ts}.parquet",
+                [_v2_row("", "one?", 1, 1.0), _v2_row("", "two?", 0, 0.0)])
+    run = parse_uploads([(p.name, p.read_bytes()) for p in tmp_path.iterdir()])[0]
+    ids = set(run.scores["item_id"])
+    assert len(ids) == 2 and all(len(i) == 16 for i in ids)   # sha256 prefixes of the query
+
+
+def test_broken_details_file_holds_back_its_run(tmp_path):
+    ts = "2025-12-12T15-11-59.471879"
+    (tmp_path / f"results_{ts}.json").write_bytes(_bytes(OLL_V1))
+    (tmp_path / f"details_harness|arc:challenge|25_{ts}.parquet").write_bytes(b"PAR1 broken")
+    batch = read_uploads([(p.name, p.read_bytes()) for p in tmp_path.iterdir()])
+    assert not batch.runs
+    files = {p.file for p in batch.problems}
+    assert files == {f"details_harness|arc:challenge|25_{ts}.parquet", f"results_{ts}.json"}
