@@ -1,0 +1,562 @@
+"""Writes: validation of incoming runs, ingest with merge, rename, tags, delete."""
+
+
+import re
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from evalcore.errors import StoreError
+from evalcore.model import (
+    TASK_COLUMNS,
+    ParsedRun,
+    SourceFile,
+)
+from evalcore.store._util import (
+    LIST_SEP,
+    REPORT_COLUMNS,
+    IngestReport,
+    _deep_merge,
+    _is_missing,
+    _json_dumps,
+    _json_loads,
+    _log,
+    _one,
+)
+from evalcore.store.catalog import _scratch_cursor
+from evalcore.store.schema import _EMPTY_CELLS, _SCORE_SPEC, _SUMMARY_SPEC, _TEXT_SPEC
+
+
+def _column_to_arrow(series: pd.Series, typ: pa.DataType, where: str) -> pa.Array:
+    """One canonical column as an Arrow array of ``typ`` (ids given as numbers become text)."""
+    try:
+        return pa.array(series, type=typ, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as exc:
+        if pa.types.is_string(typ) or pa.types.is_large_string(typ):
+            as_text = series.map(lambda v: None if _is_missing(v) else str(v))
+            return pa.array(as_text, type=typ, from_pandas=True)
+        if pa.types.is_integer(typ):
+            values = pd.to_numeric(series, errors="coerce")
+            finite = values.dropna()
+            if len(finite) and not np.all(np.equal(np.mod(finite, 1), 0)):
+                raise StoreError(f"{where}: expected whole numbers") from exc
+            return pa.array(values.astype("Int64"), type=typ, from_pandas=True)
+        raise StoreError(f"{where}: expected {typ} values ({exc})") from exc
+
+
+def _frame_to_arrow(df: pd.DataFrame | None, spec: tuple, what: str) -> pa.Table:
+    """Check a canonical frame's columns and convert it to a typed Arrow table."""
+    names = [c for c, _, _ in spec]
+    if df is None:
+        df = pd.DataFrame({c: pd.Series(dtype="object") for c in names})
+    extra = [c for c in df.columns if c not in names]
+    missing = [c for c in names if c not in df.columns]
+    if extra or missing:
+        parts = []
+        if missing:
+            parts.append(f"missing {', '.join(map(str, missing))}")
+        if extra:
+            parts.append(f"unexpected {', '.join(map(str, extra))}")
+        raise StoreError(f"{what}: columns do not match the canonical record "
+                         f"({'; '.join(parts)}; expected {', '.join(names)})")
+    arrays = []
+    for col, typ, required in spec:
+        if len(df) == 0:
+            arrays.append(pa.array([], type=typ))
+            continue
+        arr = _column_to_arrow(df[col], typ, f"{what}, column {col!r}")
+        if required and arr.null_count:
+            raise StoreError(f"{what}, column {col!r}: {arr.null_count} missing value(s); "
+                             "expected a value in every row")
+        arrays.append(arr)
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def _check_finite_scores(df: pd.DataFrame | None, what: str) -> None:
+    """StoreError naming the first item whose score is NaN, inf or missing."""
+    if df is None or "score" not in df.columns or len(df) == 0:
+        return
+    try:
+        values = np.asarray(df["score"], dtype=float)
+    except (TypeError, ValueError):
+        return  # not numbers at all: the Arrow conversion names the column
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        row = df.iloc[int(bad[0])]
+        get = lambda c: row[c] if c in df.columns else "?"  # noqa: E731
+        raise StoreError(f"{what}: score of task {get('task')!r}, metric {get('metric')!r}, "
+                         f"item {str(get('item_id'))!r} is {values[bad[0]]}; expected a finite "
+                         f"number ({bad.size} such row(s))")
+
+
+@dataclass
+class _Prepared:
+    """A validated ParsedRun as typed Arrow tables plus report facts."""
+
+    run: ParsedRun
+    name: str
+    scores: pa.Table
+    summaries: pa.Table
+    texts: pa.Table
+    cells: pa.Table          # per (task, metric): n_items, n_scores, k_max, sum, sumsq, ...
+    tasks: list[tuple[str, int | None, dict]]
+    facts: dict[str, Any]
+    warnings: list[str]
+
+
+# ---------------------------------------------------------------------------------------
+# the store
+# ---------------------------------------------------------------------------------------
+
+
+# Deleting a run: one statement per table that holds run rows (fixed SQL, the run id a ? value).
+_DELETE_RUN_SQL = tuple(f"DELETE FROM {table} WHERE run_id = ?" for table in
+                        ("scores", "cells", "summaries", "texts", "tasks", "files", "runs"))
+
+
+def _file_key(f: SourceFile) -> str:
+    """The idempotency key of one file of a run: its sha256, or ``run_key`` for a run cut
+    from a file that holds several runs (a tidy table with several models)."""
+    return f.run_key if f.run_key is not None else f.sha256.lower()
+
+
+def _name_hint(source_key: str | None) -> str | None:
+    """What tells two runs of one model apart when their names collide: the time in an
+    lm_eval results/samples file name (``lm_eval:2026-03-03T08-21-09.7`` -> ``2026-03-03 08:21``)."""
+    m = re.match(r"lm_eval:(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})", source_key or "")
+    return f"{m.group(1)} {m.group(2)}:{m.group(3)}" if m else None
+
+
+
+class _Writes:
+    """Write methods of Store (each call is one transaction)."""
+
+    def ingest(self, runs: list[ParsedRun], *, skip_invalid: bool = False) -> IngestReport:
+        """Write parsed runs in one transaction.
+
+        Rules, applied run by run in the given order:
+
+        1. every file of the run is already stored (same key: the file's sha256, or for a run
+           cut from a file that holds several runs, ``SourceFile.run_key``, the digest of the
+           run's rows): nothing is written, status "already present";
+        2. some of its files, or its ``source_key``, match a stored run: the run is MERGED
+           into that run: new files are recorded; tasks/metrics, summaries and texts the
+           stored run lacks are added; a (task, metric) cell that already has item scores
+           keeps the stored scores (a warning names it); missing run fields (model,
+           harness version) are filled and protocol keys are added, stored values win;
+        3. otherwise a new run is added under a unique display name ("name (2)", ...).
+
+        Everything is validated before the store is touched (canonical columns and types,
+        finite scores, no duplicate (task, metric, item, answer) rows, no duplicate summary
+        rows, at least one item score or finite reported value); duplicate text rows keep the
+        first (a warning says so). Any error raises StoreError and leaves the store file
+        byte-for-byte unchanged. With ``skip_invalid=True`` a run that fails validation is
+        left out and named in ``report.rejected`` instead, and the other runs are written
+        (still in one transaction: each run whole or not at all).
+        """
+        t0 = time.perf_counter()
+        prepared: list[_Prepared] = []
+        rejected: list[str] = []
+        for i, r in enumerate(runs):
+            try:
+                prepared.append(self._prepare(r, i))
+            except StoreError as exc:
+                if not skip_invalid:
+                    raise
+                files = ", ".join(f.name for f in getattr(r, "files", None) or [])
+                rejected.append(f"{exc}" + (f" (files: {files})" if files else ""))
+        _log.debug("ingest: validated %d run(s) in %.2f s", len(prepared), time.perf_counter() - t0)
+        if not prepared:
+            return IngestReport(pd.DataFrame(columns=list(REPORT_COLUMNS)), False, (),
+                                tuple(rejected))
+        with self._writer_lock():
+            # decide read-only first: a repeat upload must not rewrite the file
+            with self._read("checking which files are stored") as con:
+                keys = [_file_key(f) for p in prepared for f in p.run.files]
+                known = self._known_files(con, keys)
+            all_known = all(p.run.files and all(_file_key(f) in known for f in p.run.files)
+                            for p in prepared)
+            if all_known:
+                rows = []
+                with self._read() as con:
+                    for p in prepared:
+                        rid = known[_file_key(p.run.files[0])]
+                        name = _one(con, "SELECT name FROM runs WHERE run_id = ?", [rid])[0]
+                        rows.append(self._report_row(p, rid, name, "already present", 0, []))
+                warnings = tuple(w for p in prepared for w in p.warnings)
+                return IngestReport(pd.DataFrame(rows, columns=list(REPORT_COLUMNS)), True, warnings,
+                                    tuple(rejected))
+            rows = []
+            with self._transaction(action="ingest") as con:
+                for p in prepared:
+                    rows.append(self._write_run(con, p))
+        warnings = [w for p in prepared for w in p.warnings]
+        warnings += [w for r in rows for w in r[REPORT_COLUMNS.index("warnings")].split("\n") if w]
+        return IngestReport(pd.DataFrame(rows, columns=list(REPORT_COLUMNS)), False,
+                            tuple(dict.fromkeys(warnings)), tuple(rejected))
+
+    def _prepare(self, run: ParsedRun, index: int) -> _Prepared:
+        """Validate one ParsedRun and convert its frames to typed Arrow tables (no store)."""
+        if not isinstance(run, ParsedRun):
+            raise StoreError(f"run #{index + 1}: expected a ParsedRun, got {type(run).__name__}")
+        name = str(run.name).strip() if run.name is not None else ""
+        if not name:
+            name = str(run.model).strip() if run.model else "run"
+        what = f"run {name!r}"
+        if not run.source_format:
+            raise StoreError(f"{what}: source_format is empty")
+        if not isinstance(run.protocol, dict):
+            raise StoreError(f"{what}: protocol must be a dict, got {type(run.protocol).__name__}")
+        for f in run.files:
+            if not re.fullmatch(r"[0-9a-fA-F]{64}", str(f.sha256 or "")):
+                raise StoreError(f"{what}, file {f.name!r}: sha256 must be 64 hex digits")
+            if f.run_key is not None and not (isinstance(f.run_key, str) and f.run_key.strip()):
+                raise StoreError(f"{what}, file {f.name!r}: run_key must be a non-empty string "
+                                 "or None")
+        _check_finite_scores(run.scores, what)
+        scores = _frame_to_arrow(run.scores, _SCORE_SPEC, f"{what}, scores")
+        summaries = _frame_to_arrow(run.summaries, _SUMMARY_SPEC, f"{what}, summaries")
+        texts = _frame_to_arrow(run.texts, _TEXT_SPEC, f"{what}, texts")
+        if scores.num_rows == 0 and not pc.any(pc.is_finite(summaries.column("value"))).as_py():
+            raise StoreError(f"{what}: no item score and no finite reported value; nothing to "
+                             "store (an empty run would show as a run with 0 tasks)")
+        warnings = list(run.warnings)
+
+        facts: dict[str, Any] = {"tasks": "", "metrics": "", "n_items": 0, "n_scores": 0, "k_max": 0}
+        with _scratch_cursor() as mem:   # in-memory: validation never touches the store
+            mem.register("s", scores)
+            mem.register("m", summaries)
+            mem.register("t", texts)
+            cells = _EMPTY_CELLS
+            if scores.num_rows:
+                low = pc.min(scores.column("answer_idx")).as_py()
+                if low is not None and low < 0:
+                    bad = _one(mem, "SELECT task, item_id, answer_idx FROM s WHERE answer_idx < 0 "
+                                    "LIMIT 1")
+                    raise StoreError(f"{what}: task {bad[0]!r}, item {bad[1]!r} has answer_idx "
+                                     f"{bad[2]}; expected 0 or more")
+                # one grouping pass per item gives the cell statistics the store keeps
+                # (computed here, outside the write lock) and k_max for the duplicate check
+                cells = mem.sql(
+                    "SELECT task, metric, count(*) AS n_items, sum(k) AS n_scores, "
+                    "CAST(max(k) AS INTEGER) AS k_max, sum(m) AS sum, sum(m * m) AS sumsq, "
+                    "bool_and(bin) AS is_binary, bool_or(hc) AS has_cluster FROM ("
+                    "  SELECT task, metric, item_id, avg(score) AS m, count(*) AS k, "
+                    "  bool_and(score = 0 OR score = 1) AS bin, bool_or(cluster IS NOT NULL) AS hc "
+                    "  FROM s GROUP BY task, metric, item_id) "
+                    "GROUP BY task, metric ORDER BY task, metric").to_arrow_table()
+                k_max = int(pc.max(cells.column("k_max")).as_py())
+                # a duplicate needs two rows of one item, so the exact check runs only then
+                # (count(DISTINCT answer_idx) per item would cost 4x the grouping itself)
+                if k_max > 1:
+                    dup = _one(mem, "SELECT task, metric, item_id, answer_idx, count(*) FROM s "
+                                    "GROUP BY ALL HAVING count(*) > 1 LIMIT 1")
+                    if dup:
+                        raise StoreError(
+                            f"{what}: task {dup[0]!r}, metric {dup[1]!r}, item {dup[2]!r}, answer "
+                            f"{dup[3]} appears {dup[4]} times; expected one score per (task, "
+                            "metric, item, answer)")
+                per_task: dict[str, int] = {}
+                for t, n in zip(cells.column("task").to_pylist(), cells.column("n_items").to_pylist()):
+                    per_task[t] = max(per_task.get(t, 0), int(n))
+                facts.update(tasks=LIST_SEP.join(sorted(per_task)),
+                             metrics=LIST_SEP.join(sorted(set(cells.column("metric").to_pylist()))),
+                             n_items=sum(per_task.values()), n_scores=scores.num_rows, k_max=k_max)
+            if summaries.num_rows:
+                bad = _one(mem, "SELECT task, metric, value FROM m WHERE isinf(value) LIMIT 1")
+                if bad:
+                    raise StoreError(f"{what}: summary {bad[0]!r}/{bad[1]!r} value is {bad[2]}; "
+                                     "expected a finite number or NaN")
+                dup = _one(mem, "SELECT task, metric, count(*) FROM m GROUP BY ALL "
+                                  "HAVING count(*) > 1 LIMIT 1")
+                if dup:
+                    raise StoreError(f"{what}: summary of task {dup[0]!r}, metric {dup[1]!r} "
+                                     f"appears {dup[2]} times; expected one row per (task, metric)")
+                if not facts["tasks"]:
+                    tasks, metrics = _one(
+                        mem, "SELECT string_agg(DISTINCT task, ? ORDER BY task), "
+                        "string_agg(DISTINCT metric, ? ORDER BY metric) FROM m", [LIST_SEP, LIST_SEP])
+                    facts.update(tasks=tasks, metrics=metrics)
+            if texts.num_rows:
+                n_dup = _one(mem, "SELECT coalesce(sum(c - 1), 0) FROM (SELECT count(*) AS c FROM t "
+                                  "GROUP BY task, item_id, answer_idx HAVING count(*) > 1)")[0]
+                if n_dup:
+                    mem.register("t_rn", texts.append_column(
+                        "_rn", pa.array(np.arange(texts.num_rows, dtype=np.int64))))
+                    texts = mem.sql(
+                        "SELECT * EXCLUDE (_rn) FROM t_rn QUALIFY row_number() OVER (PARTITION BY "
+                        "task, item_id, answer_idx ORDER BY _rn) = 1 ORDER BY _rn"
+                    ).to_arrow_table().cast(texts.schema)
+                    warnings.append(f"{what}: {n_dup} duplicate text row(s) (same task, item, "
+                                    "answer) dropped; the first was kept")
+        # summaries: fill is_group default False
+        if summaries.num_rows and summaries.column("is_group").null_count:
+            filled = summaries.column("is_group").fill_null(False)
+            summaries = summaries.set_column(summaries.schema.get_field_index("is_group"),
+                                             "is_group", filled)
+
+        task_rows: list[tuple[str, int | None, dict]] = []
+        tdf = run.tasks if run.tasks is not None else pd.DataFrame(columns=list(TASK_COLUMNS))
+        if set(tdf.columns) != set(TASK_COLUMNS):
+            raise StoreError(f"{what}, tasks: columns do not match the canonical record "
+                             f"(got {', '.join(map(str, tdf.columns))}; expected "
+                             f"{', '.join(TASK_COLUMNS)})")
+        seen: set[str] = set()
+        for t, nc, proto in zip(tdf["task"], tdf["n_choices"], tdf["protocol"]):
+            if _is_missing(t) or not str(t):
+                raise StoreError(f"{what}, tasks: a row has no task name")
+            t = str(t)
+            if t in seen:
+                raise StoreError(f"{what}, tasks: task {t!r} appears twice; expected one row per task")
+            seen.add(t)
+            if _is_missing(nc):
+                nc = None
+            else:
+                try:
+                    nc = int(nc)
+                except (TypeError, ValueError) as exc:
+                    raise StoreError(f"{what}, tasks: n_choices of {t!r} is {nc!r}; "
+                                     "expected a whole number") from exc
+            if proto is None or (not isinstance(proto, dict) and _is_missing(proto)):
+                proto = {}
+            if not isinstance(proto, dict):
+                raise StoreError(f"{what}, tasks: protocol of {t!r} must be a dict")
+            task_rows.append((t, nc, proto))
+        return _Prepared(run, name, scores, summaries, texts, cells, task_rows, facts, warnings)
+
+    @staticmethod
+    def _known_files(con: duckdb.DuckDBPyConnection, keys: list[str]) -> dict[str, int]:
+        """Stored file keys among ``keys`` (see ``_file_key``) -> the run that holds each."""
+        if not keys:
+            return {}
+        rows = con.execute("SELECT key, run_id FROM files WHERE list_contains(?, key)",
+                           [sorted(set(keys))]).fetchall()
+        return {k: int(r) for k, r in rows}
+
+    @staticmethod
+    def _report_row(p: _Prepared, run_id: int, name: str, status: str, added: int,
+                    warnings: list[str]) -> list:
+        f = p.facts
+        return [run_id, name, p.run.model, p.run.source_format, f["tasks"] or "", f["metrics"] or "",
+                f["n_items"], f["n_scores"], f["k_max"], status, "\n".join(warnings), added]
+
+    @staticmethod
+    def _unique_name(con: duckdb.DuckDBPyConnection, base: str, exclude_run: int | None = None,
+                     hint: str | None = None) -> str:
+        """``base`` if free; else ``base @ hint`` (e.g. the run's time) if free; else
+        ``base (2)``, ``base (3)``, ..."""
+        taken = {n for (n,) in con.execute("SELECT name FROM runs WHERE run_id IS DISTINCT FROM ?",
+                                           [exclude_run]).fetchall()}
+        if base not in taken:
+            return base
+        if hint and f"{base} @ {hint}" not in taken:
+            return f"{base} @ {hint}"
+        k = 2
+        while f"{base} ({k})" in taken:
+            k += 1
+        return f"{base} ({k})"
+
+    def _write_run(self, con: duckdb.DuckDBPyConnection, p: _Prepared) -> list:
+        """Insert or merge one prepared run inside the open transaction; a report row."""
+        run = p.run
+        files = {_file_key(f): f for f in run.files}
+        known = self._known_files(con, list(files))
+        if files and len(known) == len(files):
+            rid = next(iter(known.values()))
+            name = _one(con, "SELECT name FROM runs WHERE run_id = ?", [rid])[0]
+            return self._report_row(p, rid, name, "already present", 0, [])
+        warnings: list[str] = []
+        target: int | None = None
+        if known:
+            owners = sorted(set(known.values()))
+            target = owners[0]
+            if len(owners) > 1:
+                warnings.append(f"files of {p.name!r} belong to several stored runs "
+                                f"({', '.join(map(str, owners))}); merged into run {target}")
+        elif run.source_key:
+            row = _one(con, "SELECT min(run_id) FROM runs WHERE source_key = ?",
+                              [run.source_key])
+            target = row[0] if row and row[0] is not None else None
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+
+        if target is None:
+            rid = int(_one(con, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_run_id'")[0])
+            con.execute("UPDATE meta SET value = ? WHERE key = 'next_run_id'", [str(rid + 1)])
+            name = self._unique_name(con, p.name, hint=_name_hint(run.source_key))
+            if name != p.name:
+                warnings.append(f"a run named {p.name!r} exists; this one is stored as {name!r}")
+            con.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [rid, name, run.model, run.source_format, run.harness, run.harness_version,
+                         _json_dumps(run.protocol), [], now, run.source_key])
+            status = "added"
+            skip_cells: set[tuple[str, str]] = set()
+            skip_summ: set[tuple[str, str]] = set()
+            stored_tasks: dict[str, tuple[int | None, dict]] = {}
+        else:
+            rid = int(target)
+            name, model, harness, hv, proto_text, skey = _one(
+                con, "SELECT name, model, harness, harness_version, protocol, source_key FROM runs "
+                "WHERE run_id = ?", [rid])
+            conflicts: list[str] = []
+            merged = _deep_merge(_json_loads(proto_text), run.protocol, "", conflicts)
+            if conflicts:
+                warnings.append(f"merged into {name!r}: protocol setting(s) "
+                                f"{', '.join(conflicts[:8])} differ; the stored values were kept")
+            if hv and run.harness_version and hv != run.harness_version:
+                warnings.append(f"merged into {name!r}: harness version {run.harness_version} "
+                                f"differs from the stored {hv}; kept {hv}")
+            con.execute("UPDATE runs SET model = coalesce(model, ?), harness = coalesce(harness, ?), "
+                        "harness_version = coalesce(harness_version, ?), protocol = ?, "
+                        "source_key = coalesce(source_key, ?) WHERE run_id = ?",
+                        [run.model, run.harness, run.harness_version, _json_dumps(merged),
+                         run.source_key, rid])
+            status = "merged"
+            skip_cells = {(t, m) for t, m in con.execute(
+                "SELECT task, metric FROM cells WHERE run_id = ?", [rid]).fetchall()}
+            skip_summ = {(t, m) for t, m in con.execute(
+                "SELECT task, metric FROM summaries WHERE run_id = ?", [rid]).fetchall()}
+            stored_tasks = {t: (nc, _json_loads(pr)) for t, nc, pr in con.execute(
+                "SELECT task, n_choices, protocol FROM tasks WHERE run_id = ?", [rid]).fetchall()}
+
+        # files
+        new_files = [[key, f.sha256.lower(), rid, f.name, int(f.size), f.format, now]
+                     for key, f in files.items() if key not in known]
+        if new_files:
+            con.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", new_files)
+
+        # scores + cells (bulk, from Arrow; cells were computed in _prepare)
+        scores, cells = p.scores, p.cells
+        if skip_cells and scores.num_rows:
+            present = sorted(skip_cells)
+            scores, dropped = self._drop_pairs_sql(con, scores, present)
+            cells, _ = self._drop_pairs_sql(con, cells, present)
+            for t, m in dropped:
+                warnings.append(f"merged into {name!r}: task {t!r} metric {m!r} already has item "
+                                "scores; kept the stored ones")
+        added = 0
+        if scores.num_rows:
+            con.register("_in_scores", scores)
+            con.register("_in_cells", cells)
+            try:
+                t0 = time.perf_counter()
+                con.execute("INSERT INTO scores SELECT ?, task, metric, item_id, answer_idx, score, "
+                            "cluster, item_hash, prompt_hash FROM _in_scores", [rid])
+                _log.debug("ingest: %d scores in %.2f s", scores.num_rows, time.perf_counter() - t0)
+                con.execute("INSERT INTO cells SELECT ?, task, metric, n_items, n_scores, k_max, sum, "
+                            "sumsq, is_binary, has_cluster FROM _in_cells", [rid])
+            finally:
+                con.unregister("_in_scores")
+                con.unregister("_in_cells")
+            added = scores.num_rows
+
+        # summaries
+        summ = p.summaries
+        if summ.num_rows:
+            if skip_summ:
+                summ, _ = self._drop_pairs_sql(con, summ, sorted(skip_summ))
+            if summ.num_rows:
+                con.register("_in_summ", summ)
+                try:
+                    con.execute("INSERT INTO summaries SELECT ?, task, metric, value, stderr, "
+                                "stderr_raw, n, is_group FROM _in_summ", [rid])
+                finally:
+                    con.unregister("_in_summ")
+
+        # texts (a merge adds only rows the run lacks)
+        if p.texts.num_rows:
+            con.register("_in_texts", p.texts)
+            t0 = time.perf_counter()
+            try:
+                if status == "added":
+                    con.execute("INSERT INTO texts SELECT ?, task, item_id, answer_idx, prompt, "
+                                "target, response FROM _in_texts", [rid])
+                else:
+                    con.execute("INSERT INTO texts SELECT ?, t.task, t.item_id, t.answer_idx, "
+                                "t.prompt, t.target, t.response FROM _in_texts t WHERE NOT EXISTS ("
+                                "SELECT 1 FROM texts x WHERE x.run_id = ? AND x.task = t.task AND "
+                                "x.item_id = t.item_id AND x.answer_idx = t.answer_idx)", [rid, rid])
+            finally:
+                con.unregister("_in_texts")
+            _log.debug("ingest: %d texts in %.2f s", p.texts.num_rows, time.perf_counter() - t0)
+
+        # per-task info
+        inserts, updates = [], []
+        for t, nc, proto in p.tasks:
+            if t in stored_tasks:
+                old_nc, old_proto = stored_tasks[t]
+                conflicts = []
+                merged = _deep_merge(old_proto, proto, t, conflicts)
+                if conflicts:
+                    warnings.append(f"merged into {name!r}: task setting(s) {', '.join(conflicts[:8])} "
+                                    "differ; the stored values were kept")
+                updates.append([old_nc if old_nc is not None else nc, _json_dumps(merged), rid, t])
+            else:
+                inserts.append([rid, t, nc, _json_dumps(proto)])
+        if inserts:
+            con.executemany("INSERT INTO tasks VALUES (?, ?, ?, ?)", inserts)
+        if updates:
+            con.executemany("UPDATE tasks SET n_choices = ?, protocol = ? WHERE run_id = ? AND task = ?",
+                            updates)
+        return self._report_row(p, rid, name, status, added, warnings)
+
+    @staticmethod
+    def _drop_pairs_sql(con: duckdb.DuckDBPyConnection, table: pa.Table,
+                        pairs: list[tuple[str, str]]) -> tuple[pa.Table, list[tuple[str, str]]]:
+        """Rows of ``table`` whose (task, metric) is not in ``pairs``; and the pairs dropped."""
+        keys = pa.table({"task": [t for t, _ in pairs], "metric": [m for _, m in pairs]})
+        con.register("_in_tbl", table)
+        con.register("_in_keys", keys)
+        try:
+            kept = con.sql("SELECT * FROM _in_tbl x WHERE NOT EXISTS (SELECT 1 FROM _in_keys k "
+                           "WHERE k.task = x.task AND k.metric = x.metric)").to_arrow_table()
+            dropped = con.execute("SELECT DISTINCT k.task, k.metric FROM _in_keys k JOIN _in_tbl x "
+                                  "ON k.task = x.task AND k.metric = x.metric "
+                                  "ORDER BY 1, 2").fetchall()
+        finally:
+            con.unregister("_in_tbl")
+            con.unregister("_in_keys")
+        return kept.cast(table.schema), [(t, m) for t, m in dropped]
+
+    def rename_run(self, run: str | int, new_name: str) -> None:
+        """Give a run a new display name (unique; StoreError if another run has it)."""
+        new = str(new_name).strip() if new_name is not None else ""
+        if not new:
+            raise StoreError("a run name cannot be empty")
+        with self._writer_lock():
+            rid = self.resolve_run(run)
+            with self._read() as con:
+                row = _one(con, "SELECT run_id FROM runs WHERE name = ?", [new])
+            if row is not None and int(row[0]) != rid:
+                raise StoreError(f"another run (id {row[0]}) is already named {new!r}")
+            if row is not None:
+                return
+            with self._transaction(action="renaming the run") as con:
+                con.execute("UPDATE runs SET name = ? WHERE run_id = ?", [new, rid])
+
+    def set_tags(self, run: str | int, tags: list[str]) -> None:
+        """Replace a run's tags (stripped, empty ones dropped, duplicates removed, order kept)."""
+        if isinstance(tags, str):
+            tags = [tags]
+        clean = list(dict.fromkeys(str(t).strip() for t in tags if t is not None and str(t).strip()))
+        with self._writer_lock():
+            rid = self.resolve_run(run)
+            with self._transaction(action="setting tags") as con:
+                con.execute("UPDATE runs SET tags = ? WHERE run_id = ?", [clean, rid])
+
+    def delete_run(self, run: str | int) -> None:
+        """Remove a run and everything it owns (scores, texts, summaries, files) in one
+        transaction; uploading its files again adds it anew."""
+        with self._writer_lock():
+            rid = self.resolve_run(run)
+            with self._transaction(action="deleting the run") as con:
+                for sql in _DELETE_RUN_SQL:
+                    con.execute(sql, [rid])
+
+    # ---- reading ----------------------------------------------------------------------
