@@ -1,6 +1,6 @@
 """evalbars dashboard: navigation and shared setup only (``streamlit run app.py``).
 
-The store is ``$EVALBARS_STORE`` (default ``./.evalbars/evalbars.duckdb``). When it is empty,
+The store is ``$EVALBARS_STORE`` (default: the folder ``./.evalbars``). When it is empty,
 the bundled demo in ``data/demo/`` is ingested once so the first run opens on a real
 leaderboard (``EVALBARS_DEMO=0`` turns that off). Pages live in ``pages/``.
 """

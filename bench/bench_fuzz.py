@@ -386,9 +386,14 @@ class Result:
 
 
 def _sha(path: Path) -> str | None:
-    if not path.exists():
+    """Digest of the store's catalog file (a committed write changes it; a refused one
+    must not)."""
+    catalog = path / "catalog.sqlite"
+    if not catalog.exists():
         return None
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    from evalcore.store import Store
+    Store(path).close()     # checkpoint the catalog's write-ahead log into the file
+    return hashlib.sha256(catalog.read_bytes()).hexdigest()
 
 
 def run_cases(n: int, seed: int, start: int = 0, keep_refusals: int = 50,
@@ -408,7 +413,7 @@ def run_cases(n: int, seed: int, start: int = 0, keep_refusals: int = 50,
     t0 = time.perf_counter()
     own = workdir is None
     work = Path(tempfile.mkdtemp(prefix="evalbars-fuzz-")) if own else workdir
-    state = {"store": Store(work / "store.duckdb"), "path": work / "store.duckdb"}
+    state = {"store": Store(work / "store"), "path": work / "store"}
     try:
         for i in range(start, start + n):
             t_case = time.perf_counter()
@@ -469,7 +474,8 @@ def _one_case(i: int, seed: int, seeds: list[Files], work: Path, state: dict, re
         return label
     path: Path = state["path"]
     if res.store_writes and res.store_writes % 25 == 0:    # keep the store small
-        path.unlink(missing_ok=True)
+        state["store"].close()
+        shutil.rmtree(path, ignore_errors=True)
         state["store"] = Store(path)
     before = _sha(path)
     res.store_writes += 1

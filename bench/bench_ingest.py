@@ -74,6 +74,11 @@ def phase_duckdb(paths: list[str]) -> dict:
                 "SELECT current_setting('threads')").fetchall()[0][0])}
 
 
+def _folder_mb(path: str) -> float:
+    """Size of a store folder (catalog + Parquet data) in MB."""
+    return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file()) / 1e6
+
+
 def phase_ours(paths: list[str], store_path: str) -> dict:
     from evalcore.ingest import parse_paths
     from evalcore.store import Store
@@ -97,7 +102,7 @@ def phase_ours(paths: list[str], store_path: str) -> dict:
             "cpu_s": c3 - c0, "parse_cpu_s": c1 - c0, "store_cpu_s": c3 - c2,
             "n_scores": n_scores, "n_texts": n_texts, "runs": int(len(report.runs)),
             "lines": int(acc["n"].sum()), "sum_acc": float(acc["sum"].sum()),
-            "store_mb": Path(store_path).stat().st_size / 1e6, "peak_mb": _peak_mb()}
+            "store_mb": _folder_mb(store_path), "peak_mb": _peak_mb()}
 
 
 def _timed(fn, repeat: int = 3) -> tuple[float, float, object]:
@@ -158,7 +163,7 @@ def build_score_store(store_path: str, n_scores: int, runs: int = 40, tasks: int
     build_s = time.perf_counter() - t0
     total = int(sum(len(p.scores) for p in parsed))
     return {"build_s": build_s, "n_scores": total, "runs": runs, "tasks": tasks,
-            "items": items, "store_mb": Path(store_path).stat().st_size / 1e6}
+            "items": items, "store_mb": _folder_mb(store_path)}
 
 
 def phase_queries(store_path: str, n_scores: int) -> dict:
@@ -280,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
             # burst of load from other processes does not decide the ratio
             ducks, ourses = [], []
             load_before = os.getloadavg()[0]
-            store_path = str(work / "ingest-bench.duckdb")
+            store_path = str(work / "ingest-bench")
             for _ in range(max(1, args.repeat)):
                 ducks.append(_run_child(["duckdb", *paths]))
                 for p in Path(store_path).parent.glob(Path(store_path).name + "*"):
@@ -323,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
             ok = ok and ok_ratio and ok_mem and same
 
         if not args.skip_queries:
-            qpath = str(work / "query-bench.duckdb")
+            qpath = str(work / "query-bench")
             for p in Path(qpath).parent.glob(Path(qpath).name + "*"):
                 p.unlink()
             q = _run_child(["queries", qpath, str(args.scores)])

@@ -206,10 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     tmp = None
     if args.store is None:
         tmp = tempfile.TemporaryDirectory(prefix="evalbars-bench-")
-        path = Path(tmp.name) / "bench.duckdb"
+        path = Path(tmp.name) / "bench"
     else:
         path = args.store
-    store = Store(path) if path.exists() else build_store(path, args.runs, args.tasks, args.items)
+    store = Store(path) if (Path(path) / "catalog.sqlite").exists() else build_store(path, args.runs, args.tasks, args.items)
     runs = store.runs()
     print(f"store: {len(runs)} runs, {int(runs['n_scores'].sum()):,} item scores "
           f"({args.runs} x {args.tasks} x {args.items:,} + side run)")

@@ -13,13 +13,16 @@ plan                  minimum detectable effect / required items (typed or from 
 audit                 harness-reported stderrs against the ones recomputed from item scores
 coverage              method check: simulated/exact coverage and width of every interval method
 rename, tag, delete   manage runs
+migrate OLD.duckdb    copy an old single-file store into the new layout
+maintain              compact files, free the space of deleted runs, remove orphan files
 report [RUN...]       one self-contained HTML report (--out FILE.html), and a PDF (--pdf)
 
 Runs are addressed by name or id: ``#3`` or ``id:3`` is always the run with id 3, ``name:3``
 the run named "3"; a bare ``3`` that is both a run's name and another run's id is refused
-as ambiguous. Every command takes ``--store FILE`` (default: $EVALBARS_STORE, else
-./.evalbars/evalbars.duckdb) and ``--lock-timeout SECONDS``, before or after the command name
-(``ingest results/ --store x.duckdb``).
+as ambiguous. Every command takes ``--store LOCATION`` (a store folder, a
+``ducklake:postgres:...`` URL with ``--data-path DIR``, or an old ``.duckdb`` file, read-only;
+default: $EVALBARS_STORE, else ./.evalbars) and ``--lock-timeout SECONDS``, before or after the
+command name (``ingest results/ --store ./mystore``).
 
 Exit codes
 ----------
@@ -27,8 +30,9 @@ Exit codes
 options that do not fit together, e.g. ``plan`` without assumptions); 3 bad input
 (unreadable file, unknown or ambiguous run, analysis impossible, no store; for ``ingest``: any
 bad file in the batch, the good runs being stored all the same unless ``--strict``, or
-nothing in the batch had scores); 4 the store is busy (another process holds the DuckDB
-write lock; retry when it is done); 5 no space left on device (the store was not changed).
+nothing in the batch had scores); 4 the store is busy (another process kept the catalog
+locked past --lock-timeout; retry when it is done); 5 no space left on device (the store was
+not changed).
 
 Every line written to the terminal has its control characters escaped
 (``evalcore.termsafe``): names from files cannot send escape sequences.
@@ -249,22 +253,24 @@ def _interval(lo: float, hi: float, scale: float = 1.0, digits: int = 3) -> str:
 # the store
 # ---------------------------------------------------------------------------------------
 
-def _store_path(args) -> Path:
+def _store_path(args) -> str:
+    """The store location: --store, else $EVALBARS_STORE, else ./.evalbars."""
     if args.store:
-        return Path(args.store)
-    from evalcore.store import default_store_path
-    return default_store_path()
+        return str(args.store)
+    from evalcore.store import default_store_location
+    return default_store_location()
 
 
 def _open_store(args, *, create: bool = False):
-    from evalcore.store import Store
-    path = _store_path(args)
-    if not create and not path.exists():
-        raise _BadInput(f"no store at {path}: ingest some files first "
-                        f"(python -m evalcore ingest PATH) or pass --store FILE")
-    if create:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    return Store(path, lock_timeout=args.lock_timeout)
+    from evalcore.store import CATALOG_FILE, Store, resolve_location
+    location = _store_path(args)
+    target = resolve_location(location, args.data_path)
+    catalog = (target.path / CATALOG_FILE if target.kind == "local" else
+               target.path if target.kind == "sqlite" else None)
+    if not create and catalog is not None and not catalog.exists():
+        raise _BadInput(f"no store at {location}: ingest some files first "
+                        f"(python -m evalcore ingest PATH) or pass --store LOCATION")
+    return Store(location, data_path=args.data_path, lock_timeout=args.lock_timeout)
 
 
 class _BadInput(EvalbarsError):
@@ -914,9 +920,14 @@ def _add_store_options(p: argparse.ArgumentParser, default: Any = argparse.SUPPR
     default (the real defaults are set once on the main parser); given twice, the one after
     the subcommand wins.
     """
-    p.add_argument("--store", metavar="FILE", default=default,
-                   help="DuckDB store file (default: $EVALBARS_STORE if set, else "
-                        "./.evalbars/evalbars.duckdb); before or after the command")
+    p.add_argument("--store", metavar="LOCATION", default=default,
+                   help="the store: a folder (catalog.sqlite + data/), a DuckLake URL "
+                        "ducklake:postgres:dbname=... host=... (a team store), or an old "
+                        ".duckdb file (read-only). Default: $EVALBARS_STORE if set, else "
+                        "./.evalbars; before or after the command")
+    p.add_argument("--data-path", metavar="DIR", default=default, dest="data_path",
+                   help="where a ducklake: store keeps its Parquet files (default: "
+                        "$EVALBARS_DATA_PATH; needed once, when a team store is created)")
     p.add_argument("--lock-timeout", metavar="SECONDS", type=_non_negative_float,
                    default=default, dest="lock_timeout",
                    help="how long to wait while another process holds the store before "
@@ -930,11 +941,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "results (lm-evaluation-harness, inspect_ai, HELM, tidy tables).",
         epilog="Exit codes: 0 ok, 1 internal error, 2 usage error, 3 bad input (unreadable "
                "file, unknown or ambiguous run, impossible analysis), 4 store busy (another "
-               "process holds the write lock), 5 no space left on device (store unchanged). "
+               "process kept the catalog locked), 5 no space left on device (store unchanged). "
                "Runs: a name, an id, or #ID / id:ID / name:NAME to be explicit. "
                "Run 'python -m evalcore COMMAND --help' for a command.")
     _add_store_options(parser)
-    parser.set_defaults(store=None, lock_timeout=DEFAULT_LOCK_TIMEOUT)
+    parser.set_defaults(store=None, data_path=None, lock_timeout=DEFAULT_LOCK_TIMEOUT)
     parser.add_argument("--version", action="version", version=f"evalbars {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -1161,6 +1172,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     from evalcore.commands import items as items_command   # issue 13: its own module
     items_command.add_parser(sub)
+    from evalcore.commands import maintain, migrate   # store housekeeping (own modules)
+    migrate.add_parser(sub)
+    maintain.add_parser(sub)
 
     for command in sub.choices.values():  # every command, also ones added above later
         _add_store_options(command)

@@ -8,15 +8,22 @@ works, the MemoryStore otherwise (or when asked).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from evalcore.errors import StoreError
-from evalcore.model import (SCORE_COLUMNS, SUMMARY_COLUMNS, TASK_COLUMNS, TEXT_COLUMNS,
-                            ParsedRun, SourceFile, empty_frame)
+from evalcore.model import (
+    SCORE_COLUMNS,
+    SUMMARY_COLUMNS,
+    TASK_COLUMNS,
+    TEXT_COLUMNS,
+    ParsedRun,
+    SourceFile,
+    empty_frame,
+)
 
 
 def make_run(name: str, scores: dict | None = None, *, summaries: list[dict] | None = None,
@@ -289,6 +296,7 @@ class MemoryStore:
                                            "recomputed_stderr", "n_items", "flag"])
 
 
+@functools.lru_cache(maxsize=1)
 def real_store_available() -> bool:
     """True when evalcore.store.Store can be created and ingest (not a stub any more)."""
     import tempfile
@@ -296,9 +304,12 @@ def real_store_available() -> bool:
     from evalcore.store import Store
     try:
         with tempfile.TemporaryDirectory() as d:
-            s = Store(Path(d) / "probe.duckdb")
-            s.ingest([make_run("probe", {("t", "acc"): [0.0, 1.0]})])
-            return len(s.runs()) == 1
+            s = Store(Path(d) / "probe")
+            try:
+                s.ingest([make_run("probe", {("t", "acc"): [0.0, 1.0]})])
+                return len(s.runs()) == 1
+            finally:
+                s.close()
     except Exception:
         return False
 
@@ -309,6 +320,6 @@ def make_store(runs: list[ParsedRun], tmp_path: Path | None = None, *, kind: str
     if kind == "memory" or (kind == "auto" and (tmp_path is None or not real_store_available())):
         return MemoryStore(runs)
     from evalcore.store import Store
-    s = Store(Path(tmp_path) / "analysis.duckdb")
+    s = Store(Path(tmp_path) / "analysis")
     s.ingest(runs)
     return s

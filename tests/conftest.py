@@ -15,8 +15,11 @@ failure instead: a CI run that silently skipped the real-file tests would be gre
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,3 +83,80 @@ def fixtures_dir() -> Path:
 @pytest.fixture(scope="session")
 def wild_dir() -> Path:
     return require_folder(WILD, "the wild corpus (tests/fixtures/wild)")
+
+
+# ---- stores ------------------------------------------------------------------------------
+# Every test that creates a store gets its location from ``store_location`` (one store) or
+# ``store_locations`` (several), so the whole suite can run against another catalog (a
+# PostgreSQL one) by parametrizing ``store_locations`` alone.
+
+@dataclass(frozen=True)
+class StoreLocation:
+    """Where a test store lives: what to pass to ``Store`` and to a CLI subprocess."""
+
+    location: str                  # Store(location, data_path=data_path) / --store location
+    data_path: str | None = None   # --data-path / $EVALBARS_DATA_PATH (ducklake: URLs)
+
+    def __str__(self) -> str:
+        return self.location
+
+    @property
+    def env(self) -> dict[str, str]:
+        """Environment variables naming this store (for a subprocess or monkeypatch.setenv)."""
+        env = {"EVALBARS_STORE": self.location}
+        if self.data_path:
+            env["EVALBARS_DATA_PATH"] = self.data_path
+        return env
+
+    @property
+    def cli_args(self) -> list[str]:
+        """``--store LOCATION [--data-path DIR]`` for the CLI."""
+        return ["--store", self.location] + (["--data-path", self.data_path]
+                                             if self.data_path else [])
+
+    def open(self, **kw: Any):
+        from evalcore.store import Store
+        return Store(self.location, data_path=self.data_path, **kw)
+
+    def exists(self) -> bool:
+        """True once a store was created there (a local folder's catalog file exists)."""
+        if self.location.startswith("ducklake:"):
+            return True
+        return (Path(self.location) / "catalog.sqlite").exists()
+
+
+def new_local_store_location(folder: Path) -> StoreLocation:
+    """A local store folder (catalog.sqlite + data/), created on first use."""
+    return StoreLocation(str(folder))
+
+
+class StoreLocations:
+    """Makes fresh, empty store locations for one test: ``new(name)``."""
+
+    def __init__(self, root: Path, template: Path | None) -> None:
+        self._root, self._template = root, template
+
+    def new(self, name: str = "store") -> StoreLocation:
+        folder = self._root / name
+        if self._template is not None and not folder.exists():
+            shutil.copytree(self._template, folder)   # an empty store: faster than creating
+        return new_local_store_location(folder)
+
+
+@pytest.fixture(scope="session")
+def _empty_store_template(tmp_path_factory) -> Path:
+    from evalcore.store import Store
+    folder = tmp_path_factory.mktemp("empty-store") / "store"
+    store = Store(folder)
+    store.close()   # the SQLite catalog is checkpointed: a consistent folder to copy
+    return folder
+
+
+@pytest.fixture
+def store_locations(tmp_path, _empty_store_template) -> StoreLocations:
+    return StoreLocations(tmp_path, _empty_store_template)
+
+
+@pytest.fixture
+def store_location(store_locations) -> StoreLocation:
+    return store_locations.new("store")

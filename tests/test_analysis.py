@@ -492,7 +492,7 @@ def fixture_store(tmp_path_factory, fixtures_dir):
     from evalcore.ingest import parse_paths
     from evalcore.store import Store
     d = fixtures_dir / "lm_eval"
-    s = Store(tmp_path_factory.mktemp("fx") / "fx.duckdb")
+    s = Store(tmp_path_factory.mktemp("fx") / "fx")
     s.ingest(parse_paths([d / "results-with-samples_v0.4.8_mistral-7b_arc-easy_limit15.json",
                           d / "results-with-samples_v0.4.8_dialogpt-medium_arc-easy_limit15.json"]))
     return s

@@ -39,7 +39,7 @@ def run(capsys, *argv):
 
 @pytest.fixture(scope="module")
 def store_file(tmp_path_factory, fixtures_dir):
-    path = tmp_path_factory.mktemp("cli") / "store.duckdb"
+    path = tmp_path_factory.mktemp("cli") / "store"
     d = fixtures_dir / "lm_eval"
     code = cli.main(["--store", str(path), "ingest", str(d / MISTRAL), str(d / DIALO)])
     assert code == 0
@@ -57,7 +57,7 @@ def _names(capsys, store_file):
 
 def test_subprocess_end_to_end(tmp_path, fixtures_dir):
     """The real entry point: ingest then compare, as a new user would type it."""
-    env = {**os.environ, "PYTHONPATH": ROOT, "EVALBARS_STORE": str(tmp_path / "s.duckdb")}
+    env = {**os.environ, "PYTHONPATH": ROOT, "EVALBARS_STORE": str(tmp_path / "s")}
     d = fixtures_dir / "lm_eval"
     p = subprocess.run([sys.executable, "-m", "evalcore", "ingest", str(d / MISTRAL),
                         str(d / DIALO)], capture_output=True, text=True, env=env, cwd=tmp_path,
@@ -65,7 +65,7 @@ def test_subprocess_end_to_end(tmp_path, fixtures_dir):
     assert p.returncode == 0, p.stderr
     assert "arc_easy" in p.stdout and "items: 15" in p.stdout
     assert "\r[" not in p.stderr  # no progress bar when stderr is not a terminal
-    assert (tmp_path / "s.duckdb").exists()  # $EVALBARS_STORE was used
+    assert (tmp_path / "s").exists()  # $EVALBARS_STORE was used
     p = subprocess.run([sys.executable, "-m", "evalcore", "compare", "1", "2"],
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert p.returncode == 0, p.stderr
@@ -81,16 +81,17 @@ def test_help_for_every_subcommand(capsys, sub):
     assert code == 0
     assert out.startswith(f"usage: python -m evalcore {sub}")
     assert "--help" in out
-    assert "--store FILE" in out and "--lock-timeout SECONDS" in out
+    assert "--store LOCATION" in out and "--lock-timeout SECONDS" in out
+    assert "--data-path DIR" in out
 
 
 @pytest.mark.parametrize("argv, store, timeout", [
-    (["--store", "a.duckdb", "runs"], "a.duckdb", 15.0),
-    (["runs", "--store", "a.duckdb"], "a.duckdb", 15.0),
-    (["--lock-timeout", "2", "runs", "--store", "b.duckdb"], "b.duckdb", 2.0),
+    (["--store", "a", "runs"], "a", 15.0),
+    (["runs", "--store", "a"], "a", 15.0),
+    (["--lock-timeout", "2", "runs", "--store", "b"], "b", 2.0),
     (["runs", "--lock-timeout", "3"], None, 3.0),
-    (["--store", "a.duckdb", "runs", "--store", "b.duckdb"], "b.duckdb", 15.0),
-    (["ingest", "results/", "--store", "x.duckdb"], "x.duckdb", 15.0),
+    (["--store", "a", "runs", "--store", "b"], "b", 15.0),
+    (["ingest", "results/", "--store", "x"], "x", 15.0),
 ])
 def test_store_options_before_or_after_the_command(argv, store, timeout):
     args = cli.build_parser().parse_args(argv)
@@ -103,11 +104,11 @@ def test_ingest_with_store_after_the_command(tmp_path, fixtures_dir):
     results.mkdir()
     (results / MISTRAL).write_bytes((fixtures_dir / "lm_eval" / MISTRAL).read_bytes())
     p = subprocess.run([sys.executable, "-m", "evalcore", "ingest", "results/", "--store",
-                        "x.duckdb"], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                        "x"], capture_output=True, text=True, cwd=tmp_path, timeout=120,
                        env={**os.environ, "PYTHONPATH": ROOT})
     assert p.returncode == 0, p.stderr
-    assert (tmp_path / "x.duckdb").exists() and "arc_easy" in p.stdout
-    p = subprocess.run([sys.executable, "-m", "evalcore", "runs", "--store", "x.duckdb",
+    assert (tmp_path / "x").exists() and "arc_easy" in p.stdout
+    p = subprocess.run([sys.executable, "-m", "evalcore", "runs", "--store", "x",
                         "--format", "json"], capture_output=True, text=True, cwd=tmp_path,
                        timeout=120, env={**os.environ, "PYTHONPATH": ROOT})
     assert p.returncode == 0, p.stderr
@@ -275,7 +276,7 @@ def test_exit_code_2_for_usage_errors(capsys):
 def test_exit_code_3_for_bad_input_one_line_no_traceback(capsys, store_file, tmp_path):
     for argv in (("--store", store_file, "compare", "1", "no-such-run"),
                  ("--store", store_file, "leaderboard", "--task", "no-such-task"),
-                 ("--store", tmp_path / "missing.duckdb", "runs"),
+                 ("--store", tmp_path / "missing", "runs"),
                  ("--store", store_file, "ingest", tmp_path / "does-not-exist.json"),
                  ("--store", store_file, "compare", "1", "1")):
         code, out, err = run(capsys, *argv)
@@ -284,9 +285,9 @@ def test_exit_code_3_for_bad_input_one_line_no_traceback(capsys, store_file, tmp
         assert "Traceback" not in err
     junk = tmp_path / "junk.json"
     junk.write_bytes(b"{\"results\": {\"arc\": [1, 2")  # truncated JSON
-    code, _, err = run(capsys, "--store", tmp_path / "s.duckdb", "ingest", junk)
+    code, _, err = run(capsys, "--store", tmp_path / "s", "ingest", junk)
     assert code == 3 and "junk.json" in err and "Traceback" not in err
-    assert not (tmp_path / "s.duckdb").exists()  # nothing written
+    assert not (tmp_path / "s").exists()  # nothing written
 
 
 def test_exit_code_4_when_store_busy(capsys, monkeypatch):
@@ -299,19 +300,25 @@ def test_exit_code_4_when_store_busy(capsys, monkeypatch):
     assert code == 4 and err.startswith("store busy:")
 
 
-def test_exit_code_4_with_a_real_foreign_lock(capsys, store_file, tmp_path):
-    """Another process holds the DuckDB file read-write: the CLI waits --lock-timeout
-    seconds, then exits 4 with one line."""
+def test_exit_code_4_with_a_real_foreign_lock(capsys, store_file, tmp_path, fixtures_dir):
+    """Another process holds the catalog's write lock: a write waits --lock-timeout seconds,
+    then exits 4 with one line; reads go on meanwhile."""
     import shutil
-    path = tmp_path / "locked.duckdb"
-    shutil.copy(store_file, path)
+    path = tmp_path / "locked"
+    shutil.copytree(store_file, path)
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
-                               "print('locked', flush=True); time.sleep(60)", str(path)],
+        [sys.executable, "-c", "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], "
+                               "isolation_level=None); c.execute('BEGIN EXCLUSIVE'); "
+                               "print('locked', flush=True); time.sleep(60)",
+         str(path / "catalog.sqlite")],
         stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
-        code, _, err = run(capsys, "--store", path, "--lock-timeout", "0.3", "runs")
+        code, out, err = run(capsys, "--store", path, "runs", "--format", "json")
+        assert code == 0 and len(json.loads(out)["runs"]) == 2          # reading works
+        tidy = tmp_path / "t.csv"
+        tidy.write_text("model,task,item_id,score\nm,t,1,1\nm,t,2,0\n")
+        code, _, err = run(capsys, "--store", path, "--lock-timeout", "0.3", "ingest", tidy)
         assert code == 4, err
         assert err.startswith("store busy:") and len(err.strip().splitlines()) == 1
     finally:
@@ -327,7 +334,7 @@ def test_internal_errors_are_one_line(capsys, monkeypatch):
 
 
 def test_rename_tag_delete_audit(capsys, tmp_path, fixtures_dir):
-    path = tmp_path / "m.duckdb"
+    path = tmp_path / "m"
     d = fixtures_dir / "lm_eval"
     assert run(capsys, "--store", path, "ingest", d / MISTRAL)[0] == 0
     assert run(capsys, "--store", path, "rename", "1", "mistral")[0] == 0
@@ -378,8 +385,8 @@ def test_ingest_cluster_key_option(capsys, tmp_path, fixtures_dir):
     from evalcore.store import Store
 
     log = next((fixtures_dir / "inspect").glob("*starsim-benchmark_24Ab*.eval"))
-    auto, off = str(tmp_path / "auto.duckdb"), str(tmp_path / "off.duckdb")
-    given = str(tmp_path / "given.duckdb")
+    auto, off = str(tmp_path / "auto"), str(tmp_path / "off")
+    given = str(tmp_path / "given")
     code, out, err = run(capsys, "--store", auto, "ingest", str(log))
     assert code == 0
     # metadata.problem_id has only 6 problems: offered, not applied (issue 8)
@@ -399,7 +406,7 @@ TIDY = ("model,task,item_id,score\n"
 def test_ingest_tidy_table_stores_every_model(capsys, tmp_path):
     """Issue 7 item 1: each model of a table is its own run with all its scores; the same
     table again changes nothing; a later table that adds a model adds just that model."""
-    store = tmp_path / "s.duckdb"
+    store = tmp_path / "s"
     (tmp_path / "a.csv").write_text(TIDY)
     code, out, err = run(capsys, "ingest", tmp_path / "a.csv", "--store", store, "--format", "json")
     assert code == 0, err
@@ -434,7 +441,7 @@ def test_one_bad_file_does_not_block_a_folder(capsys, tmp_path, fixtures_dir):
     """Issue 7 item 5: every good run stored, every bad file listed with place and reason,
     exit 3; the same folder again adds nothing; --strict writes nothing."""
     folder = _mixed_folder(tmp_path, fixtures_dir)
-    store = tmp_path / "s.duckdb"
+    store = tmp_path / "s"
     code, out, err = run(capsys, "ingest", folder, "--store", store)
     assert code == 3
     assert "- mistralai/Mistral-7B-v0.1 (id 1) [added]" in out
@@ -452,7 +459,7 @@ def test_one_bad_file_does_not_block_a_folder(capsys, tmp_path, fixtures_dir):
     assert [(p["file"], p["where"], p["kind"]) for p in doc["not_stored"]] == [
         (str(folder / "big_results.json"), "byte 0", "bad input"),
         (str(folder / "mystery.json"), "top level", "bad input")]
-    strict = tmp_path / "strict.duckdb"
+    strict = tmp_path / "strict"
     code, out, err = run(capsys, "ingest", folder, "--store", strict, "--strict")
     assert code == 3 and out == "" and not strict.exists()
     assert err.startswith(f"error: {folder / 'big_results.json'} at byte 0") and "git lfs pull" in err
@@ -469,7 +476,7 @@ def test_files_without_scores(capsys, tmp_path, fixtures_dir):
         s.pop("scores", None)
     empty = tmp_path / "no_scorer.json"
     empty.write_text(json.dumps(log))
-    store = tmp_path / "s.duckdb"
+    store = tmp_path / "s"
     code, out, err = run(capsys, "ingest", empty, "--store", store)
     assert code == 3 and not store.exists()
     assert f"- {empty}: no scores: the log has no scorer" in out
@@ -488,7 +495,7 @@ def test_files_without_scores(capsys, tmp_path, fixtures_dir):
 
 def test_bad_files_go_to_stderr_with_table_formats(capsys, tmp_path, fixtures_dir):
     folder = _mixed_folder(tmp_path, fixtures_dir)
-    code, out, err = run(capsys, "ingest", folder, "--store", tmp_path / "s.duckdb",
+    code, out, err = run(capsys, "ingest", folder, "--store", tmp_path / "s",
                          "--format", "csv")
     assert code == 3
     assert out.splitlines()[0].startswith("run_id,name,model") and len(out.splitlines()) == 5

@@ -14,7 +14,7 @@ from tests.cli_helpers import run_main as run
 
 
 def test_text_table_one_score(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("EVALBARS_STORE", str(tmp_path / "none.duckdb"))
+    monkeypatch.setenv("EVALBARS_STORE", str(tmp_path / "none"))
     code, out, err = run(capsys, "coverage", "--n", 15, "--p", 0.6)
     assert code == 0, err
     ref = cov.proportion_coverage(15, 0.6)
@@ -23,7 +23,7 @@ def test_text_table_one_score(capsys, tmp_path, monkeypatch):
         line = next(li for li in out.splitlines() if m.label in li)
         assert f"{100 * m.coverage:.1f}%" in line and m.verdict in line
     assert next(li for li in out.splitlines() if "Wilson score" in li).lstrip().startswith("*")
-    assert not (tmp_path / "none.duckdb").exists()          # no store opened or created
+    assert not (tmp_path / "none").exists()          # no store opened or created
 
 
 def test_json_paired_and_keys(capsys):

@@ -5,7 +5,6 @@ run ids have an unambiguous form."""
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import shutil
 import subprocess
@@ -31,8 +30,10 @@ def _raw_controls(text: str) -> list[str]:
     return [c for c in CONTROL if c in text]
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _digest(path: Path) -> tuple:
+    """The store's snapshot id and a digest of every table (``store_fingerprint``)."""
+    from tests.store.conftest import store_fingerprint
+    return store_fingerprint(Store(path))
 
 
 @pytest.fixture()
@@ -45,7 +46,7 @@ def evil_store(tmp_path, capsys):
     csv2 = tmp_path / "other.csv"
     csv2.write_text("model,task,item_id,score\n" + "\n".join(
         f"c\u009bd\u202e,t\x1b]0;title\x07,{i},{(i // 2) % 2}" for i in range(30)) + "\n")
-    store = tmp_path / "s.duckdb"
+    store = tmp_path / "s"
     assert cli.main(["--store", str(store), "ingest", str(csv)]) == 0
     assert cli.main(["--store", str(store), "ingest", str(csv2)]) == 0
     capsys.readouterr()
@@ -82,10 +83,10 @@ def test_no_raw_control_characters_in_any_output(capsys, evil_store, argv):
 def test_ingest_output_escaped_and_names_kept_in_store(capsys, tmp_path):
     csv = tmp_path / "e.csv"
     csv.write_text(f"model,task,item_id,score\n{EVIL},t,1,1\n")
-    code, out, err = run(capsys, "--store", tmp_path / "s.duckdb", "ingest", csv)
+    code, out, err = run(capsys, "--store", tmp_path / "s", "ingest", csv)
     assert code == 0 and "a\\x1b[31mRED\\x1b[0m\\x07b (id 1)" in out
     assert not _raw_controls(out + err)
-    assert Store(tmp_path / "s.duckdb").runs()["name"].tolist() == [EVIL]   # data unchanged
+    assert Store(tmp_path / "s").runs()["name"].tolist() == [EVIL]   # data unchanged
 
 
 def test_progress_bar_escapes_the_file_name():
@@ -109,7 +110,7 @@ def _ingest_twice_setup(tmp_path):
     a.write_text("model,task,item_id,score\nm,t,1,1\nm,t,2,0\n")
     b = tmp_path / "b.csv"
     b.write_text("model,task,item_id,score\nn,t,1,1\nn,t,2,1\n")
-    store = tmp_path / "s.duckdb"
+    store = tmp_path / "s"
     assert cli.main(["--store", str(store), "ingest", str(a)]) == 0
     return store, b
 
@@ -126,7 +127,6 @@ def test_disk_full_in_duckdb_write(capsys, tmp_path, monkeypatch):
     assert err.startswith("error: no space left on device; the store was not changed")
     assert len(err.strip().splitlines()) == 1
     assert _digest(store) == before
-    assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
 
 
 def test_disk_full_hidden_behind_an_aborted_transaction(capsys, tmp_path, monkeypatch):
@@ -147,13 +147,13 @@ def test_disk_full_hidden_behind_an_aborted_transaction(capsys, tmp_path, monkey
     assert _digest(store) == before
 
 
-def test_disk_full_while_copying_the_store(capsys, tmp_path, monkeypatch):
+def test_disk_full_as_an_os_error_mid_write(capsys, tmp_path, monkeypatch):
     store, b = _ingest_twice_setup(tmp_path)
     before = _digest(store)
 
-    def full(src, dst, *a, **k):
-        raise OSError(errno.ENOSPC, "No space left on device", str(dst))
-    monkeypatch.setattr(shutil, "copyfile", full)
+    def full(self, con, p):
+        raise OSError(errno.ENOSPC, "No space left on device", "data/main/scores/x.parquet")
+    monkeypatch.setattr(Store, "_write_run", full)
     code, _, err = run(capsys, "--store", store, "ingest", b)
     assert code == 5 and err.startswith("error: no space left on device; the store was not changed")
     assert _digest(store) == before
@@ -171,29 +171,33 @@ def _can_mount_tmpfs(tmp_path) -> bool:
 
 
 def test_disk_full_on_a_real_tiny_filesystem(tmp_path):
-    """A 6 MB tmpfs in a user namespace (skipped where that is not allowed): the demo runs
-    do not fit, the CLI says so with exit 5, and the store is unchanged."""
+    """A 2 MB tmpfs in a user namespace (skipped where that is not allowed): a table of
+    200,000 random scores does not fit (its Parquet alone is larger), the CLI says so with
+    exit 5, and the store is unchanged."""
     if not _can_mount_tmpfs(tmp_path):
         pytest.skip("unprivileged tmpfs mounts (unshare -rm) are not available here")
     mnt = tmp_path / "mnt"
     mnt.mkdir()
     small = tmp_path / "small.csv"
     small.write_text("model,task,item_id,score\nm,t,1,1\n")
+    big = tmp_path / "big.csv"
+    rng = __import__("numpy").random.default_rng(1)
+    big.write_text("model,task,item_id,score\n" + "".join(
+        f"b,t,{i},{v!r}\n" for i, v in enumerate(rng.random(200_000).tolist())))
     script = (
-        f"mount -t tmpfs -o size=6m tmpfs {mnt} && "
-        f"{sys.executable} -m evalcore --store {mnt}/s.duckdb ingest {small} >/dev/null && "
-        f"sha256sum {mnt}/s.duckdb && "
-        f"{sys.executable} -m evalcore --store {mnt}/s.duckdb ingest {ROOT}/data/demo/lm_eval; "
-        f"echo rc=$?; sha256sum {mnt}/s.duckdb; ls {mnt}")
+        f"mount -t tmpfs -o size=2m tmpfs {mnt} && "
+        f"{sys.executable} -m evalcore --store {mnt}/s ingest {small} >/dev/null && "
+        f"{sys.executable} -m evalcore --store {mnt}/s runs --format csv && "
+        f"{sys.executable} -m evalcore --store {mnt}/s ingest {big}; "
+        f"echo rc=$?; {sys.executable} -m evalcore --store {mnt}/s runs --format csv")
     proc = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True,
                           timeout=300, cwd=ROOT)
     lines = proc.stdout.splitlines()
     assert "rc=5" in lines, (proc.stdout, proc.stderr)
     assert "error: no space left on device; the store was not changed" in proc.stderr
     assert "Traceback" not in proc.stderr
-    hashes = [ln.split()[0] for ln in lines if ln.endswith("/s.duckdb") and len(ln.split()) == 2]
-    assert len(hashes) == 2 and hashes[0] == hashes[1]
-    assert not [ln for ln in lines if ".tmp-" in ln]
+    cut = lines.index("rc=5")
+    assert lines[:cut] == lines[cut + 1:] and len(lines[:cut]) == 2   # header + the one run
 
 
 # ---------------------------------------------------------------------------------------
@@ -211,7 +215,7 @@ def test_plan_without_assumptions_is_a_usage_error(capsys, argv):
 @pytest.fixture()
 def shadow_store(tmp_path, capsys):
     """Runs: id 1 'alpha', id 2 'beta', id 3 '1' (a run named like id 1)."""
-    store = tmp_path / "s.duckdb"
+    store = tmp_path / "s"
     for name in ("alpha", "beta", "1"):
         f = tmp_path / f"{name}.csv"
         f.write_text(f"model,task,item_id,score\n{name},t,1,1\n{name},t,2,0\n")
@@ -257,7 +261,7 @@ def test_scores_near_the_limit_give_finite_results_without_warnings(capsys, tmp_
     import warnings
 
     rng = __import__("numpy").random.default_rng(0)
-    store = tmp_path / "s.duckdb"
+    store = tmp_path / "s"
     for name in ("a", "b"):
         f = tmp_path / f"{name}.csv"
         vals = rng.choice([1e99, -1e99, 9.9e99, 5e98], size=60)

@@ -24,7 +24,7 @@ P12B = PYTHIA / "pythia-12b-0shot-global_step143000_eval_results_12-15-2022-23-3
 
 @pytest.fixture(scope="module")
 def pythia(tmp_path_factory) -> Store:
-    store = Store(tmp_path_factory.mktemp("pythia") / "s.duckdb")
+    store = Store(tmp_path_factory.mktemp("pythia") / "s")
     store.ingest(parse_paths([P160M, P69B]))
     return store
 
@@ -111,7 +111,7 @@ def test_groups_from_task_families_of_a_v03_file(pythia):
 
 
 def test_v03_wikitext_losses_are_lower_is_better(tmp_path):
-    store = Store(tmp_path / "s.duckdb")
+    store = Store(tmp_path / "s")
     store.ingest(parse_paths([P12B]))
     lb = an.leaderboard(store, task="wikitext", include_ranks=False)
     info = lb.metric_info["wikitext"]
@@ -129,7 +129,7 @@ def test_v04_higher_is_better_and_groups_come_from_the_file(fixtures_dir, tmp_pa
     runs = parse_paths([path])
     protos = dict(zip(runs[0].tasks["task"], runs[0].tasks["protocol"]))
     assert protos["lambada_openai"]["higher_is_better"] == {"perplexity": False, "acc": True}
-    store = Store(tmp_path / "s.duckdb")
+    store = Store(tmp_path / "s")
     store.ingest(runs)
     lb = an.leaderboard(store, include_ranks=False)
     assert lb.metric_info["cola"].metric == "mcc"
@@ -172,7 +172,7 @@ def _ifeval_results(model: str) -> dict:
 
 
 def test_ifeval_opens_on_prompt_level_strict_acc(tmp_path):
-    store = Store(tmp_path / "s.duckdb")
+    store = Store(tmp_path / "s")
     store.ingest(parse_uploads([("results_2024-06-01T00-00-00.json",
                                  json.dumps(_ifeval_results("org/a")).encode())]))
     lb = an.leaderboard(store, include_ranks=False)
@@ -203,7 +203,7 @@ def _oll_style(fixtures_dir: Path, model: str, address: str, tmpdir: str, fewsho
 
 def test_memory_addresses_paths_and_timestamps_do_not_make_protocols_differ(
         fixtures_dir, tmp_path):
-    store = Store(tmp_path / "s.duckdb")
+    store = Store(tmp_path / "s")
     store.ingest(parse_uploads([
         ("a/results_2024-06-17T17-37-25.json",
          _oll_style(fixtures_dir, "org/a", "0x7f3e09ad45e0", "/tmp/tmpab12cd", 0)),
@@ -220,7 +220,7 @@ def test_memory_addresses_paths_and_timestamps_do_not_make_protocols_differ(
 
 
 def test_a_real_fewshot_difference_still_warns(fixtures_dir, tmp_path):
-    store = Store(tmp_path / "s.duckdb")
+    store = Store(tmp_path / "s")
     store.ingest(parse_uploads([
         ("a/results_2024-06-17T17-37-25.json",
          _oll_style(fixtures_dir, "org/a", "0x7f3e09ad45e0", "/tmp/tmpab12cd", 0)),
@@ -235,7 +235,7 @@ def test_a_real_fewshot_difference_still_warns(fixtures_dir, tmp_path):
 # --- CLI ------------------------------------------------------------------------------------
 
 def test_cli_leaderboard_on_two_pythia_files(capsys, tmp_path):
-    store = tmp_path / "s.duckdb"
+    store = tmp_path / "s"
     code, _, err = run(capsys, "--store", store, "ingest", P160M, P69B)
     assert code == 0, err
     code, out, err = run(capsys, "--store", store, "leaderboard", "--no-ranks")
@@ -291,7 +291,7 @@ def test_unknown_n_is_unknown_not_zero(pythia, capsys, tmp_path):
     cmp = an.compare(pythia, "EleutherAI/pythia-v1.1-160m", "EleutherAI/pythia-v1.1-6.9b",
                      task="arc_easy")
     assert cmp.per_task["n"].isna().all()
-    store = tmp_path / "s.duckdb"
+    store = tmp_path / "s"
     assert run(capsys, "--store", store, "ingest", P160M, P69B)[0] == 0
     code, out, err = run(capsys, "--store", store, "compare", "EleutherAI/pythia-v1.1-160m",
                          "EleutherAI/pythia-v1.1-6.9b", "--task", "arc_easy")

@@ -29,7 +29,7 @@ from evalcore import analysis
 from evalcore.charts import plot_text as charts_plot_text
 from evalcore.errors import EvalbarsError, IngestError, StoreError
 from evalcore.report.latex import interval_cell, latex_escape
-from evalcore.store import Store, default_store_path
+from evalcore.store import Store, default_store_location
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_DIR = ROOT / "data" / "demo"
@@ -64,15 +64,15 @@ def ensure_app_navigation() -> None:
 
 
 # ---- store -------------------------------------------------------------------------------
-def store_path() -> Path:
-    """The store file this server uses: ``$EVALBARS_STORE`` or the default path."""
-    return default_store_path()
+def store_path() -> str:
+    """The store this server uses: ``$EVALBARS_STORE`` (a folder or a ``ducklake:`` URL,
+    with ``$EVALBARS_DATA_PATH``) or the default folder ``./.evalbars``."""
+    return default_store_location()
 
 
 @st.cache_resource(show_spinner=False)
 def _open_store(path: str) -> Store:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    return Store(path)
+    return Store(path)   # one cached connection per process (DuckLake attach costs ~0.2 s)
 
 
 def get_store() -> Store:

@@ -1,1 +1,2 @@
-"""CLI subcommands that live in their own modules (``add_parser(subparsers)`` + ``run(args)``)."""
+"""CLI subcommands that live in their own modules (``add_parser(subparsers)`` + ``run(args)``),
+registered in ``evalcore.cli.build_parser``."""

@@ -1,55 +1,64 @@
-"""The DuckDB store: the only module that writes SQL.
+"""The evalbars store: the only package that writes SQL.
 
-How concurrency works
----------------------
-The store is one DuckDB file (``./.evalbars/evalbars.duckdb`` by default, else
-``$EVALBARS_STORE`` or ``--store FILE``). DuckDB lets one process open a file read-write, and
-while it does no other process can open it at all, not even read-only. So evalbars never
-opens the store read-write. **Reads** use a read-only connection (one cached instance per
-process, reopened as soon as the file has been replaced), so the dashboard and any number
-of CLI commands read side by side. **Writes** (ingest, rename, tags, delete) take a lock file
-next to the store (``<store>.lock``; writers queue on it), copy the store to a temporary
-file in the same folder, apply the change there in one transaction (``BEGIN`` ... ``COMMIT``,
-``ROLLBACK`` on error), checkpoint, and atomically rename the copy over the store. A
-dashboard query in flight finishes on the old file; the next one sees the new file. A
-failure (bad data, a constraint, a full disk, a killed process) only loses the copy: the
-store stays byte-for-byte as it was, which DuckDB alone would not guarantee (a rolled-back
-1,000,000-row insert still rewrites the file in duckdb 1.4.4 and 2.0.1). If the file is held
-read-write by a program outside evalbars (the ``duckdb`` shell), or the lock stays taken,
-operations retry with backoff for ``lock_timeout`` seconds (15 s by default) and then fail
-with "store is busy (locked by another process)". The price: every write copies the file
-(about a second per GB) and briefly needs twice its disk space.
+Layout on disk
+--------------
+A store is a DuckLake catalog plus a folder of Parquet data files:
+
+* **local** (default): a folder, ``./.evalbars`` unless ``--store`` / ``$EVALBARS_STORE``
+  names another, holding ``catalog.sqlite`` (a SQLite catalog in WAL mode) and ``data/``;
+* **team**: ``ducklake:postgres:dbname=... host=... port=... user=...`` with a shared data
+  path (``--data-path`` / ``$EVALBARS_DATA_PATH``; a folder every machine mounts, or an
+  object store URL where DuckDB's ``httpfs`` is available), given when the catalog is
+  created and remembered by it;
+* **old single-file stores** (``*.duckdb``, evalbars before DuckLake) are attached
+  read-only; ``python -m evalcore migrate OLD.duckdb`` copies one into the new layout.
+
+How concurrency works (``catalog.py``)
+---------------------------------------
+Each process keeps ONE in-memory DuckDB connection per store with the catalog attached as
+``lake``; every read takes a cursor on it and sees the latest committed snapshot. A write
+(ingest, rename, tags, delete) is ONE catalog transaction: DuckLake writes new Parquet
+files, then commits their registration in one transaction of the catalog database, so a
+reader sees the whole write or none of it, and nothing already stored is rewritten. A
+failure (bad data, a duplicate key, a full disk, a killed process) commits nothing; files
+written before the failure are orphans that ``maintain`` removes. SQLite allows one writer
+at a time and DuckLake does not retry its "database is locked", so evalbars re-runs the
+whole transaction with backoff until ``lock_timeout`` (15 s by default), then raises
+"store is busy (locked by another process)". On PostgreSQL, DuckLake retries conflicting
+commits itself (``ducklake_max_retry_count`` = 10, set explicitly) and evalbars re-runs
+the transaction when a conflict remains. Every write also bumps the ``write_counter`` row
+of ``meta``, so two writes that overlap always conflict: the second one re-runs and sees
+the first (idempotent re-ingest and unique run names hold under concurrency).
 
 Details
 -------
-* ``version()`` is a ``stat`` of the file (inode, size, mtime): every write replaces the
-  file, so pages can poll it as a cache key without opening DuckDB.
-* Inside one process, the rename waits until that process's reads in flight are done:
-  DuckDB shares one database instance per path per process, and a connection opened
-  while the old instance lived would still read the replaced file.
+* ``version()`` is the catalog's latest snapshot id: every committed write makes one, so
+  pages use it as a cache key (one small catalog query).
 * Ingest is validated before the store is touched, computed in an in-memory DuckDB; a
   repeat upload (every file's key already stored: its sha256, or the digest of the run's own
-  rows for a run cut from a multi-run tidy table) does not even copy the file. Merging
-  by ``source_key`` or by a shared file is described in ``Store.ingest``.
+  rows for a run cut from a multi-run tidy table) commits nothing. Merging by
+  ``source_key`` or by a shared file is described in ``Store.ingest``.
+* DuckLake has no PRIMARY KEY / UNIQUE constraints: the keys (run id, run name, file key,
+  one cell / summary / task row per key) are kept by the write code and checked before
+  every COMMIT (``schema.KEY_CHECKS``).
 
-Layout
+Tables
 ------
-Tables: ``meta`` (schema version, write counter, next run id), ``runs``, ``files`` (one row
-per distinct file content, by sha256; for a file that holds several runs, one row per run,
+``meta`` (schema version, write counter, next run id), ``runs``, ``files`` (one row per
+distinct file content, by sha256; for a file that holds several runs, one row per run,
 keyed by a digest of that run's rows), ``scores`` (run x task x metric x item x answer),
 ``cells`` (per run x task x metric: n, sum and sum of squares of the per-item means, written
 in the same transaction as the scores they summarise; the leaderboard reads only these),
 ``summaries`` (as the harness reported them), ``texts`` (prompt / target / response) and
 ``tasks`` (n_choices, task protocol). Bulk rows go in through DuckDB's Arrow scan
-(``INSERT INTO ... SELECT ... FROM`` a registered table), never row by row. Scores are
-appended one run at a time, so DuckDB's per-row-group min/max (zone maps) prune per-run
-and per-(task, metric) scans; ART indexes are not used on the large tables (they help only
-point lookups and cost memory and insert time). Measured choices for ingest speed (1,000,000
-lm_eval lines: 30 s -> 3 s): hashes and texts are stored uncompressed (DuckDB's dictionary/
-FSST analysis tripled their insert time for about half the space), the copy is written
-with ``preserve_insertion_order = false`` (otherwise partly filled row groups are rewritten
-at checkpoint) and no ORDER BY at insert. All values reach SQL as ``?`` parameters;
-identifiers come only from fixed lists in this module.
+(``INSERT INTO ... SELECT ... FROM`` a registered table), never row by row; each run's
+scores land in their own Parquet files, whose min/max statistics let per-run and
+per-(task, metric) scans skip the rest. All values reach SQL as ``?`` parameters;
+identifiers come only from fixed lists in this package.
+
+Modules: ``catalog`` (location, connection, transactions, errors), ``schema`` (tables),
+``write`` (ingest, merge, rename, tags, delete), ``query`` (the reads the analysis layer
+uses), ``maintain`` (compaction and cleanup), ``migrate`` (old single-file stores).
 """
 
 from __future__ import annotations
@@ -62,16 +71,25 @@ from evalcore.store._util import (  # noqa: F401
     REPORT_COLUMNS,
     SCHEMA_VERSION,
     VOLATILE_PROTOCOL_KEYS,
-    WRITE_MEMORY_LIMIT,
     IngestReport,
-    default_store_path,
     flatten_protocol,
     normalise_protocol_value,
 )
-from evalcore.store.catalog import _Catalog
+from evalcore.store.catalog import (  # noqa: F401
+    CATALOG_FILE,
+    DATA_DIR,
+    ENV_DATA_PATH,
+    Target,
+    _Catalog,
+    default_store_location,
+    default_store_path,
+    resolve_location,
+)
+from evalcore.store.maintain import MaintainReport, _Maintain  # noqa: F401
+from evalcore.store.migrate import MigrateReport, migrate  # noqa: F401
 from evalcore.store.query import _Queries
 from evalcore.store.write import _Writes
 
 
-class Store(_Catalog, _Writes, _Queries):
+class Store(_Catalog, _Writes, _Queries, _Maintain):
     __doc__ = _Catalog.__doc__

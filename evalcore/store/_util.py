@@ -3,10 +3,8 @@
 
 import json
 import logging
-import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -17,14 +15,11 @@ ENV_VAR = "EVALBARS_STORE"
 _log = logging.getLogger(__name__)  # DEBUG: timings of each ingest step
 SCHEMA_VERSION = "2"
 # Version 1 keyed ``files`` on the file's sha256 alone, so a tidy table with several models
-# could record only one of them; an older store is upgraded on open (``_MIGRATE_1_TO_2``).
+# could record only one of them; ``migrate`` upgrades an old single-file version-1 store.
 
 # Relative and absolute tolerance used by ``audit`` when comparing a reported number with
 # the one recomputed from item scores: agreement to the 4th decimal (rounding of printed
 # values) or within 0.5 % (harness float noise).
-# DuckDB's buffer pool of the write connection keeps the blocks it has just written cached;
-# the copy is closed right after, so a small limit only lowers the ingest's peak memory.
-WRITE_MEMORY_LIMIT = "512MB"
 
 AUDIT_ABS_TOL = 5e-5
 AUDIT_REL_TOL = 5e-3
@@ -35,12 +30,6 @@ VOLATILE_PROTOCOL_KEYS = frozenset({
     "date", "start_time", "end_time", "total_evaluation_time_seconds", "started_at",
     "completed_at", "created", "pretty_env_info", "eval_id", "run_id", "log_file",
 })
-
-
-def default_store_path() -> Path:
-    """$EVALBARS_STORE if set, else ./.evalbars/evalbars.duckdb (relative to the cwd)."""
-    env = os.environ.get(ENV_VAR)
-    return Path(env) if env else Path.cwd() / ".evalbars" / "evalbars.duckdb"
 
 
 @dataclass(frozen=True)

@@ -1,171 +1,466 @@
-"""Connections to the store: the cached read instance, the writer lock, the copy-on-write
-transaction, busy/disk-full errors, schema check."""
+"""Where the store lives and how evalbars talks to it.
 
+A store is a DuckLake catalog plus a folder of Parquet files (see the package docstring).
+This module resolves a location to an ATTACH string, keeps ONE DuckDB connection per process
+and location with the catalog attached as ``lake`` (opening costs about 0.5 s: import,
+extension load, attach), hands out a cursor per read, and runs each write as one catalog
+transaction that is retried as a whole, with backoff up to ``lock_timeout``, when the
+catalog says "database is locked" (SQLite, which DuckLake does not retry) or reports a
+commit conflict that DuckLake's own retries (``ducklake_max_retry_count``) did not resolve.
+A single-file ``*.duckdb`` store of evalbars before DuckLake is attached read-only.
+"""
+
+from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
 import random
-import re
-import shutil
+import sqlite3
 import threading
 import time
-import uuid
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 import duckdb
 
 from evalcore.errors import DiskFullError, StoreError
-from evalcore.model import (
-    rows_key,
-)
-from evalcore.store._util import (
-    SCHEMA_VERSION,
-    WRITE_MEMORY_LIMIT,
-    _log,
-    _one,
-    default_store_path,
-)
-from evalcore.store.schema import _DDL, _MIGRATE_1_TO_2
+from evalcore.store._util import ENV_VAR, SCHEMA_VERSION, _log, _one
+from evalcore.store.schema import _DDL, KEY_CHECKS
 
-# ---------------------------------------------------------------------------------------
-# in-process coordination
-# ---------------------------------------------------------------------------------------
+ENV_DATA_PATH = "EVALBARS_DATA_PATH"
+LAKE = "lake"                     # the alias the catalog is attached under (fixed SQL)
+CATALOG_FILE = "catalog.sqlite"   # in a local store folder, next to DATA_DIR
+DATA_DIR = "data"
+# DuckLake's own retry of a commit that conflicts with a concurrent one (PostgreSQL
+# catalogs); set explicitly rather than relying on the extension's default.
+DUCKLAKE_MAX_RETRY_COUNT = 10
 
-class _Gate:
-    """Per-path, per-process access to the store file: one cached read-only DuckDB instance.
+T = TypeVar("T")
 
-    Opening a DuckDB instance costs tens of milliseconds, so reads share one read-only
-    connection per path and process (a cursor per read, safe across threads). Before each
-    read the file's identity (inode, size, mtime) is compared with the one seen when the
-    instance was opened; every write replaces the file, so a changed identity means the
-    instance is stale: it is closed as soon as no read of this process is using it and a
-    new one is opened. (DuckDB shares one instance per path inside a process, so a new
-    connection opened while the old instance lived would still read the replaced file.)
-    A writer of this process swaps the file only when no read is in flight (``swap``).
+
+def default_store_location() -> str:
+    """$EVALBARS_STORE if set, else the folder ./.evalbars (relative to the cwd)."""
+    return os.environ.get(ENV_VAR) or str(Path.cwd() / ".evalbars")
+
+
+def default_store_path() -> Path:
+    """The default location as a Path (a local store folder, unless $EVALBARS_STORE names a
+    ``ducklake:`` catalog, which is returned as given)."""
+    return Path(default_store_location())
+
+
+@dataclass(frozen=True)
+class Target:
+    """A resolved store location.
+
+    kind: "local" (a folder with catalog.sqlite and data/), "sqlite" (``ducklake:sqlite:FILE``),
+    "postgres" (``ducklake:postgres:...``) or "legacy" (a single-file ``*.duckdb`` store,
+    read-only). ``attach`` is what follows ATTACH; ``path`` the folder, SQLite file or
+    DuckDB file (None for PostgreSQL); ``data_path`` the Parquet folder or URL (None: the
+    catalog's stored one).
     """
 
-    def __init__(self, path: Path) -> None:
-        self._path = path
-        self._cond = threading.Condition()
-        self._readers = 0
-        self._swapping = False
-        self._con: duckdb.DuckDBPyConnection | None = None
-        self._ident: tuple | None = None
+    kind: str
+    label: str
+    attach: str
+    data_path: str | None
+    path: Path | None
 
-    def _wait(self, predicate, deadline: float, what: str) -> None:
-        while not predicate():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise _busy(what)
-            self._cond.wait(left)
+    @property
+    def read_only(self) -> bool:
+        return self.kind == "legacy"
 
-    def _close_locked(self) -> None:
-        if self._con is not None:
-            with contextlib.suppress(duckdb.Error):
-                self._con.close()
-        self._con, self._ident = None, None
+
+def _folder_url(p: str | Path) -> str:
+    text = str(p)
+    if "://" in text:
+        return text if text.endswith("/") else text + "/"
+    return str(Path(text).expanduser().resolve()) + os.sep
+
+
+def resolve_location(location: str | Path | None = None,
+                     data_path: str | Path | None = None) -> Target:
+    """What ``Store(location, data_path=...)`` opens (no I/O besides ``stat``).
+
+    None -> $EVALBARS_STORE, else ./.evalbars. ``ducklake:sqlite:FILE`` -> that SQLite catalog
+    (data next to it in ``data/`` unless ``data_path``); ``ducklake:postgres:CONNINFO`` -> a
+    team catalog (``data_path`` or $EVALBARS_DATA_PATH needed when it is created); an
+    existing ``*.duckdb`` file -> the old single-file store, read-only; any other path -> a
+    local store folder (FOLDER/catalog.sqlite + FOLDER/data/, created on first use).
+    """
+    loc = str(location) if location is not None else default_store_location()
+    data = str(data_path) if data_path is not None else os.environ.get(ENV_DATA_PATH) or None
+    if not loc.strip():
+        raise StoreError("the store location is empty; expected a folder or a ducklake: URL")
+    if loc.startswith("ducklake:"):
+        rest = loc[len("ducklake:"):]
+        if rest.startswith("sqlite:"):
+            file = Path(rest[len("sqlite:"):]).expanduser().resolve()
+            return Target("sqlite", loc, f"ducklake:sqlite:{file}",
+                          _folder_url(data) if data else _folder_url(file.parent / DATA_DIR), file)
+        if rest.startswith("postgres:"):
+            return Target("postgres", loc, loc, _folder_url(data) if data else None, None)
+        raise StoreError(f"store {loc!r}: unsupported DuckLake catalog; expected "
+                         "ducklake:sqlite:FILE or ducklake:postgres:dbname=... host=... "
+                         "(a DuckDB-file catalog would lock out every other process)")
+    path = Path(loc).expanduser().resolve()
+    if path.suffix.lower() == ".duckdb":
+        if not path.is_file():
+            raise StoreError(
+                f"no store file {path}: single-file (.duckdb) stores can only be read now; a "
+                "new store is a folder (e.g. --store ./.evalbars) or a ducklake: URL")
+        return Target("legacy", loc, str(path), None, path)
+    if path.is_file():
+        if path.suffix.lower() in (".sqlite", ".db"):
+            return Target("sqlite", loc, f"ducklake:sqlite:{path}",
+                          _folder_url(data) if data else _folder_url(path.parent / DATA_DIR), path)
+        raise StoreError(f"store path {path} is a file; expected a store folder (catalog.sqlite "
+                         "+ data/), a ducklake: URL or an old .duckdb store")
+    return Target("local", loc, f"ducklake:sqlite:{path / CATALOG_FILE}",
+                  _folder_url(data) if data else _folder_url(path / DATA_DIR), path)
+
+
+def _literal(text: str) -> str:
+    """A SQL string literal (ATTACH takes no ``?`` parameters): quotes doubled, no NUL."""
+    if "\x00" in text:
+        raise StoreError("the store location contains a NUL character")
+    return "'" + text.replace("'", "''") + "'"
+
+
+# ---------------------------------------------------------------------------------------
+# one connection per process and location
+# ---------------------------------------------------------------------------------------
+
+def _duckdb_config() -> dict[str, Any]:
+    """Extensions from the pinned ``duckdb-ext*`` wheels (offline, reproducible); the normal
+    extension repository only when those wheels are not installed."""
+    cfg: dict[str, Any] = {"autoload_known_extensions": True}
+    try:
+        import duckdb_ext
+    except ImportError:
+        return cfg
+    cfg.update(extension_directory=duckdb_ext.get_extension_dir(),
+               autoinstall_known_extensions=False)
+    return cfg
+
+
+def _prepare_sqlite_catalog(file: Path) -> None:
+    """Create the SQLite catalog file in WAL mode (readers never block the writer; the
+    setting is stored in the file) before DuckLake first attaches it."""
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the store folder {file.parent}: {exc.strerror}") from exc
+    if file.exists() and file.stat().st_size > 0:
+        return
+    try:
+        con = sqlite3.connect(str(file), timeout=5.0)
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot create the store catalog {file}: {exc}") from exc
+
+
+_CONNECTIONS: dict[tuple[str, str | None], duckdb.DuckDBPyConnection] = {}
+_CONNECTIONS_LOCK = threading.RLock()
+
+
+def _open_connection(target: Target, timeout: float) -> duckdb.DuckDBPyConnection:
+    """A new in-memory DuckDB with the store attached as ``lake`` (retried while locked)."""
+    if target.kind == "local":
+        _prepare_sqlite_catalog(target.path / CATALOG_FILE)
+    elif target.kind == "sqlite":
+        _prepare_sqlite_catalog(target.path)
+    if target.kind == "legacy":
+        sql = f"ATTACH {_literal(target.attach)} AS {LAKE} (READ_ONLY)"
+    elif target.kind == "local":
+        # the data folder is always FOLDER/data: follow the folder when it is moved or copied
+        # (file paths in the catalog are relative to the data path)
+        sql = (f"ATTACH {_literal(target.attach)} AS {LAKE} "
+               f"(DATA_PATH {_literal(target.data_path)}, OVERRIDE_DATA_PATH TRUE)")
+    elif target.data_path:
+        sql = f"ATTACH {_literal(target.attach)} AS {LAKE} (DATA_PATH {_literal(target.data_path)})"
+    else:
+        sql = f"ATTACH {_literal(target.attach)} AS {LAKE}"
+    deadline = time.monotonic() + timeout
+    attempt = 0
+    while True:
+        con = duckdb.connect(":memory:", config=_duckdb_config())
+        try:
+            con.execute("SET enable_progress_bar = false")
+            con.execute(sql)
+            if target.kind != "legacy":
+                con.execute(f"SET GLOBAL ducklake_max_retry_count = {DUCKLAKE_MAX_RETRY_COUNT}")
+            return con
+        except duckdb.Error as exc:
+            con.close()
+            if not _is_retryable(exc):
+                if target.kind == "postgres" and not target.data_path and "DATA_PATH" in str(exc):
+                    raise StoreError(
+                        f"store {target.label}: a new team catalog needs a data path: pass "
+                        f"--data-path DIR (or set {ENV_DATA_PATH})") from exc
+                raise _store_error(exc, f"opening the store {target.label}") from exc
+            if not _sleep_backoff(attempt, deadline):
+                raise _busy(f"{target.label} stayed locked for {timeout:g} s "
+                            f"({str(exc).splitlines()[0]})") from exc
+            attempt += 1
+
+
+def _connection(target: Target, timeout: float) -> duckdb.DuckDBPyConnection:
+    key = (target.attach, target.data_path)
+    with _CONNECTIONS_LOCK:
+        con = _CONNECTIONS.get(key)
+        if con is None:
+            con = _CONNECTIONS[key] = _open_connection(target, timeout)
+        return con
+
+
+def _drop_connection(target: Target) -> None:
+    with _CONNECTIONS_LOCK:
+        con = _CONNECTIONS.pop((target.attach, target.data_path), None)
+    if con is not None:
+        with contextlib.suppress(duckdb.Error):
+            con.close()
+
+
+def _sleep_backoff(attempt: int, deadline: float) -> bool:
+    """Sleep a little (exponential with jitter); False once the deadline has passed."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return False
+    time.sleep(min(left, 0.02 * (1.6 ** min(attempt, 12)) * (0.5 + random.random())))
+    return True
+
+
+_RETRY_TEXT = ("database is locked", "could not set lock", "conflicting lock",
+               "transaction conflict", "could not serialize", "deadlock detected")
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    """A lock or commit-conflict error: the same transaction may succeed when run again."""
+    text = str(exc).lower()
+    return any(t in text for t in _RETRY_TEXT)
+
+
+def _legacy_write_error(target: Target) -> StoreError:
+    return StoreError(
+        f"{target.path} is a single-file store of an older evalbars and can only be read. "
+        f"Copy it into the new layout with: python -m evalcore migrate {target.path} "
+        "[--store NEW_STORE]")
+
+
+class _Catalog:
+    """The evalbars store: a DuckLake catalog (SQLite locally, PostgreSQL for a team) plus
+    Parquet data files, so the CLI can ingest while the dashboard and other machines read.
+
+    Every method is one operation: a read on a cursor of this process's cached connection
+    (it sees the latest committed snapshot), or one write transaction that commits whole or
+    not at all. DuckDB errors come out as ``StoreError`` with a human message (``.busy`` is
+    True when the catalog stayed locked for ``lock_timeout``).
+
+    Parameters
+    ----------
+    location : a store folder, ``ducklake:sqlite:FILE``, ``ducklake:postgres:CONNINFO`` or an
+        old ``*.duckdb`` file (read-only); default ``default_store_location()``
+        ($EVALBARS_STORE, else ./.evalbars). See ``resolve_location``.
+    data_path : where the Parquet files go (default: $EVALBARS_DATA_PATH, else the folder's
+        ``data/``); needed when a PostgreSQL catalog is created, remembered by it after.
+    lock_timeout : seconds to keep retrying a locked or conflicting write (and the attach)
+        before raising ``StoreError("store is busy ...")``.
+    """
+
+    def __init__(self, location: str | Path | None = None, *, data_path: str | Path | None = None,
+                 lock_timeout: float = 15.0):
+        self._target = resolve_location(location, data_path)
+        self.lock_timeout = float(lock_timeout)
+        self._check_schema()
+
+    @property
+    def location(self) -> str:
+        """The location as given (or the default), e.g. for messages."""
+        return self._target.label
+
+    @property
+    def path(self) -> Path | None:
+        """The local store folder, SQLite catalog file or old .duckdb file; None for PostgreSQL."""
+        return self._target.path
+
+    @property
+    def data_path(self) -> str | None:
+        return self._target.data_path
+
+    @property
+    def kind(self) -> str:
+        """"local", "sqlite", "postgres" or "legacy" (read-only single file)."""
+        return self._target.kind
+
+    @property
+    def read_only(self) -> bool:
+        return self._target.read_only
+
+    def __repr__(self) -> str:
+        return f"Store({self._target.label!r})"
+
+    # ---- connections ------------------------------------------------------------------
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        con = _connection(self._target, self.lock_timeout)
+        with _CONNECTIONS_LOCK:
+            cur = con.cursor()
+        try:
+            cur.execute(f"USE {LAKE}")
+            cur.execute("SET enable_progress_bar = false")
+        except duckdb.Error as exc:
+            cur.close()
+            raise _store_error(exc, f"opening the store {self._target.label}") from exc
+        return cur
 
     @contextlib.contextmanager
-    def read(self, timeout: float, opener) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A cursor on a fresh-enough read-only instance; ``opener(deadline)`` connects."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            self._wait(lambda: not self._swapping, deadline,
-                       "another thread of this process is replacing the store file")
-            ident = _identity(self._path)  # before connecting: the instance is at least this new
-            if self._con is not None and self._ident != ident:
-                self._wait(lambda: self._readers == 0, deadline,
-                           "reads of this process on the previous store file did not finish")
-                self._close_locked()
-            if self._con is None:
-                self._con = opener(deadline)
-                self._ident = ident
-            cursor = self._con.cursor()
-            self._readers += 1
+    def _read(self, action: str = "reading the store") -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor for one read (latest committed snapshot); DuckDB errors become StoreError."""
+        cur = self._cursor()
         try:
-            yield cursor
+            yield cur
+        except duckdb.Error as exc:
+            raise _store_error(exc, action) from exc
         finally:
             with contextlib.suppress(duckdb.Error):
-                cursor.close()
-            with self._cond:
-                self._readers -= 1
-                self._cond.notify_all()
+                cur.close()
 
-    @contextlib.contextmanager
-    def swap(self, timeout: float) -> Iterator[None]:
-        """Exclusive: no read in flight and the cached instance closed while the body runs."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            self._wait(lambda: not self._swapping and self._readers == 0, deadline,
-                       "reads of this process stayed open")
-            self._swapping = True
-            self._close_locked()
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._swapping = False
-                self._cond.notify_all()
+    def _write(self, body: Callable[[duckdb.DuckDBPyConnection], T],
+               action: str = "writing to the store") -> T:
+        """Run ``body(cursor)`` in one catalog transaction and commit it; retried as a whole.
+
+        Before COMMIT the write counter is bumped and the keys DuckLake cannot declare are
+        checked (``schema.KEY_CHECKS``). Any exception rolls back: nothing of the
+        transaction becomes visible (DuckLake writes new Parquet files and commits them in
+        one catalog transaction; files of a rolled-back or killed write are orphans that
+        ``maintain`` removes). A lock/conflict error re-runs ``body`` from the start with
+        backoff until ``lock_timeout``, then raises the busy error.
+        """
+        if self._target.read_only:
+            raise _legacy_write_error(self._target)
+        deadline = time.monotonic() + self.lock_timeout
+        attempt = 0
+        while True:
+            cur = self._cursor()
+            try:
+                cur.execute("BEGIN TRANSACTION")
+                result = body(cur)
+                cur.execute("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS VARCHAR) "
+                            "WHERE key = 'write_counter'")
+                _check_keys(cur, action)
+                t0 = time.perf_counter()
+                cur.execute("COMMIT")
+                _log.debug("%s: commit %.2f s", action, time.perf_counter() - t0)
+                return result
+            except BaseException as exc:
+                with contextlib.suppress(duckdb.Error):
+                    cur.execute("ROLLBACK")
+                if isinstance(exc, duckdb.Error) and _is_retryable(exc):
+                    if _sleep_backoff(attempt, deadline):
+                        attempt += 1
+                        _log.debug("%s: retry %d after %s", action, attempt, str(exc)[:200])
+                        continue
+                    raise _busy(f"{self._target.label}: {action} could not commit within "
+                                f"{self.lock_timeout:g} s ({str(exc).splitlines()[0]})") from exc
+                if isinstance(exc, duckdb.Error):
+                    raise _store_error(exc, action) from exc
+                if isinstance(exc, OSError):
+                    if _is_disk_full(exc):
+                        raise _disk_full(exc, action) from exc
+                    raise StoreError(f"{action} failed: {exc}; the store was not changed") from exc
+                raise
+            finally:
+                with contextlib.suppress(duckdb.Error):
+                    cur.close()
 
     def close(self) -> None:
-        """Drop the cached instance (waits for reads in flight)."""
-        with self._cond:
-            self._wait(lambda: self._readers == 0, time.monotonic() + 60.0, "reads stayed open")
-            self._close_locked()
+        """Close this process's cached connection to the store (reopened on next use)."""
+        _drop_connection(self._target)
+
+    def __enter__(self) -> _Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- schema -----------------------------------------------------------------------
+    def _has_tables(self) -> bool:
+        with self._read("opening the store") as con:
+            return bool(_one(con, "SELECT count(*) FROM duckdb_tables() WHERE database_name = ? "
+                                  "AND schema_name = 'main' AND table_name = 'meta'", [LAKE])[0])
+
+    def _schema_version(self) -> str | None:
+        with self._read("opening the store") as con:
+            row = _one(con, "SELECT value FROM meta WHERE key = 'schema_version'")
+        return row[0] if row else None
+
+    def _check_schema(self) -> None:
+        """Create the tables in a new catalog (one transaction); accept the current schema."""
+        if not self._has_tables():
+            if self._target.read_only:
+                raise StoreError(f"{self._target.path} is a DuckDB file but not an evalbars "
+                                 "store (no meta table)")
+            self._write(_create_tables, "creating the store")
+        version = self._schema_version()
+        if version != SCHEMA_VERSION:
+            raise StoreError(f"{self._target.label} has store schema version {version or 'none'}; "
+                             f"this evalbars reads version {SCHEMA_VERSION}")
+
+    # ---- cache key ----------------------------------------------------------------------
+    def version(self) -> str:
+        """Changes whenever the content changes (use as a cache key): the id of the
+        catalog's latest snapshot (every committed write makes one); for an old .duckdb
+        store, the file's (inode, size, mtime)."""
+        if self._target.read_only:
+            try:
+                st = self._target.path.stat()
+            except FileNotFoundError:
+                return "missing"
+            return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+        with self._read("reading the store version") as con:
+            return f"snapshot:{_one(con, f'SELECT id FROM {LAKE}.current_snapshot()')[0]}"
+
+    def write_counter(self) -> int:
+        """How many write transactions the store has committed (read from the catalog)."""
+        with self._read() as con:
+            return int(_one(con, "SELECT value FROM meta WHERE key = 'write_counter'")[0])
 
 
-def _identity(path: Path) -> tuple | None:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
+def _create_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Inside the creating transaction: the tables and the meta rows, unless a concurrent
+    process created them first (then nothing)."""
+    for ddl in _DDL:
+        con.execute(ddl)
+    if _one(con, "SELECT count(*) FROM meta")[0] == 0:
+        con.executemany("INSERT INTO meta VALUES (?, ?)",
+                        [["schema_version", SCHEMA_VERSION], ["write_counter", "0"],
+                         ["next_run_id", "1"]])
 
 
-_GATES: dict[str, _Gate] = {}
-_GATES_LOCK = threading.Lock()
+def _check_keys(con: duckdb.DuckDBPyConnection, action: str) -> None:
+    """StoreError (the transaction is rolled back) when a key would be duplicated."""
+    for what, sql in KEY_CHECKS:
+        row = _one(con, sql)
+        if row is not None:
+            key = ", ".join(repr(v) for v in row)
+            raise StoreError(f"{action} failed: the data breaks a store constraint "
+                             f"(duplicate {what} {key}); the store was not changed")
 
 
-def _gate_for(path: Path) -> _Gate:
-    key = str(path)
-    with _GATES_LOCK:
-        gate = _GATES.get(key)
-        if gate is None:
-            gate = _GATES[key] = _Gate(path)
-        return gate
-
-
-_SCRATCH: duckdb.DuckDBPyConnection | None = None
-
-
-@contextlib.contextmanager
-def _scratch_cursor() -> Iterator[duckdb.DuckDBPyConnection]:
-    """A cursor on a process-wide in-memory DuckDB (validation of incoming frames)."""
-    global _SCRATCH
-    with _GATES_LOCK:
-        if _SCRATCH is None:
-            _SCRATCH = duckdb.connect(":memory:")
-            _SCRATCH.execute("SET enable_progress_bar = false")
-        cur = _SCRATCH.cursor()
-    try:
-        yield cur
-    finally:
-        cur.close()
-
+# ---------------------------------------------------------------------------------------
+# errors
+# ---------------------------------------------------------------------------------------
 
 def _busy(detail: str) -> StoreError:
     err = StoreError(f"store is busy (locked by another process) and stayed busy: {detail}. "
                      "Try again when the other ingest or program has finished.")
     err.busy = True  # type: ignore[attr-defined]
     return err
-
-
-def _is_lock_error(exc: BaseException) -> bool:
-    text = str(exc)
-    return "Could not set lock" in text or "Conflicting lock" in text
 
 
 _DISK_FULL_TEXT = ("no space left on device", "disk quota exceeded", "disk full")
@@ -205,288 +500,9 @@ def _store_error(exc: BaseException, action: str) -> StoreError:
     elif isinstance(exc, duckdb.OutOfMemoryException):
         msg = f"{action} failed: out of memory ({first})"
     elif isinstance(exc, duckdb.IOException):
-        msg = f"{action} failed: could not read or write the store file ({first})"
+        msg = f"{action} failed: could not read or write the store files ({first})"
     elif isinstance(exc, duckdb.CatalogException):
         msg = f"{action} failed: the file is not an evalbars store or is damaged ({first})"
     else:
         msg = f"{action} failed: {first}"
     return StoreError(msg)
-
-
-
-
-class _Catalog:
-    """One DuckDB file, read through a read-only connection and written copy-on-write (see
-    "How concurrency works" above), so the CLI can ingest while the dashboard runs.
-
-    Every method is one operation: a read on a cursor of this process's cached read-only
-    instance, or one write transaction on a copy renamed over the store. DuckDB errors come
-    out as ``StoreError`` with a human message (``.busy`` is True when the store stayed
-    locked).
-
-    Parameters
-    ----------
-    path : the store file; default ``default_store_path()``. Created (with its folder) if
-        missing.
-    lock_timeout : seconds to keep retrying while the file or the writer lock is held by
-        someone else, before raising ``StoreError("store is busy ...")``.
-    """
-
-    def __init__(self, path: str | Path | None = None, *, lock_timeout: float = 15.0):
-        self._path = Path(path if path is not None else default_store_path()).expanduser().resolve()
-        self.lock_timeout = float(lock_timeout)
-        self._gate = _gate_for(self._path)
-        if self._path.is_dir():
-            raise StoreError(f"store path {self._path} is a folder; expected a .duckdb file")
-        if not self._path.exists():
-            try:
-                self._path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StoreError(f"cannot create the store folder {self._path.parent}: "
-                                 f"{exc.strerror}") from exc
-            with self._writer_lock():
-                if not self._path.exists():
-                    with self._transaction(create=True):
-                        pass
-        self._check_schema()
-
-    @property
-    def path(self) -> Path:
-        return self._path
-
-    def __repr__(self) -> str:
-        return f"Store({str(self._path)!r})"
-
-    # ---- connections ------------------------------------------------------------------
-    def _sleep_backoff(self, attempt: int, deadline: float) -> bool:
-        """Sleep a little (exponential with jitter); False once the deadline has passed."""
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return False
-        time.sleep(min(left, 0.02 * (1.6 ** min(attempt, 12)) * (0.5 + random.random())))
-        return True
-
-    def _open_read_only(self, deadline: float) -> duckdb.DuckDBPyConnection:
-        attempt = 0
-        while True:
-            if not self._path.exists():
-                raise StoreError(f"store file {self._path} does not exist (was it deleted?)")
-            try:
-                con = duckdb.connect(str(self._path), read_only=True)
-                con.execute("SET enable_progress_bar = false")  # no bars on the CLI's terminal
-                return con
-            except duckdb.Error as exc:
-                if not _is_lock_error(exc):
-                    raise _store_error(exc, f"opening the store {self._path}") from exc
-                if not self._sleep_backoff(attempt, deadline):
-                    raise _busy(f"{self._path} stayed locked for {self.lock_timeout:g} s "
-                                f"({str(exc).splitlines()[0]})") from exc
-                attempt += 1
-
-    @contextlib.contextmanager
-    def _read(self, action: str = "reading the store") -> Iterator[duckdb.DuckDBPyConnection]:
-        """A read-only cursor for one operation; DuckDB errors become StoreError."""
-        with self._gate.read(self.lock_timeout, self._open_read_only) as cur:
-            try:
-                yield cur
-            except duckdb.Error as exc:
-                raise _store_error(exc, action) from exc
-
-    def close(self) -> None:
-        """Close this process's cached read instance of the store (reopened on next use)."""
-        self._gate.close()
-
-    def __enter__(self) -> "_Catalog":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @contextlib.contextmanager
-    def _writer_lock(self) -> Iterator[None]:
-        """Exclusive lock file ``<store>.lock`` shared by all evalbars writers (processes and
-        threads), acquired with retry/backoff until ``lock_timeout``."""
-        lock_path = self._path.with_name(self._path.name + ".lock")
-        try:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise StoreError(f"cannot write to the store: the lock file {lock_path} cannot be "
-                             f"created ({exc.strerror}); is the folder read-only?") from exc
-        try:
-            deadline = time.monotonic() + self.lock_timeout
-            attempt = 0
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if not self._sleep_backoff(attempt, deadline):
-                        raise _busy(f"another evalbars process is writing to {self._path} "
-                                    f"(waited {self.lock_timeout:g} s)") from None
-                    attempt += 1
-            try:
-                yield
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
-
-    def _cleanup_stale_copies(self) -> None:
-        """Remove temporary copies left by writers that died (their pid is gone)."""
-        pattern = re.compile(re.escape(self._path.name) + r"\.tmp-(\d+)-[0-9a-f]+(\.wal)?$")
-        for p in self._path.parent.iterdir():
-            m = pattern.match(p.name)
-            if not m:
-                continue
-            pid = int(m.group(1))
-            if pid == os.getpid():
-                continue
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                with contextlib.suppress(OSError):
-                    p.unlink()
-            except PermissionError:
-                pass
-
-    @contextlib.contextmanager
-    def _transaction(self, create: bool = False,
-                     action: str = "writing to the store") -> Iterator[duckdb.DuckDBPyConnection]:
-        """Copy-on-write transaction; caller must hold ``_writer_lock``.
-
-        Copies the store to ``<store>.tmp-<pid>-<hex>``, yields a read-write connection to the
-        copy inside ``BEGIN``; on success bumps the write counter, COMMITs, CHECKPOINTs,
-        fsyncs and renames the copy over the store. On any exception: ROLLBACK, the copy is
-        deleted, the store file is untouched.
-        """
-        self._cleanup_stale_copies()
-        tmp = self._path.with_name(f"{self._path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:12]}")
-        tmp_wal = tmp.with_name(tmp.name + ".wal")
-        try:
-            if not create:
-                with self._read("copying the store"):  # holds a shared lock: no foreign writer
-                    shutil.copyfile(self._path, tmp)
-            try:
-                con = duckdb.connect(str(tmp))
-            except duckdb.Error as exc:
-                raise _store_error(exc, action) from exc
-            try:
-                # Parallel inserts that keep insertion order leave partly filled row groups
-                # behind, which the checkpoint then rewrites (measured: 1,000,000 texts from a
-                # multi-chunk Arrow table doubled the file and added 6 s). Queries order
-                # their results explicitly, so the copy is written without that guarantee.
-                con.execute("SET preserve_insertion_order = false")
-                con.execute("SET enable_progress_bar = false")
-                con.execute("SET memory_limit = ?", [WRITE_MEMORY_LIMIT])
-                if create:
-                    for ddl in _DDL:
-                        con.execute(ddl)
-                    con.executemany("INSERT INTO meta VALUES (?, ?)",
-                                    [["schema_version", SCHEMA_VERSION], ["write_counter", "0"],
-                                     ["next_run_id", "1"]])
-                con.execute("BEGIN TRANSACTION")
-                try:
-                    yield con
-                    con.execute("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS VARCHAR) "
-                                "WHERE key = 'write_counter'")
-                    t0 = time.perf_counter()
-                    con.execute("COMMIT")
-                    _log.debug("%s: commit %.2f s (write-ahead log %d bytes)", action,
-                               time.perf_counter() - t0, tmp_wal.stat().st_size if tmp_wal.exists() else 0)
-                except BaseException:
-                    with contextlib.suppress(duckdb.Error):
-                        con.execute("ROLLBACK")
-                    raise
-                t0 = time.perf_counter()
-                con.execute("CHECKPOINT")
-                _log.debug("%s: checkpoint %.2f s", action, time.perf_counter() - t0)
-            except duckdb.Error as exc:
-                raise _store_error(exc, action) from exc
-            finally:
-                con.close()
-            if tmp_wal.exists():
-                raise StoreError(f"{action} failed: DuckDB left a write-ahead log after the "
-                                 "checkpoint; the store was not changed")
-            fd = os.open(tmp, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            with self._gate.swap(self.lock_timeout):
-                os.replace(tmp, self._path)
-            with contextlib.suppress(OSError):  # best effort: the rename is already done
-                dfd = os.open(self._path.parent, os.O_RDONLY)
-                try:
-                    os.fsync(dfd)
-                finally:
-                    os.close(dfd)
-        except OSError as exc:
-            if _is_disk_full(exc):
-                raise _disk_full(exc, action) from exc
-            raise StoreError(f"{action} failed: {exc}; the store was not changed") from exc
-        finally:
-            for p in (tmp, tmp_wal):
-                with contextlib.suppress(FileNotFoundError):
-                    p.unlink()
-
-    def _schema_version(self) -> str | None:
-        with self._read("opening the store") as con:
-            try:
-                row = _one(con, "SELECT value FROM meta WHERE key = 'schema_version'")
-            except duckdb.CatalogException as exc:
-                raise StoreError(f"{self._path} is a DuckDB file but not an evalbars store "
-                                 "(no meta table)") from exc
-        return row[0] if row else None
-
-    def _check_schema(self) -> None:
-        """Accept the current schema; upgrade a version-1 store in place (one copy-on-write
-        transaction: an interrupted upgrade leaves the version-1 file as it was)."""
-        version = self._schema_version()
-        if version == "1":
-            with self._writer_lock():
-                if self._schema_version() == "1":  # another process may have upgraded it
-                    _log.info("upgrading %s from store schema 1 to %s", self._path, SCHEMA_VERSION)
-                    with self._transaction(action="upgrading the store") as con:
-                        for sql in _MIGRATE_1_TO_2:
-                            con.execute(sql)
-                        self._rekey_tidy_runs(con)
-            version = self._schema_version()
-        row = (version,) if version is not None else None
-        if row is None or row[0] != SCHEMA_VERSION:
-            found = row[0] if row else "none"
-            raise StoreError(f"{self._path} has store schema version {found}; this evalbars "
-                             f"reads version {SCHEMA_VERSION}")
-
-    @staticmethod
-    def _rekey_tidy_runs(con: duckdb.DuckDBPyConnection) -> None:
-        """Version 1 keyed a tidy table on its file's sha256 and so stored only its first
-        model. Key each stored tidy run on its own rows (``rows_key`` of its stored scores, as
-        the parser computes it), so that ingesting the table again finds that run "already
-        present" and adds the models that were lost."""
-        rows = con.execute("SELECT f.key, r.run_id, r.name, r.model FROM files f JOIN runs r "
-                           "USING (run_id) WHERE f.format LIKE 'tidy%' ORDER BY f.key").fetchall()
-        for key, rid, name, model in rows:
-            scores = con.execute("SELECT task, metric, item_id, answer_idx, score, cluster "
-                                 "FROM scores WHERE run_id = ?", [rid]).df()
-            con.execute("UPDATE files SET key = ? WHERE key = ?",
-                        [rows_key(name, model, scores), key])
-
-    # ---- writing (each call is one transaction) -------------------------------------
-
-    def version(self) -> str:
-        """Changes whenever the content changes (use as a cache key).
-
-        Every write replaces the file, so (inode, size, mtime in ns) of the store file
-        changes; a ``stat`` call, no DuckDB connection.
-        """
-        try:
-            st = self._path.stat()
-        except FileNotFoundError:
-            return "missing"
-        return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
-
-    def write_counter(self) -> int:
-        """How many write transactions the store has committed (read from the file)."""
-        with self._read() as con:
-            return int(_one(con, "SELECT value FROM meta WHERE key = 'write_counter'")[0])
-

@@ -1,6 +1,5 @@
-"""The store's tables: DDL, the schema upgrade, and the Arrow specs of incoming frames."""
-
-
+"""The store's tables (DuckLake DDL, the keys checked before each commit) and the Arrow specs of
+incoming frames."""
 
 import pyarrow as pa
 
@@ -14,11 +13,14 @@ from evalcore.model import (
 # schema
 # ---------------------------------------------------------------------------------------
 
+# DuckLake has no PRIMARY KEY / UNIQUE constraints and no per-column compression: the keys
+# below are kept by the write code (``_Writes``) and checked before every commit
+# (``KEY_CHECKS``); a violation rolls the transaction back.
 _DDL = (
-    "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)",
-    """CREATE TABLE runs (
-        run_id INTEGER PRIMARY KEY,
-        name VARCHAR NOT NULL UNIQUE,
+    "CREATE TABLE IF NOT EXISTS meta (key VARCHAR NOT NULL, value VARCHAR NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS runs (
+        run_id INTEGER NOT NULL,            -- key
+        name VARCHAR NOT NULL,              -- unique
         model VARCHAR,
         source_format VARCHAR NOT NULL,
         harness VARCHAR,
@@ -28,10 +30,10 @@ _DDL = (
         created_at TIMESTAMP NOT NULL,      -- UTC upload time
         source_key VARCHAR
     )""",
-    """CREATE TABLE files (
+    """CREATE TABLE IF NOT EXISTS files (
         -- idempotency key: the file's sha256, or for one run of a file that holds several
         -- (a tidy table) "rows:" + the digest of that run's rows (SourceFile.run_key)
-        key VARCHAR PRIMARY KEY,
+        key VARCHAR NOT NULL,
         sha256 VARCHAR NOT NULL,
         run_id INTEGER NOT NULL,
         name VARCHAR NOT NULL,
@@ -39,22 +41,19 @@ _DDL = (
         format VARCHAR NOT NULL,
         added_at TIMESTAMP NOT NULL
     )""",
-    """CREATE TABLE scores (
+    """CREATE TABLE IF NOT EXISTS scores (
         run_id INTEGER NOT NULL,
         task VARCHAR NOT NULL,
         metric VARCHAR NOT NULL,
-        -- short ids: DuckDB's compression analysis of them cost about 0.4 s per million rows
-        -- at ingest (measured: 2,000,000 scores 1.5 s -> 0.4 s) for little space
-        item_id VARCHAR NOT NULL USING COMPRESSION uncompressed,
+        item_id VARCHAR NOT NULL,
         answer_idx INTEGER NOT NULL,
         score DOUBLE NOT NULL,
         cluster VARCHAR,
-        -- hashes are high-entropy: compressing them cost more ingest time than it saved space
-        item_hash VARCHAR USING COMPRESSION uncompressed,
-        prompt_hash VARCHAR USING COMPRESSION uncompressed
+        item_hash VARCHAR,
+        prompt_hash VARCHAR
     )""",
-    """CREATE TABLE cells (
-        run_id INTEGER NOT NULL,
+    """CREATE TABLE IF NOT EXISTS cells (
+        run_id INTEGER NOT NULL,            -- key (run_id, task, metric)
         task VARCHAR NOT NULL,
         metric VARCHAR NOT NULL,
         n_items BIGINT NOT NULL,            -- items (distinct item_id)
@@ -63,52 +62,50 @@ _DDL = (
         sum DOUBLE NOT NULL,                -- sum of per-item means
         sumsq DOUBLE NOT NULL,              -- sum of squared per-item means
         is_binary BOOLEAN NOT NULL,         -- every raw score is 0 or 1
-        has_cluster BOOLEAN NOT NULL,
-        PRIMARY KEY (run_id, task, metric)
+        has_cluster BOOLEAN NOT NULL
     )""",
-    """CREATE TABLE summaries (
-        run_id INTEGER NOT NULL,
+    """CREATE TABLE IF NOT EXISTS summaries (
+        run_id INTEGER NOT NULL,            -- key (run_id, task, metric)
         task VARCHAR NOT NULL,
         metric VARCHAR NOT NULL,
         value DOUBLE,
         stderr DOUBLE,
         stderr_raw VARCHAR,
         n BIGINT,
-        is_group BOOLEAN NOT NULL,
-        PRIMARY KEY (run_id, task, metric)
+        is_group BOOLEAN NOT NULL
     )""",
-    """CREATE TABLE texts (
+    """CREATE TABLE IF NOT EXISTS texts (
         run_id INTEGER NOT NULL,
         task VARCHAR NOT NULL,
-        -- short ids: DuckDB's compression analysis of them cost about 0.4 s per million rows
-        -- at ingest (measured: 2,000,000 scores 1.5 s -> 0.4 s) for little space
-        item_id VARCHAR NOT NULL USING COMPRESSION uncompressed,
+        item_id VARCHAR NOT NULL,
         answer_idx INTEGER NOT NULL,
-        -- unique long strings: DuckDB's dictionary/FSST analysis tripled the insert time
-        -- for about a third less space
-        prompt VARCHAR USING COMPRESSION uncompressed,
-        target VARCHAR USING COMPRESSION uncompressed,
-        response VARCHAR USING COMPRESSION uncompressed
+        prompt VARCHAR,
+        target VARCHAR,
+        response VARCHAR
     )""",
-    """CREATE TABLE tasks (
-        run_id INTEGER NOT NULL,
+    """CREATE TABLE IF NOT EXISTS tasks (
+        run_id INTEGER NOT NULL,            -- key (run_id, task)
         task VARCHAR NOT NULL,
         n_choices INTEGER,
-        protocol VARCHAR NOT NULL,          -- JSON text of the task protocol dict
-        PRIMARY KEY (run_id, task)
+        protocol VARCHAR NOT NULL           -- JSON text of the task protocol dict
     )""",
 )
 
-
-# Upgrade of a version-1 store (fixed SQL, run in one copy-on-write transaction).
-_MIGRATE_1_TO_2 = (
-    _DDL[2].replace("CREATE TABLE files", "CREATE TABLE files_v2"),
-    "INSERT INTO files_v2 SELECT lower(sha256), sha256, run_id, name, size, format, added_at "
-    "FROM files",
-    "DROP TABLE files",
-    "ALTER TABLE files_v2 RENAME TO files",
-    "UPDATE meta SET value = '2' WHERE key = 'schema_version'",
+# The keys DuckLake cannot declare, as (what, query returning one offending key or nothing).
+# Run inside every write transaction before COMMIT (the small tables only: runs, files,
+# cells, summaries, tasks, meta; milliseconds).
+KEY_CHECKS = (
+    ("run id", "SELECT run_id FROM runs GROUP BY run_id HAVING count(*) > 1 LIMIT 1"),
+    ("run name", "SELECT name FROM runs GROUP BY name HAVING count(*) > 1 LIMIT 1"),
+    ("file key", "SELECT key FROM files GROUP BY key HAVING count(*) > 1 LIMIT 1"),
+    ("cell", "SELECT run_id, task, metric FROM cells GROUP BY ALL HAVING count(*) > 1 LIMIT 1"),
+    ("summary", ("SELECT run_id, task, metric FROM summaries GROUP BY ALL "
+                 "HAVING count(*) > 1 LIMIT 1")),
+    ("task", "SELECT run_id, task FROM tasks GROUP BY ALL HAVING count(*) > 1 LIMIT 1"),
+    ("meta key", "SELECT key FROM meta GROUP BY key HAVING count(*) > 1 LIMIT 1"),
 )
+
+TABLES = ("meta", "runs", "files", "scores", "cells", "summaries", "texts", "tasks")
 
 
 # Arrow schemas of the canonical frames: (column, type, required)

@@ -1,11 +1,13 @@
 """Writes: validation of incoming runs, ingest with merge, rename, tags, delete."""
 
 
+import contextlib
 import re
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Iterator
 
 import duckdb
 import numpy as np
@@ -30,7 +32,6 @@ from evalcore.store._util import (
     _log,
     _one,
 )
-from evalcore.store.catalog import _scratch_cursor
 from evalcore.store.schema import _EMPTY_CELLS, _SCORE_SPEC, _SUMMARY_SPEC, _TEXT_SPEC
 
 
@@ -135,6 +136,25 @@ def _name_hint(source_key: str | None) -> str | None:
 
 
 
+_SCRATCH: duckdb.DuckDBPyConnection | None = None
+_SCRATCH_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _scratch_cursor() -> Iterator[duckdb.DuckDBPyConnection]:
+    """A cursor on a process-wide in-memory DuckDB (validation of incoming frames)."""
+    global _SCRATCH
+    with _SCRATCH_LOCK:
+        if _SCRATCH is None:
+            _SCRATCH = duckdb.connect(":memory:")
+            _SCRATCH.execute("SET enable_progress_bar = false")
+        cur = _SCRATCH.cursor()
+    try:
+        yield cur
+    finally:
+        cur.close()
+
+
 class _Writes:
     """Write methods of Store (each call is one transaction)."""
 
@@ -176,27 +196,23 @@ class _Writes:
         if not prepared:
             return IngestReport(pd.DataFrame(columns=list(REPORT_COLUMNS)), False, (),
                                 tuple(rejected))
-        with self._writer_lock():
-            # decide read-only first: a repeat upload must not rewrite the file
-            with self._read("checking which files are stored") as con:
-                keys = [_file_key(f) for p in prepared for f in p.run.files]
-                known = self._known_files(con, keys)
+        # decide read-only first: a repeat upload must not make a snapshot
+        with self._read("checking which files are stored") as con:
+            keys = [_file_key(f) for p in prepared for f in p.run.files]
+            known = self._known_files(con, keys)
             all_known = all(p.run.files and all(_file_key(f) in known for f in p.run.files)
                             for p in prepared)
             if all_known:
                 rows = []
-                with self._read() as con:
-                    for p in prepared:
-                        rid = known[_file_key(p.run.files[0])]
-                        name = _one(con, "SELECT name FROM runs WHERE run_id = ?", [rid])[0]
-                        rows.append(self._report_row(p, rid, name, "already present", 0, []))
-                warnings = tuple(w for p in prepared for w in p.warnings)
-                return IngestReport(pd.DataFrame(rows, columns=list(REPORT_COLUMNS)), True, warnings,
-                                    tuple(rejected))
-            rows = []
-            with self._transaction(action="ingest") as con:
                 for p in prepared:
-                    rows.append(self._write_run(con, p))
+                    rid = known[_file_key(p.run.files[0])]
+                    name = _one(con, "SELECT name FROM runs WHERE run_id = ?", [rid])[0]
+                    rows.append(self._report_row(p, rid, name, "already present", 0, []))
+        if all_known:
+            warnings = tuple(w for p in prepared for w in p.warnings)
+            return IngestReport(pd.DataFrame(rows, columns=list(REPORT_COLUMNS)), True, warnings,
+                                tuple(rejected))
+        rows = self._write(lambda con: [self._write_run(con, p) for p in prepared], "ingest")
         warnings = [w for p in prepared for w in p.warnings]
         warnings += [w for r in rows for w in r[REPORT_COLUMNS.index("warnings")].split("\n") if w]
         return IngestReport(pd.DataFrame(rows, columns=list(REPORT_COLUMNS)), False,
@@ -529,34 +545,39 @@ class _Writes:
         new = str(new_name).strip() if new_name is not None else ""
         if not new:
             raise StoreError("a run name cannot be empty")
-        with self._writer_lock():
-            rid = self.resolve_run(run)
-            with self._read() as con:
-                row = _one(con, "SELECT run_id FROM runs WHERE name = ?", [new])
+        rid = self.resolve_run(run)
+
+        def body(con: duckdb.DuckDBPyConnection) -> None:
+            row = _one(con, "SELECT run_id FROM runs WHERE name = ?", [new])
             if row is not None and int(row[0]) != rid:
                 raise StoreError(f"another run (id {row[0]}) is already named {new!r}")
-            if row is not None:
-                return
-            with self._transaction(action="renaming the run") as con:
+            if row is None:
                 con.execute("UPDATE runs SET name = ? WHERE run_id = ?", [new, rid])
+
+        with self._read() as con:
+            row = _one(con, "SELECT run_id FROM runs WHERE name = ?", [new])
+        if row is not None and int(row[0]) == rid:
+            return      # already so named: no snapshot
+        self._write(body, "renaming the run")
 
     def set_tags(self, run: str | int, tags: list[str]) -> None:
         """Replace a run's tags (stripped, empty ones dropped, duplicates removed, order kept)."""
         if isinstance(tags, str):
             tags = [tags]
         clean = list(dict.fromkeys(str(t).strip() for t in tags if t is not None and str(t).strip()))
-        with self._writer_lock():
-            rid = self.resolve_run(run)
-            with self._transaction(action="setting tags") as con:
-                con.execute("UPDATE runs SET tags = ? WHERE run_id = ?", [clean, rid])
+        rid = self.resolve_run(run)
+        self._write(lambda con: con.execute("UPDATE runs SET tags = ? WHERE run_id = ?",
+                                            [clean, rid]), "setting tags")
 
     def delete_run(self, run: str | int) -> None:
         """Remove a run and everything it owns (scores, texts, summaries, files) in one
         transaction; uploading its files again adds it anew."""
-        with self._writer_lock():
-            rid = self.resolve_run(run)
-            with self._transaction(action="deleting the run") as con:
-                for sql in _DELETE_RUN_SQL:
-                    con.execute(sql, [rid])
+        rid = self.resolve_run(run)
+
+        def body(con: duckdb.DuckDBPyConnection) -> None:
+            for sql in _DELETE_RUN_SQL:
+                con.execute(sql, [rid])
+
+        self._write(body, "deleting the run")
 
     # ---- reading ----------------------------------------------------------------------

@@ -33,7 +33,7 @@ def app_url(tmp_path_factory):
     """Start the dashboard on a fresh store in a temp folder; yield its URL."""
     tmp = tmp_path_factory.mktemp("browser-app")
     port = _free_port()
-    env = dict(os.environ, EVALBARS_STORE=str(tmp / "store.duckdb"))
+    env = dict(os.environ, EVALBARS_STORE=str(tmp / "store"))
     log = open(tmp / "streamlit.log", "wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py",

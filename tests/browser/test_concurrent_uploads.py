@@ -32,7 +32,7 @@ CLI_LOGS = sorted((SHARED / "inspect").glob("*starsim-benchmark*.eval"))
 def app(tmp_path_factory):
     """The dashboard on a store in a temp folder: (url, store path)."""
     tmp = tmp_path_factory.mktemp("concurrent-app")
-    store = tmp / "store.duckdb"
+    store = tmp / "store"
     port = _free_port()
     env = dict(os.environ, EVALBARS_STORE=str(store))
     log = open(tmp / "streamlit.log", "wb")

@@ -23,7 +23,7 @@ A, B = "demo-org/atlas-7b", "demo-org/boreal-8b"
 @pytest.fixture(scope="module")
 def report_file(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("report-browser")
-    store = Store(tmp / "store.duckdb")
+    store = Store(tmp / "store")
     store.ingest(parse_paths([ROOT / "data" / "demo"]))
     report = build_report(store, ReportSpec(comparisons=((A, B),), n_resamples=300))
     return write_html(report, tmp / "report.html")

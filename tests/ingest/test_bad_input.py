@@ -369,7 +369,7 @@ def test_deep_nesting_is_bad_input_with_place(tmp_path: Path, kind: str) -> None
     }[kind]
     f = tmp_path / path
     f.write_text(text)
-    proc = subprocess.run([sys.executable, "-m", "evalcore", "--store", str(tmp_path / "s.duckdb"),
+    proc = subprocess.run([sys.executable, "-m", "evalcore", "--store", str(tmp_path / "s"),
                            "ingest", "--strict", str(f)], capture_output=True, text=True, timeout=120,
                           cwd=Path(__file__).resolve().parents[2])
     assert proc.returncode == 3, proc.stderr

@@ -432,7 +432,7 @@ def test_protocol_diff_names_helm_adapter_settings(run_dir: Path, tmp_path: Path
     for name in ("per_instance_stats.json", "stats.json", "scenario_state.json"):
         # another model's files never share bytes with this one's (the store pairs files)
         (other / name).write_text(json.dumps(json.loads((other / name).read_text()), indent=1))
-    store = Store(tmp_path / "s.duckdb")
+    store = Store(tmp_path / "s")
     store.ingest(parse_paths([run_dir]) + parse_paths([other]))
     ids = store.runs().set_index("name")["run_id"]
     diff = store.protocol_diff(int(ids["openai/gpt2"]), int(ids["org/m"]), task=TASK)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -11,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import streamlit as st
+from evalcore.store import Store
 from streamlit.testing.v1 import AppTest
 
-from evalcore.store import Store
 from tests.pages.builders import parsed_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,19 +27,21 @@ LLAMA_SUMMARY = "lm_eval/results_v0.4.x_llama-3.2-1b_mmlu-arc-hellaswag-glue.jso
 
 
 @pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    """Each test: fresh caches, demo off, the store under tmp_path (EVALBARS_STORE)."""
+def _isolated(monkeypatch, store_location):
+    """Each test: fresh caches, demo off, an empty store under tmp_path (EVALBARS_STORE)."""
     st.cache_resource.clear()
     st.cache_data.clear()
     monkeypatch.setenv("EVALBARS_DEMO", "0")
-    monkeypatch.setenv("EVALBARS_STORE", str(tmp_path / "store.duckdb"))
+    for key, value in store_location.env.items():
+        monkeypatch.setenv(key, value)
     yield
     st.cache_resource.clear()
     st.cache_data.clear()
 
 
-def store_file(tmp_path: Path) -> Path:
-    return tmp_path / "store.duckdb"
+def store_file(tmp_path: Path) -> str:
+    """The store the pages use in this test (``_isolated`` set $EVALBARS_STORE to it)."""
+    return os.environ["EVALBARS_STORE"]
 
 
 def page(name: str) -> AppTest:
@@ -129,16 +132,19 @@ def fixture_store(tmp_path, fixtures_dir) -> Store:
 def _demo_store_template(tmp_path_factory) -> Path:
     from evalcore.ingest import parse_paths
 
-    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
-    Store(path).ingest(parse_paths([ROOT / "data" / "demo"]))
+    path = tmp_path_factory.mktemp("demo") / "demo"
+    store = Store(path)
+    store.ingest(parse_paths([ROOT / "data" / "demo"]))
+    store.close()
     return path
 
 
 @pytest.fixture
 def demo_store(tmp_path, _demo_store_template) -> Store:
     """A copy of a store holding the bundled demo (built once per session)."""
-    target = store_file(tmp_path)
-    shutil.copy(_demo_store_template, target)
+    target = Path(store_file(tmp_path))
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(_demo_store_template, target)
     return Store(target)
 
 

@@ -22,7 +22,7 @@ EVIL_B = "<img src=x onerror=alert(2)>"
 
 @pytest.fixture(scope="session")
 def demo_store(tmp_path_factory) -> Store:
-    path = tmp_path_factory.mktemp("report-demo") / "store.duckdb"
+    path = tmp_path_factory.mktemp("report-demo") / "store"
     store = Store(path)
     store.ingest(parse_paths([DEMO]))
     return store
@@ -55,6 +55,6 @@ def evil_store(tmp_path_factory) -> Store:
                         f'"<u>c{i % 4}</u>"')
         paths.append(tmp / f"evil_{k}.csv")
         paths[-1].write_text("\n".join(rows) + "\n", encoding="utf-8")
-    store = Store(tmp / "store.duckdb")
+    store = Store(tmp / "store")
     store.ingest(parse_paths(paths))
     return store

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
-from streamlit.testing.v1 import AppTest
-
 from evalcore import analysis
 from evalcore.report import ReportSpec, build_report, methods_paragraphs
+from streamlit.testing.v1 import AppTest
+
 from tests.report.conftest import A, B
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,8 +21,9 @@ TIMEOUT = 120
 @pytest.fixture(autouse=True)
 def _store_copy(demo_store, tmp_path, monkeypatch):
     """The demo store copied to this test's folder (EVALBARS_STORE), caches cleared."""
-    path = tmp_path / "store.duckdb"
-    shutil.copy(demo_store.path, path)
+    path = tmp_path / "store"
+    demo_store.close()                     # a checkpointed catalog: a consistent copy
+    shutil.copytree(demo_store.path, path)
     monkeypatch.setenv("EVALBARS_STORE", str(path))
     monkeypatch.setenv("EVALBARS_DEMO", "0")
     st.cache_resource.clear()

@@ -1,7 +1,9 @@
 """Second process for the concurrency tests (run as a script, not collected by pytest).
 
 python _child.py ingest STORE NAME COUNT TIMEOUT  -> ingests COUNT runs NAME-0.. one call each
-python _child.py hold-rw STORE                    -> opens STORE read-write, prints "holding",
+                                                     (STORE: a location; data path from the env)
+python _child.py hold-lock CATALOG.sqlite         -> holds the SQLite catalog's write lock
+                                                     (BEGIN EXCLUSIVE), prints "holding",
                                                      releases when stdin is closed
 Exit codes: 0 ok, 4 StoreError (message on stderr).
 """
@@ -17,11 +19,13 @@ sys.path[:0] = [str(HERE.parents[1])]
 
 def main(argv: list[str]) -> int:
     mode, store_path = argv[0], argv[1]
-    if mode == "hold-rw":
-        import duckdb
-        con = duckdb.connect(store_path)
+    if mode == "hold-lock":
+        import sqlite3
+        con = sqlite3.connect(store_path, isolation_level=None)
+        con.execute("BEGIN EXCLUSIVE")
         print("holding", flush=True)
         sys.stdin.read()
+        con.execute("ROLLBACK")
         con.close()
         return 0
     from evalcore.errors import StoreError

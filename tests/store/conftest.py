@@ -30,10 +30,16 @@ def file_digest(path: Path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
 
 
-def store_fingerprint(path: Path) -> tuple:
-    """Bytes of the store file and of its write-ahead log (if any), hashed, plus the inode."""
-    wal = path.with_name(path.name + ".wal")
-    return (file_digest(path), file_digest(wal), path.stat().st_ino)
+def store_fingerprint(store: Store) -> tuple:
+    """The catalog's latest snapshot id and a digest of every table's rows (sorted): equal
+    before and after an operation when it committed nothing."""
+    from evalcore.store.schema import TABLES
+    parts = [store.version()]
+    with store._read() as con:
+        for table in TABLES:
+            rows = sorted(map(repr, con.execute(f"SELECT * FROM {table}").fetchall()))
+            parts.append(hashlib.sha256("\n".join(rows).encode()).hexdigest())
+    return tuple(parts)
 
 
 def make_run(name: str = "run", *, model: str | None = "m", task: str = "t",
@@ -87,5 +93,25 @@ def summary(task: str, metric: str, value: float, stderr: float | None,
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(tmp_path / "s.duckdb", lock_timeout=5.0)
+def store(store_location) -> Store:
+    return store_location.open(lock_timeout=5.0)
+
+
+def export_legacy(store: Store, path: Path) -> Path:
+    """Write ``store``'s tables into a single-file DuckDB store at ``path``: the layout of
+    evalbars before DuckLake (same tables and columns; read-only for today's Store)."""
+    import duckdb
+
+    from evalcore.store.schema import TABLES
+    with store._read() as con:
+        frames = {t: con.execute(f"SELECT * FROM {t}").fetch_arrow_table() for t in TABLES}
+    out = duckdb.connect(str(path))
+    try:
+        for t, frame in frames.items():
+            out.register("_frame", frame)
+            out.execute(f"CREATE TABLE {t} AS SELECT * FROM _frame")
+            out.unregister("_frame")
+        out.execute("CHECKPOINT")
+    finally:
+        out.close()
+    return path

@@ -20,14 +20,14 @@ def test_rename(two):
     two.rename_run("a", "alpha")
     assert two.runs()["name"].tolist() == ["alpha", "b"]
     assert two.resolve_run("alpha") == 1
-    before = store_fingerprint(two.path)
+    before = store_fingerprint(two)
     two.rename_run(1, "alpha")                         # same name: nothing to do
-    assert store_fingerprint(two.path) == before
+    assert store_fingerprint(two) == before
     with pytest.raises(StoreError, match="already named 'b'"):
         two.rename_run("alpha", "b")
     with pytest.raises(StoreError, match="cannot be empty"):
         two.rename_run("alpha", "  ")
-    assert store_fingerprint(two.path) == before
+    assert store_fingerprint(two) == before
 
 
 def test_set_tags(two):
@@ -50,9 +50,9 @@ def test_delete_removes_everything_the_run_owns(two):
 
 
 def test_unknown_run_is_a_clear_error_and_changes_nothing(two):
-    before = store_fingerprint(two.path)
+    before = store_fingerprint(two)
     for op in (lambda: two.delete_run("zzz"), lambda: two.set_tags("zzz", ["x"]),
                lambda: two.rename_run("zzz", "y"), lambda: two.run_info("zzz")):
         with pytest.raises(StoreError, match="known runs: 'a' \\(id 1\\), 'b' \\(id 2\\)"):
             op()
-    assert store_fingerprint(two.path) == before
+    assert store_fingerprint(two) == before

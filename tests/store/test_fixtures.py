@@ -53,9 +53,9 @@ def test_mistral_vs_dialogpt_arc_easy(fixtures_dir, store):
     assert cs.loc[b, "sum"] / cs.loc[b, "n"] == pytest.approx(1 / 3)
 
     # the same files again: nothing changes
-    before = store_fingerprint(store.path)
+    before = store_fingerprint(store)
     again = store.ingest(_parse([fixtures_dir / MISTRAL, fixtures_dir / DIALOGPT]))
-    assert again.already_present and store_fingerprint(store.path) == before
+    assert again.already_present and store_fingerprint(store) == before
 
 
 def test_results_first_then_results_with_samples_merge(fixtures_dir, store):
@@ -77,7 +77,7 @@ def test_every_fixture_the_parsers_read_goes_into_one_store(fixtures_dir, tmp_pa
     a run with 0 tasks (issue 7 item 4)."""
     from evalcore.ingest import read_paths
 
-    store = Store(tmp_path / "all.duckdb")
+    store = Store(tmp_path / "all")
     files = sorted(p for p in fixtures_dir.glob("*/*") if p.name != "PROVENANCE.md")
     runs, no_scores = [], []
     for path in files:

@@ -14,14 +14,14 @@ from .conftest import make_run, store_fingerprint, summary
 
 def test_same_files_again_change_nothing(store):
     first = store.ingest([make_run("a", scores=[1, 0, 1, 1])])
-    before = store_fingerprint(store.path)
+    before = store_fingerprint(store)
     version = store.version()
     again = store.ingest([make_run("a", scores=[1, 0, 1, 1])])
     assert again.already_present
     assert again.runs["status"].tolist() == ["already present"]
     assert again.runs["run_id"].tolist() == first.runs["run_id"].tolist()
     assert again.runs["n_scores_added"].tolist() == [0]
-    assert store_fingerprint(store.path) == before and store.version() == version
+    assert store_fingerprint(store) == before and store.version() == version
     assert len(store.runs()) == 1 and len(store.scores([1])) == 4
 
 
@@ -144,12 +144,12 @@ def _bad(kind: str):
 ])
 def test_bad_runs_are_rejected_and_nothing_is_written(store, kind, message):
     store.ingest([make_run("good", files=["good"])])
-    before = store_fingerprint(store.path)
+    before = store_fingerprint(store)
     with pytest.raises(StoreError) as err:
         store.ingest([make_run("fine", files=["fine"]), _bad(kind)])
     assert message in str(err.value)
     assert "'bad'" in str(err.value)
-    assert store_fingerprint(store.path) == before
+    assert store_fingerprint(store) == before
     assert store.runs()["name"].tolist() == ["good"]
 
 
@@ -162,10 +162,10 @@ def test_duplicate_texts_keep_the_first_with_a_warning(store):
 
 
 def test_empty_ingest_is_a_no_op(store):
-    before = store_fingerprint(store.path)
+    before = store_fingerprint(store)
     rep = store.ingest([])
     assert rep.runs.empty and not rep.already_present
-    assert store_fingerprint(store.path) == before
+    assert store_fingerprint(store) == before
 
 
 def test_bulk_insert_does_not_go_row_by_row(store, monkeypatch):

@@ -1,7 +1,7 @@
 """Files that hold several runs (issue 7 item 1): a tidy table with several models stores
 every model as its own run with all its scores; ingesting it again changes nothing; a later
-table that adds a model adds just that model. Also: the upgrade of a version-1 store, whose
-``files`` table was keyed on the file's sha256 alone."""
+table that adds a model adds just that model. Also: the upgrade (by ``migrate``) of a version-1
+single-file store, whose ``files`` table was keyed on the file's sha256 alone."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import duckdb
 import pandas as pd
 
 from evalcore.ingest import parse_uploads
-from evalcore.store import Store
+from evalcore.store import Store, migrate
 
-from .conftest import make_run, store_fingerprint
+from .conftest import export_legacy, make_run, store_fingerprint
 
 TABLE = ("model,task,item_id,score\n"
          "gpt-x,arc,q1,1\ngpt-x,arc,q2,0\ngpt-x,arc,q3,1\n"
@@ -49,12 +49,12 @@ def report_sha(text: str) -> str:
 
 def test_the_same_table_again_changes_nothing(store):
     store.ingest(parse_uploads([("scores.csv", TABLE.encode())]))
-    before, version = store_fingerprint(store.path), store.version()
+    before, version = store_fingerprint(store), store.version()
     again = store.ingest(parse_uploads([("scores.csv", TABLE.encode())]))
     assert again.already_present
     assert again.runs["status"].tolist() == ["already present"] * 3
     assert sorted(again.runs["name"]) == ["gpt-x", "gpt-y", "gpt-z"]
-    assert store_fingerprint(store.path) == before and store.version() == version
+    assert store_fingerprint(store) == before and store.version() == version
 
 
 def test_the_same_runs_in_another_order_format_or_file_name_are_already_present(store, tmp_path):
@@ -116,19 +116,16 @@ def _downgrade_to_v1(path) -> None:
         con.close()
 
 
-def test_a_version_1_store_is_upgraded_on_open(tmp_path):
-    path = tmp_path / "old.duckdb"
-    first = Store(path)
+def test_a_version_1_store_is_upgraded_by_migrate(tmp_path, store_locations):
+    first = store_locations.new("first").open()
     first.ingest([make_run("a", files=["r.json", "s.jsonl"]), make_run("b", files=["t.json"])])
-    first.close()
+    path = export_legacy(first, tmp_path / "old.duckdb")
     _downgrade_to_v1(path)
-    store = Store(path)
-    con = duckdb.connect(str(path), read_only=True)
-    try:
+    store = store_locations.new("new").open()
+    migrate(path, store)
+    with store._read() as con:
         assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
         assert con.execute("SELECT count(*) FROM files WHERE key = sha256").fetchone() == (3,)
-    finally:
-        con.close()
     assert store.runs()["name"].tolist() == ["a", "b"]
     again = store.ingest([make_run("a", files=["r.json", "s.jsonl"])])
     assert again.already_present
@@ -136,18 +133,18 @@ def test_a_version_1_store_is_upgraded_on_open(tmp_path):
     assert report.runs["status"].tolist() == ["added"] * 3
 
 
-def test_upgrading_a_version_1_store_recovers_the_models_it_lost(tmp_path):
+def test_upgrading_a_version_1_store_recovers_the_models_it_lost(tmp_path, store_locations):
     """A version-1 store kept only the first model of a table (the others were "already
     present" by the file's hash). After the upgrade, ingesting the table again finds that
     model already present and adds the lost ones, without a duplicate."""
-    path = tmp_path / "old.duckdb"
-    first = Store(path)
+    first = store_locations.new("first").open()
     [x, y, z] = parse_uploads([("scores.csv", TABLE.encode())])
     x.files[0].run_key = None            # what version 1 wrote: the file's sha256 as key
     first.ingest([x])
-    first.close()
+    path = export_legacy(first, tmp_path / "old.duckdb")
     _downgrade_to_v1(path)
-    store = Store(path)
+    store = store_locations.new("new").open()
+    migrate(path, store)
     report = store.ingest(parse_uploads([("scores.csv", TABLE.encode())]))
     assert dict(zip(report.runs["name"], report.runs["status"])) == {
         "gpt-x": "already present", "gpt-y": "added", "gpt-z": "added"}

@@ -3,28 +3,28 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats as sps
-
 from evalcore.errors import StoreError
 from evalcore.store import Store, default_store_path
+from scipy import stats as sps
 
 from .conftest import make_run, sha, summary
 
 
 def test_default_path_honours_environment(monkeypatch, tmp_path):
-    monkeypatch.setenv("EVALBARS_STORE", str(tmp_path / "x.duckdb"))
-    assert default_store_path() == tmp_path / "x.duckdb"
+    monkeypatch.setenv("EVALBARS_STORE", str(tmp_path / "x"))
+    assert default_store_path() == tmp_path / "x"
     monkeypatch.delenv("EVALBARS_STORE")
-    assert default_store_path().name == "evalbars.duckdb"
+    assert default_store_path() == Path.cwd() / ".evalbars"
 
 
 def test_new_store_is_created_empty(tmp_path):
-    s = Store(tmp_path / "sub" / "new.duckdb")
-    assert s.path.exists()
+    s = Store(tmp_path / "sub" / "new")
+    assert (s.path / "catalog.sqlite").exists() and s.kind == "local"
     assert s.runs().empty and s.tasks().empty and s.cell_stats().empty and s.audit().empty
     assert s.write_counter() == 1  # the creating transaction
 

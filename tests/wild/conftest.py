@@ -23,7 +23,7 @@ from evalcore.store import Store
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def ingest(tmp_path: Path, *paths: Path, name: str = "wild.duckdb") -> Store:
+def ingest(tmp_path: Path, *paths: Path, name: str = "wild") -> Store:
     """A fresh store at ``tmp_path/name`` holding what ``parse_paths(paths)`` returns."""
     store = Store(tmp_path / name)
     store.ingest(parse_paths([str(p) for p in paths]))

@@ -21,7 +21,7 @@ BAD_INSPECT = {
 
 
 def test_inspect_folder_stores_every_good_log_and_names_every_bad_one(ins, tmp_path):
-    store_path = tmp_path / "s.duckdb"
+    store_path = tmp_path / "s"
     proc = run_cli(store_path, "ingest", str(ins))
     assert proc.returncode == 3, proc.stderr
     listed = proc.stdout[proc.stdout.index("Not stored: "):]
@@ -42,7 +42,7 @@ def test_inspect_folder_stores_every_good_log_and_names_every_bad_one(ins, tmp_p
 def test_lm_eval_folder_names_the_refused_file_and_place(lm, tmp_path):
     """The polymer_tg sample log has "mae": Infinity on line 1: ingesting the whole lm_eval
     folder exits non-zero and the message names that file and the place."""
-    store = tmp_path / "s.duckdb"
+    store = tmp_path / "s"
     proc = run_cli(store, "ingest", str(lm))
     assert proc.returncode != 0
     assert "samples_polymer_tg_prediction_2025-06-30T19-40-09.461247.jsonl" in proc.stderr + proc.stdout
@@ -63,7 +63,7 @@ NOT_STORED = {
 
 def test_whole_corpus_folder_stores_every_good_run_and_names_every_bad_file(wild_dir, tmp_path):
     """``python -m evalcore ingest tests/fixtures/wild``: one folder of mixed real files."""
-    store_path = tmp_path / "s.duckdb"
+    store_path = tmp_path / "s"
     proc = run_cli(store_path, "ingest", str(wild_dir))
     assert proc.returncode == 3, proc.stderr
     listed = proc.stdout[proc.stdout.index("Not stored: "):].splitlines()[1:]

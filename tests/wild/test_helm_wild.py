@@ -181,7 +181,7 @@ def test_leaderboard_opens_on_helms_main_metric(tmp_path: Path) -> None:
     from evalcore import analysis as an
     from evalcore.store import Store
 
-    store = Store(tmp_path / "s.duckdb")
+    store = Store(tmp_path / "s")
     store.ingest(parse_paths(RUN_DIRS))
     lb = an.leaderboard(store, include_ranks=False)
     assert lb.metrics_by_task["narrative_qa"] == "f1_score"
@@ -200,7 +200,7 @@ def test_cli_ingests_the_tree_and_a_zip_of_it(tmp_path: Path, capsys) -> None:
 
     from evalcore import cli
 
-    store = tmp_path / "s.duckdb"
+    store = tmp_path / "s"
     code = cli.main(["ingest", str(WILD / "benchmark_output"), "--store", str(store)])
     out = capsys.readouterr()
     assert code == 0, out.err

@@ -158,8 +158,8 @@ def test_pinned_numbers_from_the_logs(ins, tmp_path):
 
 def test_json_and_eval_of_the_same_run_agree(ins, tmp_path):
     """inspect_ai wrote log_formats.json and log_formats.eval from one run (0.3.41)."""
-    a = board(ingest(tmp_path, ins / "log_formats.json", name="a.duckdb")).cells.iloc[0]
-    b = board(ingest(tmp_path, ins / "log_formats.eval", name="b.duckdb")).cells.iloc[0]
+    a = board(ingest(tmp_path, ins / "log_formats.json", name="a")).cells.iloc[0]
+    b = board(ingest(tmp_path, ins / "log_formats.eval", name="b")).cells.iloc[0]
     assert (a.task, a.metric, a.n, a.score) == (b.task, b.metric, b.n, b.score)
 
 
@@ -183,7 +183,7 @@ def test_cli_leaderboard_json_prints_the_log_numbers(ins, tmp_path):
              "2024-05-31T14-12-23_classification-eval_k6aANzpQPy2qJmd6BWses6.json"]
     store = ingest(tmp_path, *(ins / n for n in names))
     store.close()
-    out = cli_leaderboard(tmp_path / "wild.duckdb")
+    out = cli_leaderboard(tmp_path / "wild")
     by_task = {c["task"]: c for c in out["cells"]}
     for name in names:
         h = header(ins / name)
@@ -205,7 +205,7 @@ def test_git_lfs_pointer_is_refused_naming_the_file(ins):
 
 def test_git_lfs_pointer_is_named_with_the_fix(ins, tmp_path):
     path = ins / "long_log.eval"
-    proc = run_cli(tmp_path / "s.duckdb", "ingest", str(path))
+    proc = run_cli(tmp_path / "s", "ingest", str(path))
     assert proc.returncode == 3
     assert (f"{path} at byte 0: expected the file itself, not a Git LFS pointer (the file was "
             "never downloaded: run `git lfs pull` in the repository it came from, then ingest "
@@ -218,10 +218,10 @@ def test_log_without_scores_is_not_stored(name, ins, tmp_path):
     path = ins / name
     h = header(path)
     assert not (h.get("results") or {}).get("scores")       # the log has no scorer results
-    proc = run_cli(tmp_path / "s.duckdb", "ingest", str(path))
+    proc = run_cli(tmp_path / "s", "ingest", str(path))
     assert proc.returncode == 3
     assert f"- {path}: no scores: " in proc.stdout
-    assert not (tmp_path / "s.duckdb").exists() or Store(tmp_path / "s.duckdb").runs().empty
+    assert not (tmp_path / "s").exists() or Store(tmp_path / "s").runs().empty
 
 
 def test_json_log_without_version_key_is_read(ins, tmp_path):

@@ -208,7 +208,7 @@ def test_results_with_only_unusable_values_is_refused_naming_the_file(lm, tmp_pa
     path = lm / "polymer_tg" / "results_2025-06-30T19-40-09.461247.json"
     doc = json.loads(path.read_text())
     assert doc["results"]["polymer_tg_prediction"]["mae,none"] == math.inf
-    proc = run_cli(tmp_path / "s.duckdb", "ingest", str(path))
+    proc = run_cli(tmp_path / "s", "ingest", str(path))
     assert proc.returncode == 3
     assert (f"- {path} at results.polymer_tg_prediction.mae,none: expected a finite number "
             "within +-1e+100 (found inf)") in proc.stdout
@@ -296,7 +296,7 @@ def test_qwen_pair_shows_the_two_models_from_their_files(lm, tmp_path):
 def test_cli_leaderboard_json_prints_the_file_numbers(lm, tmp_path):
     store = ingest(tmp_path, lm / "pythia-v1", lm / "asdiv")
     store.close()
-    out = cli_leaderboard(tmp_path / "wild.duckdb", "--metric", "acc")
+    out = cli_leaderboard(tmp_path / "wild", "--metric", "acc")
     files = {
         "EleutherAI/pythia-v1.1-160m": json.loads((lm / "pythia-v1/160m_step143000.json").read_text()),
         "EleutherAI/pythia-v1.1-12b": json.loads((lm / "pythia-v1/12b_step143000.json").read_text()),

@@ -1,0 +1,61 @@
+"""``python -m evalcore maintain``: compact small files, free the space of deleted runs and
+remove files a killed writer left behind (see ``evalcore.store.maintain``)."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import timedelta
+
+
+def _days(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of days, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more days, got {text!r}")
+    return value
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "maintain", help="compact the store's files and free the space of deleted runs",
+        description="Housekeeping of the store, safe while others read and write: (1) merge "
+                    "small Parquet files (many small ingests); (2) expire catalog snapshots "
+                    "older than --keep-days and delete the files only they referenced: this "
+                    "is what frees the disk space of deleted runs, and it ENDS TIME TRAVEL "
+                    "to those snapshots (the current content is never changed); (3) delete "
+                    "orphan files (written by an ingest that was killed before it committed) "
+                    "older than --orphan-days; younger unreferenced files may belong to an "
+                    "ingest still running, so they are kept. DuckLake's cleanup_all is never "
+                    "used.")
+    p.add_argument("--keep-days", type=_days, default=7.0, dest="keep_days",
+                   help="keep snapshots (time travel) of the last DAYS days (default 7; 0 "
+                        "keeps only the current state)")
+    p.add_argument("--orphan-days", type=_days, default=1.0, dest="orphan_days",
+                   help="delete orphan files older than DAYS days (default 1; at least 10 "
+                        "minutes)")
+    p.add_argument("--no-merge", action="store_false", dest="merge",
+                   help="skip merging small files")
+    p.add_argument("--dry-run", action="store_true", dest="dry_run",
+                   help="only count what would be expired and deleted")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args) -> int:
+    from evalcore.cli import EXIT_OK, _open_store, _out, dump_json
+    store = _open_store(args)
+    r = store.maintain(merge=args.merge, keep_history=timedelta(days=args.keep_days),
+                       orphans_older_than=timedelta(days=args.orphan_days), dry_run=args.dry_run)
+    if args.format == "json":
+        _out(dump_json({"merged": r.merged, "snapshots_expired": r.snapshots_expired,
+                        "files_deleted": r.files_deleted, "orphans_deleted": r.orphans_deleted,
+                        "dry_run": r.dry_run}))
+    else:
+        verb = "would be" if r.dry_run else "were"
+        _out(f"{'small files merged; ' if r.merged else ''}{r.snapshots_expired} snapshot(s) "
+             f"older than {args.keep_days:g} day(s) {verb} expired, {r.files_deleted} old "
+             f"file(s) and {r.orphans_deleted} orphan file(s) {verb} deleted")
+    return EXIT_OK

@@ -1,0 +1,33 @@
+"""``python -m evalcore migrate OLD.duckdb [--store NEW]``: copy an old single-file store into
+the DuckLake layout (a folder with catalog.sqlite + data/, or a ducklake: URL)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "migrate", help="copy an old single-file .duckdb store into the new store layout",
+        description="Copy an old single-file store (OLD.duckdb, written by evalbars before "
+                    "DuckLake; it can still be read but no longer written) into a new, empty "
+                    "store: --store (a folder, created if missing, or a ducklake: URL with "
+                    "--data-path), default $EVALBARS_STORE, else ./.evalbars. Everything is "
+                    "copied in one transaction; the old file is only read.")
+    p.add_argument("old", metavar="OLD.duckdb", help="the old single-file store")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args) -> int:
+    from evalcore.cli import EXIT_OK, _open_store, _out, dump_json
+    from evalcore.store import migrate
+    target = _open_store(args, create=True)
+    report = migrate(args.old, target)
+    if getattr(args, "format", "table") == "json":
+        _out(dump_json({"source": report.source, "store": report.target,
+                        "runs": report.n_runs, "scores": report.n_scores}))
+    else:
+        _out(f"migrated {report.n_runs} run(s), {report.n_scores} score row(s) from "
+             f"{report.source} into {report.target}")
+    return EXIT_OK
