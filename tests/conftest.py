@@ -143,6 +143,17 @@ class StoreLocations:
         return new_local_store_location(folder)
 
 
+@pytest.fixture(autouse=True)
+def _close_store_connections():
+    """Each store connection a test opened is closed after it (about 5 MB each; a session of
+    hundreds of stores would otherwise keep them all). Stores of session fixtures reconnect
+    on their next use."""
+    from evalcore.store.catalog import close_connections, open_connection_keys
+    before = open_connection_keys()
+    yield
+    close_connections(open_connection_keys() - before)
+
+
 @pytest.fixture(scope="session")
 def _empty_store_template(tmp_path_factory) -> Path:
     from evalcore.store import Store

@@ -62,6 +62,7 @@ def app_url(tmp_path_factory):
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait(timeout=30)   # reaped: no ResourceWarning when a loaded machine is slow
         log.close()
 
 
