@@ -59,7 +59,7 @@ def planted(tmp_path_factory) -> dict:
         runs.append(_run(f"m{j}", f"org/m{j}", [options[i][pick[i]] for i in range(n)], gold, prompts))
     # a rerun of m0 with the same picks: must not vote twice
     runs.append(_run("m0 rerun", "org/m0", list(runs[0].texts["response"]), gold, prompts))
-    path = tmp_path_factory.mktemp("items") / "s.duckdb"
+    path = tmp_path_factory.mktemp("items") / "s"
     store = Store(path)
     store.ingest(runs)
     dirty = np.sort(rng.choice(n, 20, replace=False))
@@ -157,7 +157,7 @@ def test_inspect_multiple_choice_picks_from_real_logs(fixtures_dir, tmp_path: Pa
     picks are read from 'ANSWER: X' and agree with inspect's choice scorer on every item."""
     from evalcore.analysis.items import pick_matrix
     from evalcore.ingest import parse_paths
-    store = Store(tmp_path / "s.duckdb")
+    store = Store(tmp_path / "s")
     store.ingest(parse_paths([fixtures_dir / "inspect" / "data_arc_qwen.json",
                               fixtures_dir / "inspect" / "data_arc_sonnet.json"]))
     task = "inspect_evals/arc_easy"

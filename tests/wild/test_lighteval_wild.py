@@ -104,7 +104,7 @@ def test_pinned_numbers(rel, task, metric, value, stderr, n, lev, tmp_path):
     row = store.summaries().set_index(["task", "metric"]).loc[(task, metric)]
     assert row["value"] == value and row["stderr"] == stderr
     assert (pd.isna(row["n"]) if n is None else row["n"] == n)
-    out = cli_leaderboard(tmp_path / "wild.duckdb", "--task", task, "--metric", metric)
+    out = cli_leaderboard(tmp_path / "wild", "--task", task, "--metric", metric)
     cell = next(c for c in out["cells"] if c["task"] == task)
     assert cell["score"] == value and cell["se"] == stderr
 
