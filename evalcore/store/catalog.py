@@ -36,11 +36,6 @@ DATA_DIR = "data"
 # DuckLake's own retry of a commit that conflicts with a concurrent one (PostgreSQL
 # catalogs); set explicitly rather than relying on the extension's default.
 DUCKLAKE_MAX_RETRY_COUNT = 10
-# Inserts of at most this many rows (runs, files, tasks, meta, cells, summaries of one
-# ingest) are kept in the catalog database instead of a Parquet file each: without it every
-# write added about 9 small files and small writes slowed down as they piled up (measured:
-# a 3-item ingest 1.3 s -> 3.3 s over 120 ingests on a loaded machine, until ``maintain``).
-DATA_INLINING_ROW_LIMIT = 1000
 
 T = TypeVar("T")
 
@@ -183,14 +178,18 @@ def _open_connection(target: Target, timeout: float) -> duckdb.DuckDBPyConnectio
     if target.kind == "legacy":
         sql = f"ATTACH {_literal(target.attach)} AS {LAKE} (READ_ONLY)"
     else:
-        options = [f"DATA_INLINING_ROW_LIMIT {DATA_INLINING_ROW_LIMIT}"]
+        # no data inlining (DATA_INLINING_ROW_LIMIT): with it, a run inserted and then
+        # updated in one transaction (two halves of a run in one ingest) failed to commit
+        # (ducklake for duckdb 1.4.4, SQLite catalog)
+        options = []
         if target.data_path:
             options.append(f"DATA_PATH {_literal(target.data_path)}")
         if target.kind == "local":
             # the data folder is always FOLDER/data: follow the folder when it is moved or
             # copied (file paths in the catalog are relative to the data path)
             options.append("OVERRIDE_DATA_PATH TRUE")
-        sql = f"ATTACH {_literal(target.attach)} AS {LAKE} ({', '.join(options)})"
+        sql = f"ATTACH {_literal(target.attach)} AS {LAKE}" + (
+            f" ({', '.join(options)})" if options else "")
     deadline = time.monotonic() + timeout
     attempt = 0
     while True:
