@@ -14,6 +14,9 @@ for the difference of two paired 0/1 runs, method routing, discordance upper bou
 ``planning`` (MDE, sample size, pre-registration), ``aggregate`` (tasks, p-value adjustment,
 best-of-k, top tier), ``label_consensus`` (suspect labels and their chance expectation),
 ``two_sample`` (difference of two disjoint item sets).
+Noise beyond the items: ``protocol`` (spread across measurement protocols), ``seeds``
+(between-seed variance, seed-as-random-effect comparison, seeds needed), ``signal_noise``
+(checkpoint series: signal, noise, SNR, decision accuracy), ``splits`` (split consistency).
 """
 
 from evalcore.stats._checks import StatsInputError, z_value
@@ -49,6 +52,12 @@ from evalcore.stats.planning import (effective_n, minimum_detectable_effect,
                                      preregistration_markdown, required_items,
                                      required_items_unpaired, sd_diff_with_answers)
 from evalcore.stats.two_sample import TwoSampleDifference, two_sample_difference
+from evalcore.stats.protocol import ProtocolSpread, protocol_spread
+from evalcore.stats.seeds import (SeedComparison, SeedsNeeded, SeedVariance, satterthwaite_df,
+                                  seed_comparison, seed_variance, seeds_needed)
+from evalcore.stats.signal_noise import (DecisionAccuracy, SignalToNoise, decision_accuracy,
+                                         relative_dispersion, relative_sd, signal_to_noise)
+from evalcore.stats.splits import SplitConsistency, split_consistency
 from evalcore.stats.repeats import (PassAtK, RerunNoise, VarianceComponents, pass_at_k,
                                     pass_at_k_summary, rerun_noise, variance_components)
 
@@ -87,4 +96,9 @@ __all__ = [
     # item quality
     "ConsensusItems", "ConsensusExpectation", "consensus_suspects", "expected_suspects",
     "flag_probability", "TwoSampleDifference", "two_sample_difference",
+    # noise beyond the items
+    "ProtocolSpread", "protocol_spread", "SeedVariance", "SeedComparison", "SeedsNeeded",
+    "seed_variance", "seed_comparison", "seeds_needed", "satterthwaite_df", "SignalToNoise",
+    "DecisionAccuracy", "signal_to_noise", "relative_dispersion", "relative_sd",
+    "decision_accuracy", "SplitConsistency", "split_consistency",
 ]
