@@ -1436,6 +1436,12 @@ def generate(data_dir: Path) -> dict[str, Any]:
     trivia = build_trivia()
     for i, m in enumerate(MODELS):
         observed["inspect"][m.name] = write_inspect_log(m, i, trivia, demo)
+    # seeds and checkpoint series for the Noise page (issue 12): scripts/demo_noise.py
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("demo_noise", Path(__file__).with_name("demo_noise.py"))
+    demo_noise = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo_noise)
+    demo_noise.write_noise_demo(sys.modules[__name__], tasks, demo, data_dir)
     truth = write_truth(tasks, trivia, observed, data_dir)
     arc, reading = tasks["arc_easy_demo"].items, tasks["reading_demo"].items
     demo_items.write_corpus(arc, reading, [i for i, it in enumerate(arc) if it.truth >= 0],

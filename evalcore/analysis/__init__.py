@@ -4,7 +4,7 @@ The package mirrors the pages: ``leaderboard`` (runs x tasks, averages, tiers, r
 (suspect labels, re-scoring, contamination overlap),
 ``compare`` (two runs on the same items), ``repeats`` (answers per item, reruns, clusters,
 metric variants), ``planning`` (inputs from a pilot pair), ``overview`` (what the store
-holds); ``_common`` holds the constants and small helpers they share. Every public name is
+holds), ``noise`` (noise beyond the items: protocols, seeds, checkpoints, splits); ``_common`` holds the constants and small helpers they share. Every public name is
 importable from ``evalcore.analysis``. Every function takes a ``Store`` and plain values,
 returns a frozen dataclass whose tables are pandas DataFrames with the documented columns,
 and raises ``AnalysisError``/``StoreError`` with a human message for impossible requests
@@ -90,4 +90,18 @@ from evalcore.analysis.items import (  # noqa: F401
     read_relabels,
     rescore,
     suspect_labels,
+)
+from evalcore.analysis.noise import (  # noqa: F401
+    CheckpointReport,
+    NoiseReport,
+    ProtocolReport,
+    SeedReport,
+    SplitReport,
+    checkpoint_report,
+    metric_family,
+    noise,
+    protocol_sensitivity,
+    run_groups,
+    seed_report,
+    split_report,
 )
