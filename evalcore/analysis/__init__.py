@@ -99,7 +99,7 @@ from evalcore.analysis.noise import (  # noqa: F401
     SplitReport,
     checkpoint_report,
     metric_family,
-    noise,
+    noise_report,
     protocol_sensitivity,
     run_groups,
     seed_report,

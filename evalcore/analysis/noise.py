@@ -103,6 +103,19 @@ def _model_args(protocol: dict) -> dict:
     return out
 
 
+def _run_protocols(store, run_ids: list[int]) -> dict[int, dict]:
+    """run_id -> run protocol (dict); ``store.run_protocols`` when the store has it (one
+    query), else ``store.run_info`` per run."""
+    if hasattr(store, "run_protocols"):
+        df = store.run_protocols(run_ids)
+        return {int(r): (p if isinstance(p, dict) else {}) for r, p in zip(df["run_id"], df["protocol"])}
+    out = {}
+    for rid in run_ids:
+        info = store.run_info(rid) if hasattr(store, "run_info") else {}
+        out[rid] = info.get("protocol") or {}
+    return out
+
+
 def run_groups(store) -> pd.DataFrame:
     """One row per run: identity, seed, step, configuration (module docstring).
 
@@ -110,16 +123,14 @@ def run_groups(store) -> pd.DataFrame:
     seed_source / step_source ("tag", "model_args", "revision", "model name" or None).
     """
     runs = store.runs()
+    protocols = _run_protocols(store, [int(r) for r in runs["run_id"]])
     rows = []
     for r in runs.itertuples(index=False):
         rid = int(r.run_id)
         tags = list(r.tags) if r.tags is not None else []
         model = str(r.model) if r.model is not None and not pd.isna(r.model) else str(r.name)
         identity = _tag_value(tags, "model") or model
-        try:
-            protocol = store.run_info(rid).get("protocol") or {}
-        except Exception:  # noqa: BLE001  a run without a protocol record has no model args
-            protocol = {}
+        protocol = protocols.get(rid) or {}
         margs = _model_args(protocol)
         seed, seed_src = _int_or_none(_tag_value(tags, "seed")), "tag"
         if seed is None:
@@ -612,7 +623,7 @@ class NoiseReport:
     runs: pd.DataFrame = field(default_factory=lambda: _empty(RUN_GROUP_COLUMNS))
 
 
-def noise(store, *, task: str | None = None, confidence: float = 0.95, gap: float | None = None,
+def noise_report(store, *, task: str | None = None, confidence: float = 0.95, gap: float | None = None,
           last_n: int | None = None, split_run=None, split_task: str | None = None,
           k: int = 10, repetitions: int = 200, seed: int = 0) -> NoiseReport:
     """``protocol_sensitivity``, ``seed_report``, ``checkpoint_report`` and (with

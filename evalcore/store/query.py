@@ -665,3 +665,14 @@ class _Queries:
                     "run_id": cols["run_id"][sl].astype(np.int32),
                     "score": cols["m"][sl].astype(float), "code": code, "has_cluster": has}))
         return pd.concat(frames, ignore_index=True) if frames else empty
+
+    def run_protocols(self, run_ids: list[int] | None = None) -> pd.DataFrame:
+        """run_id, protocol (dict) of many runs in one query (the run-level settings:
+        model args, revision, seeds of the harness; the Noise page reads training seeds
+        and checkpoint steps from them)."""
+        where, params = _Queries._where(run_ids, None, None, "r")
+        with self._read() as con:
+            df = con.execute(f"SELECT r.run_id, r.protocol FROM runs r{where} ORDER BY r.run_id",
+                             params).df()
+        df["protocol"] = [_json_loads(p) if p is not None else {} for p in df["protocol"]]
+        return df
