@@ -1175,6 +1175,11 @@ def build_parser() -> argparse.ArgumentParser:
     from evalcore.commands import maintain, migrate   # store housekeeping (own modules)
     migrate.add_parser(sub)
     maintain.add_parser(sub)
+    from evalcore.commands import noise as noise_command
+    noise_command.add_parser(sub, confidence_type=_confidence, positive_float=_positive_float,
+                             positive_int=_positive_int, add_format=_add_format).set_defaults(
+        func=lambda a: noise_command.run(a, open_store=_open_store, out=_out, render=render,
+                                         dump_json=dump_json, records=records, usage_error=_Usage))
 
     for command in sub.choices.values():  # every command, also ones added above later
         _add_store_options(command)

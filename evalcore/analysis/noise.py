@@ -599,12 +599,18 @@ def split_report(store, run, task: str, metric: str | None = None, *, k: int = 1
     if np.isfinite(res.cluster_ratio):
         found.append(f"splits that keep clusters together {res.cluster_ratio:.2f} times "
                      f"(p = {res.cluster_p:.3f})")
-    verdict = ("the items are not exchangeable: difficulty drifts along the item order or "
-               "clusters move together, so an iid interval is too narrow"
-               if not res.exchangeable else "no sign that the items are not exchangeable")
+    n_tests = int(np.isfinite(res.ordered_p)) + int(np.isfinite(res.cluster_p))
+    level = st.splits.ALPHA / max(n_tests, 1)
+    why = []
+    if np.isfinite(res.ordered_p) and res.ordered_p < level:
+        why.append("difficulty drifts along the item order")
+    if np.isfinite(res.cluster_p) and res.cluster_p < level:
+        why.append("items of one cluster move together")
+    verdict = (f"the items are not exchangeable ({' and '.join(why)}), so an iid interval is "
+               "too narrow" if why else "no sign that the items are not exchangeable")
     sentence = (f"{kk} splits of {res.m} items: random splits spread {res.random_ratio:.2f} "
                 f"times the reference s/sqrt(m) (1 by construction); " + "; ".join(found)
-                + f". Verdict: {verdict}.")
+                + f". Verdict (each test at {level:.3g}): {verdict}.")
     return SplitReport(rid, name, task, metric, res, sentence)
 
 

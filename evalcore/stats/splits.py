@@ -27,6 +27,7 @@ Smyth 2010 for the +1): under exchangeability any fixed partition rule gives a p
 variance distributed like a random partition's. The cluster statistic is the mean
 part-mean variance over ``CLUSTER_ORDERS`` random cluster orders; its null distribution
 comes from the same orders applied to randomly permuted scores (``repetitions`` times).
+``exchangeable`` is False when either test rejects at 0.05 / (number of tests run).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ import numpy as np
 
 from evalcore.stats._checks import StatsInputError, as_scores, check_count
 
-RATIO_WARN = 1.5
+ALPHA = 0.05
 CLUSTER_ORDERS = 20
 
 
@@ -83,11 +84,10 @@ class SplitConsistency:
 
     @property
     def exchangeable(self) -> bool:
-        """False when an ordered or cluster split's ratio exceeds ``RATIO_WARN`` with p < 0.05."""
-        for ratio, p in ((self.ordered_ratio, self.ordered_p), (self.cluster_ratio, self.cluster_p)):
-            if math.isfinite(ratio) and ratio > RATIO_WARN and p < 0.05:
-                return False
-        return True
+        """False when the ordered or the cluster split's p-value is below ALPHA / 2 (the two
+        tests Bonferroni-adjusted to a joint ALPHA = 0.05)."""
+        tests = [p for p in (self.ordered_p, self.cluster_p) if math.isfinite(p)]
+        return not any(p < ALPHA / len(tests) for p in tests) if tests else True
 
 
 def _part_var(x: np.ndarray, k: int, m: int) -> float:
