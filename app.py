@@ -23,6 +23,7 @@ pages = [
             default=True),
     st.Page("pages/compare.py", title="Compare two runs", icon=":material/compare_arrows:"),
     st.Page("pages/repeats.py", title="Repeats & clusters", icon=":material/stacked_line_chart:"),
+    st.Page("pages/noise.py", title="Noise", icon=":material/ssid_chart:"),
     st.Page("pages/planner.py", title="Planner", icon=":material/calculate:"),
     st.Page("pages/items.py", title="Items", icon=":material/rule:"),
     st.Page("pages/method_check.py", title="Method check", icon=":material/fact_check:"),

@@ -1,0 +1,86 @@
+"""The Noise page (pages/noise.py) on the demo store and on an empty-of-groups store: each
+section shows its numbers from evalcore.analysis.noise, or says what to upload or tag."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from evalcore import analysis as an
+from evalcore.store import Store
+from tests.pages.builders import parsed_run
+from tests.pages.conftest import no_exception, page, plain, store_file, texts
+
+
+def _markdown(at) -> list[str]:
+    return [plain(m.value) for m in at.markdown]
+
+
+def test_demo_store_fills_every_section(demo_store):
+    at = page("noise").run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    md = " ".join(_markdown(at))
+    # protocols: the first task with a group (arc_easy_demo), its sentences
+    pr = an.protocol_sensitivity(demo_store)
+    first = pr.groups[pr.groups["task"] == "arc_easy_demo"]
+    for sentence in first["sentence"]:
+        assert sentence in md
+    # seeds: group sentences and the comparison
+    sd = an.seed_report(demo_store)
+    for sentence in list(sd.groups["sentence"]) + list(sd.comparisons["sentence"]):
+        assert sentence in md
+    # checkpoints: SNR metric equals the analysis
+    snr = an.checkpoint_report(demo_store).snr.iloc[0]
+    metric = next(m for m in at.metric if m.label == "Signal-to-noise")
+    assert metric.value == f"{snr['snr']:.4g}"
+    # splits: a sentence and the random-split yardstick near 1
+    yard = next(m for m in at.metric if m.label == "Random splits / reference")
+    assert 0.8 < float(yard.value) < 1.2
+    # charts: protocol spread, seeds, learning curve
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    titles = [s["layout"]["title"]["text"] for s in specs]
+    assert any(t.startswith("Learning curve on boolq_demo") for t in titles)
+    curve = next(s for s in specs if s["layout"]["title"]["text"].startswith("Learning curve"))
+    assert len(curve["data"]) == 2 and len(curve["data"][0]["x"]) == 6
+
+
+def test_protocol_group_choice_and_table(demo_store):
+    at = page("noise")
+    at.query_params["pr_task"] = "gsm8k_demo"
+    at.query_params["pr_group"] = "demo-org/boreal-8b"
+    at.run()
+    no_exception(at)
+    table = next(d.value for d in at.dataframe if "differs" in d.value.columns)
+    assert len(table) == 4
+    assert table["differs"].str.contains("num_fewshot: 0 -> 3").sum() == 2
+    pr = an.protocol_sensitivity(demo_store, task="gsm8k_demo")
+    row = pr.groups[pr.groups["model"] == "demo-org/boreal-8b"].iloc[0]
+    rng = next(m for m in at.metric if m.label.startswith("Range"))
+    assert rng.value == f"{100 * row['range']:.1f}"
+
+
+def test_planned_gap_changes_seeds_needed(demo_store):
+    at = page("noise")
+    at.query_params["sd_gap"] = "10"
+    at.run()
+    no_exception(at)
+    want = an.seed_report(demo_store, gap=0.10).comparisons.iloc[0]
+    assert any(f"To detect a 10.0-point gap with 80% power, train {int(want['seeds_needed'])} seeds"
+               in m for m in _markdown(at))
+
+
+def test_store_without_groups_says_what_to_upload(tmp_path):
+    rng = np.random.default_rng(0)
+    store = Store(store_file(tmp_path))
+    store.ingest([parsed_run("solo", {("t", "acc"): (rng.random(60) < 0.5).astype(float)})])
+    at = page("noise").run()
+    no_exception(at)
+    info = " ".join(texts(at.info))
+    assert "No protocol group" in info and "model=NAME" in info
+    assert "No seed group" in info and "seed=1, seed=2" in info
+    assert "No checkpoint series" in info and "step=1000" in info
+    # the split section still works on the one run with 60 items
+    assert any(m.label == "Splits × items" and m.value == "6 × 10" for m in at.metric)
