@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pytest
 
 from evalcore import analysis as an
 from evalcore.store import Store
