@@ -397,8 +397,14 @@ def seed_report(store, *, task: str | None = None, confidence: float = 0.95,
         fits[(cfg, stp, t)] = (g, sv)
         scale = _points(*g["score"])
         step_txt = "" if stp is None else f" at step {stp}"
-        if np.isfinite(sv.seed_to_item_ratio):
-            cmp_txt = ("larger than" if sv.between_sd > sv.item_se else "no larger than")
+        if np.isfinite(sv.seed_to_item_ratio) and sv.between_var <= 0:
+            sentence = (f"Across {sv.k} seeds, {cfg}{step_txt} on {t} spreads no more than item "
+                        f"noise alone would make it (SD of the seed scores "
+                        f"{_fmt(sv.sd_observed, scale)}, item SE of one run "
+                        f"{_fmt(sv.item_se, scale)} {_unit(scale)}): no seed effect is visible "
+                        f"with {sv.k} seeds.")
+        elif np.isfinite(sv.seed_to_item_ratio):
+            cmp_txt = ("larger than" if sv.between_sd > sv.item_se else "smaller than")
             sentence = (f"Across {sv.k} seeds, {cfg}{step_txt} on {t} moves by an SD of "
                         f"{_fmt(sv.between_sd, scale)} {_unit(scale)} beyond item noise, "
                         f"{cmp_txt} the item SE of one run ({_fmt(sv.item_se, scale)}).")
