@@ -428,17 +428,22 @@ def seed_report(store, *, task: str | None = None, confidence: float = 0.95,
             between = 0.5 * (max(va.between_var, 0.0) + max(vb.between_var, 0.0))
             item = 0.5 * ((va.item_var if np.isfinite(va.item_var) else 0.0)
                           + (vb.item_var if np.isfinite(vb.item_var) else 0.0))
-            need = st.seeds_needed(want, between, item, alpha, power) if want > 0 else None
+            need = (st.seeds_needed(want, between, item, alpha, power)
+                    if want > 0 and np.isfinite(c.low) else None)
             scale = _points(*ga["score"], *gb["score"])
-            verdict = ("excludes 0" if c.low > 0 or c.high < 0 else "includes 0")
+            verdict = ("excludes 0" if c.low > 0 or c.high < 0 else "includes 0"
+                       if np.isfinite(c.low) else "cannot be computed (no spread between seeds and "
+                       "no item SE: the noise is unknown, not zero)")
             need_txt = ("" if need is None else
                         f" To detect a {_fmt(want, scale)}-{_unit(scale)[:-1]} gap with "
                         f"{power:.0%} power, train "
                         + (f"{need.seeds} seeds per configuration." if need.seeds is not None
                            else f"more than {st.seeds.MAX_SEEDS} seeds per configuration."))
-            sentence = (f"{kb[0]} - {ka[0]} on {ka[2]}: {_fmt(c.diff, scale)} {_unit(scale)}, "
-                        f"{c.confidence:.0%} CI [{_fmt(c.low, scale)}, {_fmt(c.high, scale)}] "
-                        f"(df {c.df:.1f}); the interval {verdict}.{need_txt}")
+            ci_txt = (f", {c.confidence:.0%} CI [{_fmt(c.low, scale)}, {_fmt(c.high, scale)}] "
+                      f"(df {c.df:.1f}); the interval {verdict}." if np.isfinite(c.low)
+                      else f"; the interval {verdict}.")
+            sentence = (f"{kb[0]} - {ka[0]} on {ka[2]}: {_fmt(c.diff, scale)} {_unit(scale)}"
+                        f"{ci_txt}{need_txt}")
             comps.append((ka[2], dm[ka[2]], ka[0], kb[0], va.k, vb.k, c.diff, c.se, c.df, c.low,
                           c.high, c.p_value, ", ".join(n for n, f in zip((ka[0], kb[0]), c.floored) if f),
                           None if need is None else need.seeds,

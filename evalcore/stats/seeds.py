@@ -187,7 +187,8 @@ def seed_comparison(scores_a: Any, scores_b: Any, item_ses_a: Any = None,
 
     Edge cases: fewer than two seeds on either side raises StatsInputError (the seed
     variance of that configuration is unknown: train another seed); SE = 0 (identical
-    scores and no item SE) gives p = NaN and a zero-width interval.
+    seed scores and no item SE, or item SEs of 0) gives NaN bounds and p with the reason in
+    ``method`` - never a zero-width interval.
     """
     c = check_confidence(confidence)
     ya, sa = _seed_inputs(scores_a, item_ses_a, "configuration A")
@@ -210,14 +211,20 @@ def seed_comparison(scores_a: Any, scores_b: Any, item_ses_a: Any = None,
     se = math.sqrt(sum(parts))
     diff = vb.mean - va.mean
     df = satterthwaite_df(parts, dfs)
-    q = float(sps.norm.ppf(0.5 + c / 2)) if math.isinf(df) else float(sps.t.ppf(0.5 + c / 2, df))
-    if se > 0:
-        stat = abs(diff) / se
-        p = float(2 * (sps.norm.sf(stat) if math.isinf(df) else sps.t.sf(stat, df)))
-    else:
-        p = float("nan")
     method = ("seed as random effect: Welch-Satterthwaite t on seed means"
               + (" (item variance floor)" if any(floored) else ""))
+    if not se > 0:
+        # no spread and no item variance: the noise is unknown, not zero (no zero-width
+        # interval of a difference is ever shown)
+        nan = float("nan")
+        return SeedComparison(diff=diff, se=se, df=df, low=nan, high=nan, p_value=nan,
+                              confidence=c, a=va, b=vb, floored=(floored[0], floored[1]),
+                              method=method + "; no interval: the seed scores do not vary "
+                              "within either configuration and no item SE is known, so the "
+                              "noise is unknown, not zero")
+    q = float(sps.norm.ppf(0.5 + c / 2)) if math.isinf(df) else float(sps.t.ppf(0.5 + c / 2, df))
+    stat = abs(diff) / se
+    p = float(2 * (sps.norm.sf(stat) if math.isinf(df) else sps.t.sf(stat, df)))
     return SeedComparison(diff=diff, se=se, df=df, low=diff - q * se, high=diff + q * se,
                           p_value=p, confidence=c, a=va, b=vb,
                           floored=(floored[0], floored[1]), method=method)

@@ -213,3 +213,12 @@ def test_p_value_of_seed_comparison_is_two_sided_t(tmp_path):
     c = an.seed_report(s).comparisons.iloc[0]
     ref = sps.ttest_ind([0.58, 0.60, 0.61], [0.50, 0.52, 0.55], equal_var=False)
     assert c["p_value"] == pytest.approx(ref.pvalue) and c["df"] == pytest.approx(ref.df)
+
+
+def test_seed_comparison_without_any_variance_shows_no_interval(tmp_path):
+    runs = [make_run(f"{c}-seed{i}", summaries=[{"task": "t", "metric": "acc", "value": v, "n": 100}])
+            for c, v in (("a", 0.5), ("b", 0.6)) for i in (1, 2)]
+    s = _store(tmp_path, runs)
+    c = an.seed_report(s).comparisons.iloc[0]
+    assert np.isnan(c["low"]) and np.isnan(c["high"]) and c["seeds_needed"] is None
+    assert "cannot be computed" in c["sentence"] and "CI" not in c["sentence"]

@@ -136,3 +136,13 @@ def test_seeds_needed_edges():
     assert seeds_needed(0.02, -0.001, 0.0004).run_var == pytest.approx(0.0004)
     with pytest.raises(StatsInputError):
         seeds_needed(0.0, 0.001)
+
+
+def test_no_variance_anywhere_gives_no_interval_rather_than_a_zero_width_one():
+    res = seed_comparison([0.5, 0.5], [0.6, 0.6])
+    assert res.diff == pytest.approx(0.1) and res.se == 0.0
+    assert math.isnan(res.low) and math.isnan(res.high) and math.isnan(res.p_value)
+    assert "noise is unknown, not zero" in res.method
+    # with an item SE the floor gives a real interval
+    floored = seed_comparison([0.5, 0.5], [0.6, 0.6], [0.02, 0.02], [0.02, 0.02])
+    assert floored.floored == (True, True) and floored.high - floored.low > 0
