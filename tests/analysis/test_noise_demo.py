@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def demo(tmp_path_factory):
     from evalcore.ingest import parse_paths
     from evalcore.store import Store
-    s = Store(tmp_path_factory.mktemp("noise_demo") / "demo.duckdb")
+    s = Store(tmp_path_factory.mktemp("noise_demo") / "store")
     s.ingest(parse_paths([ROOT / "data" / "demo"]))
     return s
 
