@@ -171,3 +171,16 @@ def store_locations(tmp_path, _empty_store_template) -> StoreLocations:
 @pytest.fixture
 def store_location(store_locations) -> StoreLocation:
     return store_locations.new("store")
+
+
+class PostgresStoreLocations:
+    """Fresh, empty team stores on the session's private PostgreSQL cluster: ``new(name)``
+    makes a new database (the catalog) and a data folder under the test's tmp_path."""
+
+    def __init__(self, root: Path, cluster) -> None:
+        self._root, self._cluster = root, cluster
+
+    def new(self, name: str = "store") -> StoreLocation:
+        data = self._root / name / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        return StoreLocation(self._cluster.ducklake_url(self._cluster.new_database()), str(data))

@@ -98,9 +98,14 @@ class _Maintain:
         expired = self._maintenance_call(
             f"SELECT count(*) FROM ducklake_expire_snapshots('{LAKE}', dry_run => {dry}, "
             "older_than => CAST(? AS TIMESTAMPTZ))", [expire_before], "expiring old snapshots")
+        # files are scheduled for deletion when their last snapshot expires (just now, for
+        # the snapshots expired above): the cut-off is taken after the expiry, so they go in
+        # this same run. (With the expiry's own cut-off a PostgreSQL catalog, whose schedule
+        # time is later than it, deleted none.)
+        cleanup_before = datetime.now(timezone.utc).isoformat()
         deleted = self._maintenance_call(
             f"SELECT count(*) FROM ducklake_cleanup_old_files('{LAKE}', dry_run => {dry}, "
-            "older_than => CAST(? AS TIMESTAMPTZ))", [expire_before], "deleting old files")
+            "older_than => CAST(? AS TIMESTAMPTZ))", [cleanup_before], "deleting old files")
         orphans = self._maintenance_call(
             f"SELECT count(*) FROM ducklake_delete_orphaned_files('{LAKE}', dry_run => {dry}, "
             "older_than => CAST(? AS TIMESTAMPTZ))", [orphan_before], "deleting orphan files")

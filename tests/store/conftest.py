@@ -115,3 +115,13 @@ def export_legacy(store: Store, path: Path) -> Path:
     finally:
         out.close()
     return path
+
+
+@pytest.fixture(params=["local", "postgres"])
+def store_locations(request, store_locations, tmp_path):
+    """Every store test runs twice: on a local store (SQLite catalog) and on a team store
+    (a PostgreSQL catalog on the session's private cluster, tests/pg_cluster.py)."""
+    if request.param == "local":
+        return store_locations
+    from tests.conftest import PostgresStoreLocations
+    return PostgresStoreLocations(tmp_path, request.getfixturevalue("pg_cluster"))

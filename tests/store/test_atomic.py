@@ -22,13 +22,19 @@ from .conftest import make_run, store_fingerprint
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _data_root(store: Store) -> Path:
+    """The store's Parquet folder (a local store's data/, a team store's data path)."""
+    return Path(store.data_path).resolve()
+
+
 def _data_files(store: Store) -> set[str]:
-    """Parquet files in a local store's data folder."""
-    return {str(p.relative_to(store.path)) for p in (store.path / "data").rglob("*.parquet")}
+    """Parquet files in the store's data folder (relative to it)."""
+    root = _data_root(store)
+    return {str(p.relative_to(root)) for p in root.rglob("*.parquet")}
 
 
 def _referenced_files(store: Store) -> set[str]:
-    """Data files the current snapshot reads (relative to the store folder)."""
+    """Data files the current snapshot reads (relative to the data folder)."""
     with store._read() as con:
         tables = [t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE "
                                             "database_name = 'lake'").fetchall()]
@@ -36,7 +42,7 @@ def _referenced_files(store: Store) -> set[str]:
         for t in tables:
             for (path,) in con.execute("SELECT data_file FROM ducklake_list_files('lake', ?)",
                                        [t]).fetchall():
-                out.add(str(Path(path).resolve().relative_to(store.path)))
+                out.add(str(Path(path).resolve().relative_to(_data_root(store))))
     return out
 
 

@@ -138,7 +138,7 @@ def test_migrate_command(capsys, legacy, tmp_path):
 
 # ---- maintain --------------------------------------------------------------------------------
 def _files(store: Store) -> set[Path]:
-    return set((store.path / "data").rglob("*.parquet"))
+    return set(Path(store.data_path).rglob("*.parquet"))
 
 
 def test_maintain_frees_a_deleted_runs_files_and_ends_time_travel_to_before(store):
