@@ -122,7 +122,7 @@ def test_sensitivity_needs_right_wrong_scores(tmp_path: Path) -> None:
     picks = ["a", "b", "c", "a"]
     run = _run("p", "org/p", picks, ["a", "a", "a", "a"], ["q"] * 4)
     run.scores["score"] = [0.5, 0.25, 1.0, 0.75]
-    store = Store(tmp_path / "s.duckdb")
+    store = Store(tmp_path / "s")
     store.ingest([run])
     res = rescore(store, TASK, "acc", suspects=["1"])
     assert set(res.board["variant"]) == {"before", "after", "drop suspects"}
