@@ -7,12 +7,14 @@ browser test is skipped with the reason.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,12 +30,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory):
-    """Start the dashboard on a fresh store in a temp folder; yield its URL."""
-    tmp = tmp_path_factory.mktemp("browser-app")
+@contextlib.contextmanager
+def serve_app(tmp: Path, store: Path) -> Iterator[str]:
+    """Run ``streamlit run app.py`` on ``store`` (log in ``tmp``) until the block ends; yield
+    its URL once the health check answers (60 s at most)."""
     port = _free_port()
-    env = dict(os.environ, EVALBARS_STORE=str(tmp / "store"))
+    env = dict(os.environ, EVALBARS_STORE=str(store))
     log = open(tmp / "streamlit.log", "wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py",
@@ -64,6 +66,14 @@ def app_url(tmp_path_factory):
             proc.kill()
             proc.wait(timeout=30)   # reaped: no ResourceWarning when a loaded machine is slow
         log.close()
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    """Start the dashboard on a fresh store in a temp folder; yield its URL."""
+    tmp = tmp_path_factory.mktemp("browser-app")
+    with serve_app(tmp, tmp / "store") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

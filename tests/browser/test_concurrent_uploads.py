@@ -8,16 +8,13 @@ serialised by the store's write lock, each waits its turn.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import ROOT, _free_port
+from tests.browser.conftest import ROOT, serve_app
 from tests.browser.test_flows import main_text, no_exception, wait_idle
 
 pytestmark = pytest.mark.browser
@@ -33,37 +30,8 @@ def app(tmp_path_factory):
     """The dashboard on a store in a temp folder: (url, store path)."""
     tmp = tmp_path_factory.mktemp("concurrent-app")
     store = tmp / "store"
-    port = _free_port()
-    env = dict(os.environ, EVALBARS_STORE=str(store))
-    log = open(tmp / "streamlit.log", "wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address=127.0.0.1",
-         f"--server.port={port}", "--server.headless=true", "--browser.gatherUsageStats=false",
-         "--server.fileWatcherType=none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    try:
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                    if r.read().decode().strip() == "ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                raise RuntimeError("streamlit did not start:\n" + (tmp / "streamlit.log").read_text())
-            time.sleep(0.3)
+    with serve_app(tmp, store) as url:
         yield url, store
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)   # reaped: no ResourceWarning when a loaded machine is slow
-        log.close()
 
 
 def _runs(store: Path) -> list[str]:
