@@ -112,7 +112,8 @@ def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
 
 def interactions(store: Store) -> dict[str, Callable[[], object]]:
     """What each page computes on one interaction (the calls in pages/*.py)."""
-    a, b = "model-48", "model-49"
+    names = sorted(n for n in store.runs()["name"] if n.startswith("model-"))  # last two
+    a, b = names[-2], names[-1]
 
     # pages/leaderboard.py: the board with tiers (one call, the chosen method), then rank
     # intervals for the task whose tiers are shown (analysis.rank_intervals with the metric,
@@ -144,8 +145,8 @@ def interactions(store: Store) -> dict[str, Callable[[], object]]:
 
     def compare_task():
         store.version(); store.runs(); store.tasks([49, 50])
-        cmp = analysis.compare(store, a, b, task="task_05")
-        analysis.discordant_items(store, a, b, "task_05", "acc", cell="c")
+        cmp = analysis.compare(store, a, b, task="task_00")
+        analysis.discordant_items(store, a, b, "task_00", "acc", cell="c")
         return cmp
 
     def repeats_page():
@@ -181,7 +182,7 @@ def interactions(store: Store) -> dict[str, Callable[[], object]]:
     return out | {
         "Leaderboard: rank intervals for the task shown": leaderboard_ranks,
         "Leaderboard: one task (Wilson, tiers, rank intervals)": leaderboard_task,
-        "Compare: all 20 tasks + discordant list": compare_all,
+        "Compare: all tasks + discordant list": compare_all,
         "Compare: one task + discordant list": compare_task,
         "Repeats & clusters: all four sections": repeats_page,
         "Planner: typed assumptions (curves + sheet)": planner_typed,
