@@ -11,6 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 # One row per (task, metric, item, answer). `answer_idx` is 0 unless a run has several
@@ -110,3 +111,23 @@ def rows_key(name: str, model: str | None, scores: pd.DataFrame) -> str:
     h.update(f"{name}\x1f{model or ''}\n".encode("utf-8"))
     h.update(rows.to_csv(index=False, header=False, lineterminator="\n").encode("utf-8"))
     return "rows:" + h.hexdigest()
+
+
+@dataclass(frozen=True)
+class ItemMatrix:
+    """Per-item means of one (task, metric) cell as an items x runs matrix
+    (``Store.item_matrices``).
+
+    ``scores[i, j]`` is the mean over the answers of item ``items[i]`` in run ``run_ids[j]``
+    (NaN where that run has no score for the item). ``items`` are the store's integer item
+    keys, stable for the life of the store (``Store.item_labels`` turns them back into the
+    harness's item ids). ``binary``: every raw score of the cell (in these runs) is 0 or 1;
+    with several answers per item the means may still be fractions.
+    """
+
+    task: str
+    metric: str
+    run_ids: np.ndarray   # int64 ascending: the asked runs that have item scores for the cell
+    items: np.ndarray     # int64 ascending: the store's integer item keys
+    scores: np.ndarray    # float64 (len(items), len(run_ids)); NaN where the run lacks the item
+    binary: bool

@@ -159,6 +159,37 @@ class MemoryStore:
         cols = ["k", "run_id", "score", "code", "has_cluster"]
         return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
 
+    def _item_keys(self, task) -> dict:
+        """item_id -> integer key: the item's rank among every item id the task has in any
+        run (stable while the memory store lives; the real store allocates its own)."""
+        ids = sorted({str(i) for r in self._runs.values()
+                      for i in r.scores.loc[r.scores["task"] == task, "item_id"]})
+        return {i: n for n, i in enumerate(ids)}
+
+    def item_matrices(self, task_metrics, run_ids=None) -> dict:
+        from evalcore.model import ItemMatrix
+        out = {}
+        for task, metric in dict.fromkeys((str(t), str(m)) for t, m in task_metrics):
+            s = self.scores(self._ids(run_ids), task, metric)
+            if s.empty:
+                continue
+            keys = self._item_keys(task)
+            s["item"] = s["item_id"].astype(str).map(keys)
+            piv = s.groupby(["item", "run_id"])["score"].mean().unstack("run_id").sort_index()
+            piv = piv.reindex(sorted(piv.columns), axis=1)
+            out[(task, metric)] = ItemMatrix(
+                task, metric, np.asarray(piv.columns, dtype=np.int64),
+                np.asarray(piv.index, dtype=np.int64), piv.to_numpy(dtype=float),
+                bool(s["score"].isin([0.0, 1.0]).all()))
+        return out
+
+    def item_labels(self, task, items) -> list:
+        inv = {v: k for k, v in self._item_keys(task).items()}
+        try:
+            return [inv[int(i)] for i in np.asarray(items, dtype=np.int64).ravel()]
+        except KeyError as exc:
+            raise StoreError(f"task {task!r} has no item with key {exc.args[0]}") from None
+
     def cell_stats(self, run_ids=None, task=None, metric=None) -> pd.DataFrame:
         im = self.item_means(self._ids(run_ids), task, metric)
         cols = ["run_id", "task", "metric", "n", "sum", "sumsq", "binary"]

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore.errors import StoreError
+from evalcore.model import ItemMatrix
 from evalcore.store._util import (
     _CATEGORY_ORDER,
     VOLATILE_PROTOCOL_KEYS,
@@ -676,3 +677,112 @@ class _Queries:
                              params).df()
         df["protocol"] = [_json_loads(p) if p is not None else {} for p in df["protocol"]]
         return df
+
+    # ---- the analysis layer's matrix read (issue 9) ------------------------------------
+
+    def item_matrices(self, task_metrics: list[tuple[str, str]],
+                      run_ids: list[int] | None = None) -> dict[tuple[str, str], ItemMatrix]:
+        """Per-item means (mean over the item's answers) of several (task, metric) cells as
+        items x runs matrices, one query for all cells.
+
+        Returns {(task, metric): ItemMatrix} for the cells some asked run (all runs when
+        ``run_ids`` is None) has item scores for; a cell no asked run scored is absent.
+        ``run_ids`` of a matrix: the asked runs with item scores for the cell, ascending;
+        ``items``: the store's integer item keys of the cell's items (every item any of
+        those runs scored), ascending; ``scores``: NaN where a run lacks the item;
+        ``binary``: every raw score of the cell in those runs is 0 or 1 (``cells.is_binary``).
+        Runs with one answer per item skip the GROUP BY (as ``item_cluster_codes``).
+        """
+        tms = list(dict.fromkeys((str(t), str(m)) for t, m in task_metrics))
+        if not tms:
+            return {}
+        tasks = [t for t, _ in tms]
+        metrics = [m for _, m in tms]
+        base, pbase = self._where(run_ids, None, None, "s")
+        # the cell number k comes from a join with the small list of asked cells (cheaper
+        # than string functions per row); the IN list lets the scan skip other tasks
+        tm = ("tm AS (SELECT unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS metric, "
+              "unnest(range(?)) AS k)")
+        cond = f"s.task IN ({', '.join('?' * len(set(tasks)))})"
+        pcond = sorted(set(tasks))
+        key = self._ITEM_KEY_SQL.format("s.item_id")
+        with self._read() as con:
+            cells = con.execute(
+                f"WITH {tm} SELECT tm.k, s.run_id, s.k_max, s.is_binary FROM cells s "
+                f"JOIN tm USING (task, metric){base}", [tasks, metrics, len(tms)] + pbase
+            ).fetchall()
+            one = sorted({int(r) for _, r, km, _ in cells}
+                         - {int(r) for _, r, km, _ in cells if int(km) > 1})
+            many = sorted({int(r) for _, r, _, _ in cells} - set(one))
+            binary: dict[int, bool] = {}
+            for k, _, _, b in cells:
+                binary[int(k)] = binary.get(int(k), True) and bool(b)
+            parts, params = [], []
+            for ids, grouped in ((one, False), (many, True)):
+                if not ids:
+                    continue
+                w, p = self._where(ids, None, None, "s")
+                parts.append(
+                    f"SELECT tm.k, s.run_id, {key} AS item, "
+                    f"{'avg(s.score)' if grouped else 's.score'} AS m "
+                    f"FROM scores s JOIN tm ON s.task = tm.task AND s.metric = tm.metric"
+                    f"{w} AND {cond}"
+                    + (" GROUP BY tm.k, s.run_id, s.item_id" if grouped else ""))
+                params += p + pcond
+            if not parts:
+                return {}
+            got = con.execute(f"WITH {tm} " + " UNION ALL ".join(parts),
+                              [tasks, metrics, len(tms)] + params).fetchnumpy()
+            # exactness of the 63-bit keys: distinct keys = distinct item ids in each task
+            tk = sorted(set(tasks))
+            bad = _one(con, f"SELECT task FROM scores s WHERE {cond.replace('s.task', 'task')} "
+                       f"GROUP BY task HAVING count(DISTINCT item_id) <> "
+                       f"count(DISTINCT {self._ITEM_KEY_SQL.format('item_id')}) LIMIT 1", tk)
+            if bad:
+                raise StoreError(f"task {bad[0]!r}: two item ids share one item key (a 63-bit "
+                                 "hash collision); item_matrices cannot tell them apart")
+        cell = np.asarray(got["k"], dtype=np.int64)
+        order = np.argsort(cell, kind="stable")
+        bounds = np.searchsorted(cell[order], np.arange(len(tms) + 1))
+        run_col = np.asarray(got["run_id"], dtype=np.int64)[order]
+        item_col = np.asarray(got["item"], dtype=np.int64)[order]
+        mean_col = np.asarray(got["m"], dtype=np.float64)[order]
+        out: dict[tuple[str, str], ItemMatrix] = {}
+        for k, (t, m) in enumerate(tms):
+            sl = slice(bounds[k], bounds[k + 1])
+            if sl.stop <= sl.start:
+                continue
+            runs, ri = np.unique(run_col[sl], return_inverse=True)
+            items, ii = np.unique(item_col[sl], return_inverse=True)
+            mat = np.full((items.size, runs.size), np.nan)
+            mat[ii, ri] = mean_col[sl]
+            out[(t, m)] = ItemMatrix(t, m, runs, items, mat, binary.get(k, False))
+        return out
+
+    # the integer item key of a score row (schema 2: 63 bits of the item id's hash; checked
+    # for collisions by item_labels and by the matrix fill above)
+    _ITEM_KEY_SQL = "CAST(hash({}) >> 1 AS BIGINT)"
+
+    def item_labels(self, task: str, items: np.ndarray | list[int]) -> list[str]:
+        """The item ids (as the harness wrote them) of integer item keys of ``task``
+        (``ItemMatrix.items``), in the given order; StoreError for a key the task lacks."""
+        keys = [int(i) for i in np.asarray(items, dtype=np.int64).ravel()]
+        if not keys:
+            return []
+        with self._read() as con:
+            rows = con.execute(
+                f"SELECT DISTINCT {self._ITEM_KEY_SQL.format('item_id')} AS item, item_id "
+                f"FROM scores WHERE task = ? AND list_contains(?, "
+                f"{self._ITEM_KEY_SQL.format('item_id')})", [str(task), sorted(set(keys))]
+            ).fetchall()
+        label: dict[int, str] = {}
+        for key, item_id in rows:
+            if int(key) in label and label[int(key)] != item_id:
+                raise StoreError(f"task {task!r}: item ids {label[int(key)]!r} and {item_id!r} "
+                                 "share one item key")
+            label[int(key)] = item_id
+        missing = [k for k in keys if k not in label]
+        if missing:
+            raise StoreError(f"task {task!r} has no item with key {missing[0]} "
+                             f"({len(missing)} unknown key(s))")
+        return [label[k] for k in keys]
