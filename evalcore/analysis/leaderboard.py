@@ -11,9 +11,11 @@ from evalcore import metrics as mx
 from evalcore import stats as st
 from evalcore.errors import AnalysisError
 from evalcore.analysis.groups import task_groups
+from evalcore.analysis.tiers import (_compared_runs, _in_board_order, _item_mean_bounds,
+                                     _pull_matrices, _ranks, _tiers)
+from evalcore.analysis.tiers import rank_intervals  # noqa: F401  (public, re-exported)
 from evalcore.analysis._common import (
     AVERAGE_COLUMNS,
-    AVERAGE_TASK,
     BINARY_ONLY_METHODS,
     CELL_COLUMNS,
     GROUP_COLUMNS,
@@ -27,7 +29,6 @@ from evalcore.analysis._common import (
     _contains_chance,
     _empty,
     _fnum,
-    _holm,
     _proportion,
     _resolve,
     _short,
@@ -309,9 +310,16 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
                        "cannot rank anything"))
 
     # direction and scale of each task's metric ------------------------------------------
+    # every items x runs matrix the tiers and rank intervals need, one query (ascending run
+    # ids; put in the board's order below); their extremes also serve the metric info
+    wanted = _compared_runs(cells, metrics_by_task) if include_tiers else \
+        _compared_runs(cells, metrics_by_task, None if rank_tasks is None
+                       else {str(t) for t in rank_tasks}) if include_ranks else {}
+    pulled = _pull_matrices(store, wanted, metrics_by_task)
     info = _metric_infos(store, cells, metrics_by_task, protocols,
                          dict(zip(run_table["run_id"].astype(int),
-                                  run_table["source_format"].astype(str))))
+                                  run_table["source_format"].astype(str))),
+                         {t: _item_mean_bounds(*m) for t, m in pulled.items()})
     cells["direction"] = [info[str(t)].direction if str(t) in info else mx.UNKNOWN
                           for t in cells["task"].tolist()]
     for t, i in sorted(info.items()):
@@ -327,11 +335,11 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     ranks = _empty(RANK_COLUMNS)
     # rank intervals need the items x runs matrices of their tasks; the tiers of those
     # tasks reuse them, the other tasks' tiers come from one SQL aggregate
-    mats = {}
+    mats = _in_board_order(pulled, _compared_runs(cells, metrics_by_task))
     if include_ranks:
-        mats = _item_matrices(store, cells, metrics_by_task,
-                              None if rank_tasks is None else {str(t) for t in rank_tasks})
-        ranks = _ranks(mats, names, confidence, n_resamples, seed, tnotes,
+        ranked = mats if rank_tasks is None else \
+            {t: m for t, m in mats.items() if t in {str(x) for x in rank_tasks}}
+        ranks = _ranks(ranked, names, confidence, n_resamples, seed, tnotes,
                        lower={t for t, i in info.items() if i.direction == mx.LOWER},
                        skip={t for t, i in info.items() if not i.rankable})
     if include_tiers:
@@ -364,9 +372,10 @@ def _declared_groups(protocols: dict[tuple[int, str], dict]) -> dict[str, list[s
 
 
 def _metric_infos(store, cells: pd.DataFrame, metrics_by_task: dict[str, str],
-                  protocols: dict[tuple[int, str], dict],
-                  formats: dict[int, str]) -> dict[str, mx.MetricInfo]:
-    """task -> MetricInfo of the metric shown (``_info``) for the leaderboard's cells."""
+                  protocols: dict[tuple[int, str], dict], formats: dict[int, str],
+                  bounds: dict[str, dict] | None = None) -> dict[str, mx.MetricInfo]:
+    """task -> MetricInfo of the metric shown (``_info``) for the leaderboard's cells;
+    ``bounds``: task -> the item means' range where the board already holds its matrix."""
     out: dict[str, mx.MetricInfo] = {}
     for t, g in cells.groupby("task", sort=False):
         t = str(t)
@@ -375,13 +384,15 @@ def _metric_infos(store, cells: pd.DataFrame, metrics_by_task: dict[str, str],
         out[t] = _info(store, t, m, [int(r) for r in g["run_id"]], protocols, formats,
                        binary=bool(g["binary"].astype(bool).all()),
                        item_runs=[int(r) for r in g.loc[has, "run_id"]],
-                       reported=[float(v) for v in g.loc[~has, "score"]])
+                       reported=[float(v) for v in g.loc[~has, "score"]],
+                       bounds=(bounds or {}).get(t))
     return out
 
 
 def _info(store, task: str, metric: str, run_ids: list[int],
           protocols: dict[tuple[int, str], dict], formats: dict[int, str], *, binary: bool,
-          item_runs: list[int], reported: list[float]) -> mx.MetricInfo:
+          item_runs: list[int], reported: list[float],
+          bounds: dict | None = None) -> mx.MetricInfo:
     """MetricInfo of one task's metric (``evalcore.metrics.metric_info``).
 
     The harness's declaration is read from the task protocols (first run that has one);
@@ -399,9 +410,9 @@ def _info(store, task: str, metric: str, run_ids: list[int],
     if credit and not binary:
         vals = list(reported)
         if item_runs:
-            # the item means' range from one SQL aggregate (no item pull): finite_unit only
-            # needs the non-NaN values' extremes
-            b = store.item_mean_bounds(item_runs, task, metric)
+            # the item means' range (``bounds``: from the matrix the board pulled; else one
+            # SQL aggregate): finite_unit only needs the non-NaN values' extremes
+            b = bounds if bounds is not None else store.item_mean_bounds(item_runs, task, metric)
             vals += [b["min"], b["max"]] if b["n"] else []
         credit = mx.finite_unit(vals) and all(0.0 <= v <= 1.0 for v in vals if np.isfinite(v))
     return mx.metric_info(metric, harness_higher=declared, credit_scores=credit)
@@ -632,246 +643,3 @@ def _macro_averages(cells: pd.DataFrame, confidence: float, notes: list[str],
         return _empty(AVERAGE_COLUMNS)
     return pd.DataFrame(rows, columns=list(AVERAGE_COLUMNS)).sort_values(
         "score", ascending=False, kind="stable").reset_index(drop=True)
-
-
-def _item_runs_by_task(cells: pd.DataFrame) -> dict[str, list[int]]:
-    """Run ids with item-level data per task, in the cells' order (best score first)."""
-    itemcells = cells[cells["has_items"].astype(bool)]
-    out: dict[str, list[int]] = {}
-    for t, r in zip(itemcells["task"].tolist(), itemcells["run_id"].tolist()):
-        out.setdefault(str(t), []).append(int(r))
-    return out
-
-
-def _compared_runs(cells: pd.DataFrame, metrics_by_task: dict[str, str],
-                   tasks=None) -> dict[str, list[int]]:
-    """Tasks with 2+ item-level runs (optionally only ``tasks``) -> their run ids."""
-    return {t: r for t, r in _item_runs_by_task(cells).items()
-            if t in metrics_by_task and len(r) >= 2 and (tasks is None or t in tasks)}
-
-
-def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
-           metrics_by_task: dict[str, str], names, confidence: float,
-           mats: dict[str, tuple[list[int], np.ndarray]] | None = None,
-           info: dict[str, mx.MetricInfo] | None = None) -> pd.DataFrame:
-    """Runs indistinguishable from the best, per task and for the macro average.
-
-    Per task: the best run is the highest score (the lowest when the metric is
-    lower-is-better; tasks whose metric has no direction get no tier); every other run is tested against it on
-    the items both have (exact McNemar for 0/1, else paired z), p-values Holm-adjusted over
-    the runs compared (``stats.adjust_pvalues``); indistinguishable when the adjusted p is
-    not below alpha = 1 - confidence (an undefined p cannot separate runs, as in
-    ``stats.indistinguishable_from_best``). Macro average: the run with the best average
-    is the reference among the runs averaged over the same task set (the most common set of
-    2+ tasks); per run, the mean over tasks of the per-task paired differences with
-    SE = sqrt(sum_t SE_t^2)/k (``stats.aggregate_tasks``) and a z-test, Holm-adjusted.
-
-    No item is pulled: ``store.reference_moments`` returns, per (task, reference, run), the
-    shared-item sums n, sum d, sum d^2, b, c in one SQL aggregate, from which
-    diff = sum d / n, SE = ``stats.mean_se_from_moments(n, sum d, sum d^2)`` (= sd(d)/sqrt(n))
-    and the McNemar / z p-values follow; runs sharing no item with the reference get n = 0
-    and NaN statistics. Tasks whose items x runs matrix was already pulled for the rank
-    intervals (``mats``: task -> (run ids, matrix)) use ``stats.paired_columns`` on it
-    instead (the same numbers; one pull serves both when a page shows one task).
-    """
-    alpha = 1.0 - confidence
-    item_cells = cells[cells["has_items"].astype(bool)]
-    runs_of = _compared_runs(cells, metrics_by_task)
-    info = info or {}
-    runs_of = {t: r for t, r in runs_of.items() if t not in info or info[t].rankable}
-    if not runs_of:
-        return _empty(TIER_COLUMNS)
-    mats = {t: (cols, x) for t, (cols, x) in (mats or {}).items()
-            if t in runs_of and sorted(cols) == sorted(runs_of[t])}
-    score_of = {(int(r), str(t)): float(v) for r, t, v in
-                zip(item_cells["run_id"].tolist(), item_cells["task"].tolist(),
-                    item_cells["score"].tolist())}
-    binary_of = item_cells.groupby("task")["binary"].agg(lambda b: bool(np.all(b)))
-    best_of = {}
-    for t, rids in runs_of.items():
-        sign = -1.0 if t in info and info[t].direction == mx.LOWER else 1.0
-        sc = np.array([sign * score_of.get((r, t), -sign * np.inf) for r in rids])
-        best_of[t] = rids[int(np.argmax(sc))]
-    best_avg = None
-    group: set[int] = set()
-    averaged: set[str] = set()
-    if len(averages):
-        # the average tier compares runs averaged over the same task set: the most common
-        # set (of 2+ tasks) among runs with item-level data; its best-scoring run is the
-        # reference
-        ok = averages[averages["run_id"].isin(item_cells["run_id"]) & (averages["n_tasks"] >= 2)]
-        if len(ok):
-            common = ok["tasks"].value_counts().index[0]
-            # the tasks the average is over (task names may hold commas: HELM)
-            averaged = {str(t) for t in set(cells["task"].tolist()) if str(t) not in info
-                        or info[str(t)].averageable}
-            same = ok[ok["tasks"] == common]
-            if len(same) >= 2:
-                group = set(int(r) for r in same["run_id"])
-                best_avg = int(same.iloc[0]["run_id"])
-    sql_tasks = [t for t in runs_of if t not in mats]
-    comparisons = [(t, metrics_by_task[t], best_of[t]) for t in sql_tasks]
-    if best_avg is not None:
-        comparisons += [(t, metrics_by_task[t], best_avg) for t in sql_tasks
-                        if best_avg in runs_of[t] and best_avg != best_of[t] and t in averaged]
-    all_runs = sorted({r for t in sql_tasks for r in runs_of[t]})
-    mom = store.reference_moments(comparisons, run_ids=all_runs) if comparisons else None
-    mom = mom if mom is not None else pd.DataFrame(
-        columns=["task", "ref_run_id", "run_id", "n", "sum_d", "sum_d2", "b", "c"])
-    by_key = {(str(t), int(ref), int(r)): (int(n), float(sd), float(sd2), int(b), int(c))
-              for t, ref, r, n, sd, sd2, b, c in zip(
-                  mom["task"].tolist(), mom["ref_run_id"].tolist(), mom["run_id"].tolist(),
-                  mom["n"].tolist(), mom["sum_d"].tolist(), mom["sum_d2"].tolist(),
-                  mom["b"].tolist(), mom["c"].tolist())}
-
-    def against(t: str, ref: int) -> tuple[np.ndarray, ...]:
-        """diff, se, n_shared and the test's p of every run of task t against run ref
-        (arrays over ``runs_of[t]``; p is NaN below 2 shared items)."""
-        binary = bool(binary_of.get(t, False))
-        if t in mats:
-            cols, x = mats[t]
-            order = [cols.index(r) for r in runs_of[t]]
-            pc = st.paired_columns(x[:, order], runs_of[t].index(ref), binary=binary)
-            return pc.diff, pc.se, np.asarray(pc.n_shared, dtype=int), pc.p_value
-        v = np.array([by_key.get((t, ref, r), (0, np.nan, np.nan, 0, 0)) for r in runs_of[t]],
-                     dtype=float)
-        n = v[:, 0]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            diff = np.where(n >= 1, v[:, 1] / n, np.nan)
-        se = st.mean_se_from_moments(n, v[:, 1], v[:, 2])
-        p = st.mcnemar_exact_p(v[:, 3], v[:, 4]) if binary else st.normal_p_value(diff, se)
-        return diff, se, n.astype(int), np.where(n >= 2, p, np.nan)
-
-    rows = []
-    per_run: dict[int, list[tuple[float, float, int]]] = {}
-    for t, rids in runs_of.items():
-        best = best_of[t]
-        bc = rids.index(best)
-        diff, se, nsh, p = against(t, best)
-        p = np.array(p, dtype=float)
-        p[bc] = np.nan
-        padj = _holm(p)
-        for j, rid in enumerate(rids):
-            is_best = j == bc
-            rows.append({"run_id": rid, "run": names.get(rid, str(rid)), "task": t,
-                         "best_run": names.get(best, str(best)),
-                         "diff_vs_best": 0.0 if is_best else float(diff[j]),
-                         "p_raw": np.nan if is_best else float(p[j]),
-                         "p_holm": np.nan if is_best else float(padj[j]),
-                         "indistinguishable_from_best": bool(is_best or not padj[j] < alpha),
-                         "n_shared": int(nsh[j])})
-        if best_avg is not None and best_avg in rids and t in averaged:
-            d2, se2, n2, _ = (diff, se, nsh, p) if best_avg == best else \
-                against(t, best_avg)
-            for j, rid in enumerate(rids):
-                if rid != best_avg and rid in group and np.isfinite(d2[j]) and np.isfinite(se2[j]):
-                    per_run.setdefault(rid, []).append((float(d2[j]), float(se2[j]), int(n2[j])))
-    if best_avg is not None and per_run:
-        rids = sorted(per_run)
-        dd, ses, nn = [], [], []
-        for rid in rids:
-            v = per_run[rid]
-            agg = st.aggregate_tasks(np.array([a for a, _, _ in v]),
-                                     np.array([e for _, e, _ in v]))
-            dd.append(float(agg.estimate))
-            ses.append(float(agg.se))
-            nn.append(sum(k for _, _, k in v))
-        pp = st.normal_p_value(dd, ses)
-        padj = _holm(pp)
-        bname = names.get(best_avg, str(best_avg))
-        rows.append({"run_id": best_avg, "run": bname, "task": AVERAGE_TASK, "best_run": bname,
-                     "diff_vs_best": 0.0, "p_raw": np.nan, "p_holm": np.nan,
-                     "indistinguishable_from_best": True, "n_shared": 0})
-        for i, rid in enumerate(rids):
-            rows.append({"run_id": rid, "run": names.get(rid, str(rid)), "task": AVERAGE_TASK,
-                         "best_run": bname, "diff_vs_best": dd[i], "p_raw": float(pp[i]),
-                         "p_holm": float(padj[i]),
-                         "indistinguishable_from_best": bool(not padj[i] < alpha),
-                         "n_shared": nn[i]})
-    if not rows:
-        return _empty(TIER_COLUMNS)
-    return pd.DataFrame(rows, columns=list(TIER_COLUMNS))
-
-
-def _item_matrices(store, cells: pd.DataFrame, metrics_by_task: dict[str, str],
-                   tasks) -> dict[str, tuple[list[int], np.ndarray]]:
-    """task -> (run ids, items x runs matrix of item means, NaN where a run lacks an item)
-    for the tasks in ``tasks`` (None: all) with 2+ item-level runs: one query for all of
-    them (``store.item_mean_rows``), pivoted in numpy (runs in the cells' order, items in
-    store order)."""
-    runs_of = _compared_runs(cells, metrics_by_task, tasks)
-    if not runs_of:
-        return {}
-    all_runs = sorted({r for rids in runs_of.values() for r in rids})
-    im = store.item_mean_rows([(t, metrics_by_task[t]) for t in runs_of], run_ids=all_runs)
-    out = {}
-    for (t, m), g in im.groupby(["task", "metric"], sort=False):
-        t = str(t)
-        if t not in runs_of or metrics_by_task[t] != str(m):
-            continue
-        rids = runs_of[t]
-        cols = pd.Index(rids).get_indexer(g["run_id"].to_numpy(dtype=np.int64))
-        keep = cols >= 0
-        item_codes, items = pd.factorize(g["item_id"].to_numpy()[keep])
-        x = np.full((len(items), len(rids)), np.nan)
-        x[item_codes, cols[keep]] = g["score"].to_numpy(dtype=float)[keep]
-        present = ~np.all(np.isnan(x), axis=0)
-        out[t] = ([r for r, ok in zip(rids, present) if ok], x[:, present])
-    return out
-
-
-def rank_intervals(store, task: str, metric: str, runs: list[str | int] | tuple, *,
-                   lower_is_better: bool = False, confidence: float = 0.95,
-                   n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """Paired-bootstrap rank intervals of ``runs`` on one task's metric (columns
-    ``RANK_COLUMNS``), the numbers ``leaderboard(..., rank_tasks=[task])`` puts in ``ranks``.
-
-    For a page that already holds the board: it names the metric shown, the runs with item
-    scores (best first) and the direction from ``Leaderboard.metric_info``, so only the
-    task's items x runs matrix is pulled (one query) and bootstrapped
-    (``stats.paired_bootstrap_ranks`` over the items every run has); the board itself is not
-    recomputed. Runs without items for the task are left out; fewer than 2 runs or shared
-    items give an empty table.
-    """
-    _check_confidence(confidence)
-    ids = list(dict.fromkeys(_resolve(store, r) for r in runs))
-    if len(ids) < 2:
-        return _empty(RANK_COLUMNS)
-    rt = store.runs()
-    names = {int(r): str(n) for r, n in zip(rt["run_id"], rt["name"])}
-    cells = pd.DataFrame({"task": str(task), "run_id": ids, "has_items": True})
-    mats = _item_matrices(store, cells, {str(task): str(metric)}, {str(task)})
-    return _ranks(mats, names, confidence, n_resamples, seed, [],
-                  lower={str(task)} if lower_is_better else set())
-
-
-def _ranks(mats: dict[str, tuple[list[int], np.ndarray]], names, confidence: float,
-           n_resamples: int, seed: int, tnotes: list[tuple[str, str, str]],
-           lower: set[str], skip: frozenset[str] | set[str] = frozenset()) -> pd.DataFrame:
-    """Paired-bootstrap rank intervals per task (``stats.paired_bootstrap_ranks``) over the
-    items every run of the task has; rank 1 is the lowest score for the tasks in ``lower``
-    (lower is better); no ranks for the tasks in ``skip`` (a metric without a direction)."""
-    rows = []
-    for t, (run_cols, x) in mats.items():
-        if t in skip:
-            continue
-        complete = np.all(np.isfinite(x), axis=1)
-        if len(run_cols) < 2 or complete.sum() < 2:
-            tnotes.append((t, "ranks", "fewer than 2 items shared by all runs; no rank "
-                           "intervals"))
-            continue
-        if (~complete).any():
-            tnotes.append((t, "ranks", f"rank intervals use the {int(complete.sum())} items "
-                           f"all runs share"))
-        higher = t not in lower
-        r = st.paired_bootstrap_ranks(x[complete], n_resamples=n_resamples, seed=seed,
-                                      confidence=confidence, higher_is_better=higher)
-        for j, rid in enumerate(run_cols):
-            rows.append({"run_id": rid, "run": names.get(rid, str(rid)), "task": t,
-                         "rank": int(r.rank[j]), "rank_low": int(r.rank_low[j]),
-                         "rank_high": int(r.rank_high[j])})
-    if not rows:
-        return _empty(RANK_COLUMNS)
-    return pd.DataFrame(rows, columns=list(RANK_COLUMNS))
-
-

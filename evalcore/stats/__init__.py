@@ -41,6 +41,7 @@ from evalcore.stats.label_consensus import (ConsensusExpectation, ConsensusItems
                                             consensus_suspects, expected_suspects,
                                             flag_probability)
 from evalcore.stats.paired import (SMALL_N, McNemarResult, PairedColumns, PairedDifference,
+                                   PairedMoments, paired_moments,
                                    correlation, mcnemar, mcnemar_exact_p, mean_quantile,
                                    normal_p_value, paired_columns, paired_difference)
 from evalcore.stats.paired_binary import (PAIRED_BINARY_METHODS, PairedProportionInterval,
@@ -79,7 +80,7 @@ __all__ = [
     "FEW_CLUSTERS", "GroupedClusteredIntervals", "grouped_clustered_intervals",
     # paired
     "PairedDifference", "McNemarResult", "PairedColumns", "paired_difference", "mcnemar",
-    "paired_columns", "correlation", "mcnemar_exact_p", "normal_p_value", "mean_quantile",
+    "paired_columns", "PairedMoments", "paired_moments", "correlation", "mcnemar_exact_p", "normal_p_value", "mean_quantile",
     "SMALL_N",
     # paired 0/1 runs at small n
     "PAIRED_BINARY_METHODS", "PairedProportionInterval", "paired_proportion_interval",

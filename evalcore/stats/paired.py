@@ -348,3 +348,73 @@ def paired_columns(matrix: Any, ref: int, *, binary: bool | None = None) -> Pair
     p[j] = np.nan
     return PairedColumns(ref=j, diff=diff, se=se, p_value=p, n_shared=nsh, b=b, c=c,
                          test="mcnemar-exact" if binary else "paired-z")
+
+
+@dataclass(frozen=True)
+class PairedMoments:
+    """Paired sufficient statistics of every column of an items x runs matrix against some
+    reference columns (arrays of shape (len(refs), runs); row k belongs to ``refs[k]``).
+
+    Over the items both the column and the reference have (NaN = missing), with
+    d_i = x_i - y_i: n (shared items), sum_d, sum_d2 (sum of d_i^2), b = #{x_i = 1, y_i = 0}
+    and c = #{x_i = 0, y_i = 1}. Enough for the paired difference sum_d / n, its SE
+    ``mean_se_from_moments(n, sum_d, sum_d2)`` and McNemar's b, c.
+    """
+
+    refs: tuple[int, ...]
+    n: np.ndarray
+    sum_d: np.ndarray
+    sum_d2: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+
+
+def paired_moments(matrix: Any, refs: Any, *, binary: bool | None = None) -> PairedMoments:
+    """:class:`PairedMoments` of every column of ``matrix`` (items x runs, NaN = missing)
+    against each column index in ``refs``, vectorised over runs and references.
+
+    0/1 matrices (``binary``; default: every non-NaN value is 0 or 1) need no difference
+    matrix: with X0 = the matrix with 0 for missing, F = 1 where present, and Y0, FY the
+    reference columns of both, n = FY' F, b = (FY - Y0)' X0, c = Y0' (F - X0) are three
+    matrix products, and since d_i is -1, 0 or 1, sum_d = b - c and sum_d2 = b + c (exact:
+    whole numbers in float64). Other matrices form d per reference column (sums in float64;
+    b and c still count exact 0/1 pairs, as a SQL ``count(*) FILTER`` does).
+    ``binary=True`` on values other than 0/1 raises StatsInputError.
+    """
+    x = np.asarray(matrix, dtype=float)
+    if x.ndim != 2 or x.shape[1] == 0:
+        raise StatsInputError(f"matrix must be 2-D (items x runs), got shape {x.shape}")
+    if np.isinf(x).any():
+        raise StatsInputError("matrix contains infinite values")
+    cols = [check_count(j, "ref") for j in np.atleast_1d(np.asarray(refs)).tolist()]
+    r = x.shape[1]
+    bad = [j for j in cols if not 0 <= j < r]
+    if bad:
+        raise StatsInputError(f"refs must be column indices in [0, {r}), got {bad[0]}")
+    fin = ~np.isnan(x)
+    x0 = np.where(fin, x, 0.0)
+    is01 = bool(np.all((x0 == 0.0) | (x0 == 1.0)))
+    if binary is None:
+        binary = is01
+    elif binary and not is01:
+        raise StatsInputError("binary=True needs every non-NaN value to be 0 or 1")
+    f = fin.astype(float)
+    if binary:
+        y0, fy = x0[:, cols], f[:, cols]
+        n = fy.T @ f
+        b = (fy - y0).T @ x0
+        c = y0.T @ (f - x0)
+        sum_d, sum_d2 = b - c, b + c
+    else:
+        k = len(cols)
+        n, sum_d, sum_d2, b, c = (np.zeros((k, r)) for _ in range(5))
+        for row, j in enumerate(cols):
+            shared = fin & fin[:, [j]]
+            d = np.where(shared, x0 - x0[:, [j]], 0.0)
+            n[row] = shared.sum(axis=0)
+            sum_d[row] = d.sum(axis=0)
+            sum_d2[row] = (d * d).sum(axis=0)
+            b[row] = (shared & (x0 == 1.0) & (x0[:, [j]] == 0.0)).sum(axis=0)
+            c[row] = (shared & (x0 == 0.0) & (x0[:, [j]] == 1.0)).sum(axis=0)
+    return PairedMoments(refs=tuple(cols), n=n.astype(np.int64), sum_d=sum_d, sum_d2=sum_d2,
+                         b=b.astype(np.int64), c=c.astype(np.int64))

@@ -1,0 +1,317 @@
+"""Leaderboard tiers (runs indistinguishable from the best) and rank intervals.
+
+Both work on each task's items x runs matrix of per-item means (``Store.item_matrices``:
+integer item keys, one query for every task asked), in numpy: the tiers from paired
+sufficient statistics (``stats.paired_moments``: for 0/1 scores three matrix products give
+every run's McNemar b, c against the best run), the rank intervals from a paired bootstrap
+(``stats.paired_bootstrap_ranks``), computed only for the tasks asked.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from evalcore import metrics as mx
+from evalcore import stats as st
+from evalcore.analysis._common import (
+    AVERAGE_TASK,
+    RANK_COLUMNS,
+    TIER_COLUMNS,
+    _check_confidence,
+    _empty,
+    _holm,
+    _resolve,
+)
+
+# task -> (run ids with item scores, in the board's order; items x runs matrix, NaN = missing)
+Matrices = dict[str, tuple[list[int], np.ndarray]]
+
+
+def _item_runs_by_task(cells: pd.DataFrame) -> dict[str, list[int]]:
+    """Run ids with item-level data per task, in the cells' order (best score first)."""
+    itemcells = cells[cells["has_items"].astype(bool)]
+    out: dict[str, list[int]] = {}
+    for t, r in zip(itemcells["task"].tolist(), itemcells["run_id"].tolist()):
+        out.setdefault(str(t), []).append(int(r))
+    return out
+
+
+def _compared_runs(cells: pd.DataFrame, metrics_by_task: dict[str, str],
+                   tasks=None) -> dict[str, list[int]]:
+    """Tasks with 2+ item-level runs (optionally only ``tasks``) -> their run ids."""
+    return {t: r for t, r in _item_runs_by_task(cells).items()
+            if t in metrics_by_task and len(r) >= 2 and (tasks is None or t in tasks)}
+
+
+def _store_matrices(store, task_metrics: list[tuple[str, str]],
+                    run_ids: list[int]) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+    """(task, metric) -> (run ids ascending, items x runs matrix of per-item means) from
+    ``store.item_matrices`` (one query for all cells; items in the store's key order)."""
+    if not hasattr(store, "item_matrices"):
+        return _pivot_item_means(store, task_metrics, run_ids)
+    got = store.item_matrices(task_metrics, run_ids=run_ids)
+    return {(str(t), str(m)): (np.asarray(im.run_ids, dtype=np.int64), im.scores)
+            for (t, m), im in got.items()}
+
+
+def _pivot_item_means(store, task_metrics: list[tuple[str, str]],
+                      run_ids: list[int]) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+    """``_store_matrices`` for a store without ``item_matrices``: ``store.item_mean_rows``
+    pivoted in numpy (items in item_id order)."""
+    im = store.item_mean_rows(task_metrics, run_ids=run_ids)
+    out = {}
+    for (t, m), g in im.groupby(["task", "metric"], sort=False):
+        have, cols = np.unique(g["run_id"].to_numpy(dtype=np.int64), return_inverse=True)
+        item_codes, items = pd.factorize(g["item_id"].to_numpy())
+        x = np.full((len(items), len(have)), np.nan)
+        x[item_codes, cols] = g["score"].to_numpy(dtype=float)
+        out[(str(t), str(m))] = (have, x)
+    return out
+
+
+def _pull_matrices(store, runs_of: dict[str, list[int]], metrics_by_task: dict[str, str]
+                   ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """task -> (run ids ascending, items x runs matrix) of the metric shown for the tasks
+    of ``runs_of`` (task -> run ids), one store query for all of them."""
+    if not runs_of:
+        return {}
+    all_runs = sorted({r for rids in runs_of.values() for r in rids})
+    got = _store_matrices(store, [(t, metrics_by_task[t]) for t in runs_of], all_runs)
+    out = {}
+    for t, rids in runs_of.items():
+        m = got.get((t, metrics_by_task[t]))
+        if m is not None:
+            keep = np.isin(m[0], np.asarray(rids, dtype=np.int64))
+            out[t] = (m[0][keep], m[1][:, keep])
+    return out
+
+
+def _in_board_order(pulled: dict[str, tuple[np.ndarray, np.ndarray]],
+                    runs_of: dict[str, list[int]]) -> Matrices:
+    """The pulled matrices with their columns in the board's order (``runs_of``: task -> run
+    ids); runs without any item score for the task are left out."""
+    out: Matrices = {}
+    for t, (have, x) in pulled.items():
+        if t not in runs_of:
+            continue
+        pos = pd.Index(have).get_indexer(np.asarray(runs_of[t], dtype=np.int64))
+        keep = [(r, p) for r, p in zip(runs_of[t], pos.tolist()) if p >= 0]
+        out[t] = ([r for r, _ in keep], x[:, [p for _, p in keep]])
+    return out
+
+
+def _item_matrices(store, metrics_by_task: dict[str, str],
+                   runs_of: dict[str, list[int]]) -> Matrices:
+    """task -> (run ids, items x runs matrix) for the tasks of ``runs_of`` (task -> run ids
+    in the board's order), columns in that order: ``_pull_matrices`` + ``_in_board_order``."""
+    return _in_board_order(_pull_matrices(store, runs_of, metrics_by_task), runs_of)
+
+
+def _item_mean_bounds(run_ids: np.ndarray, x: np.ndarray) -> dict:
+    """``Store.item_mean_bounds`` of a pulled matrix: {"n", "min", "max"} of its item means."""
+    v = x[~np.isnan(x)]
+    if not v.size:
+        return {"n": 0, "min": None, "max": None}
+    return {"n": int(v.size), "min": float(v.min()), "max": float(v.max())}
+
+
+def _against(cols: list[int], x: np.ndarray, rids: list[int], refs: list[int],
+             binary: bool) -> dict[int, tuple[np.ndarray, ...]]:
+    """ref -> (diff, se, n_shared, p) of every run in ``rids`` against run ``ref`` on the
+    items both have (arrays over ``rids``; runs absent from the matrix get n = 0 and NaN).
+
+    diff = sum d / n, SE = ``stats.mean_se_from_moments(n, sum d, sum d^2)`` (= sd(d)/sqrt(n)),
+    p = exact McNemar on b, c for 0/1 scores, else the paired z-test; p is NaN below 2
+    shared items."""
+    pos = {r: j for j, r in enumerate(cols)}
+    mom = st.paired_moments(x, [pos[r] for r in refs], binary=binary)
+    take = np.array([pos.get(r, -1) for r in rids])
+    out = {}
+    for k, ref in enumerate(refs):
+        def pick(a: np.ndarray, fill: float) -> np.ndarray:
+            return np.where(take >= 0, a[k][np.maximum(take, 0)], fill).astype(float)
+        n, sd, sd2 = pick(mom.n, 0.0), pick(mom.sum_d, np.nan), pick(mom.sum_d2, np.nan)
+        b, c = pick(mom.b, 0.0), pick(mom.c, 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            diff = np.where(n >= 1, sd / n, np.nan)
+        se = st.mean_se_from_moments(n, sd, sd2)
+        p = st.mcnemar_exact_p(b, c) if binary else st.normal_p_value(diff, se)
+        out[ref] = (diff, se, n.astype(int), np.where(n >= 2, p, np.nan))
+    return out
+
+
+def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
+           metrics_by_task: dict[str, str], names, confidence: float,
+           mats: Matrices | None = None,
+           info: dict[str, mx.MetricInfo] | None = None) -> pd.DataFrame:
+    """Runs indistinguishable from the best, per task and for the macro average.
+
+    Per task: the best run is the highest score (the lowest when the metric is
+    lower-is-better; tasks whose metric has no direction get no tier); every other run is
+    tested against it on the items both have (exact McNemar for 0/1, else paired z), p-values
+    Holm-adjusted over the runs compared (``stats.adjust_pvalues``); indistinguishable when
+    the adjusted p is not below alpha = 1 - confidence (an undefined p cannot separate runs,
+    as in ``stats.indistinguishable_from_best``). Macro average: the run with the best
+    average is the reference among the runs averaged over the same task set (the most common
+    set of 2+ tasks); per run, the mean over tasks of the per-task paired differences with
+    SE = sqrt(sum_t SE_t^2)/k (``stats.aggregate_tasks``) and a z-test, Holm-adjusted.
+
+    Every task's items x runs matrix comes from one ``store.item_matrices`` query (tasks in
+    ``mats``, already pulled for the rank intervals, are reused); per task and reference,
+    ``stats.paired_moments`` gives n, sum d, sum d^2, b, c, from which diff = sum d / n,
+    SE = ``stats.mean_se_from_moments`` and the McNemar / z p-values follow; runs sharing no
+    item with the reference get n = 0 and NaN statistics.
+    """
+    alpha = 1.0 - confidence
+    item_cells = cells[cells["has_items"].astype(bool)]
+    runs_of = _compared_runs(cells, metrics_by_task)
+    info = info or {}
+    runs_of = {t: r for t, r in runs_of.items() if t not in info or info[t].rankable}
+    if not runs_of:
+        return _empty(TIER_COLUMNS)
+    mats = dict(mats or {})
+    missing = {t: r for t, r in runs_of.items() if t not in mats}
+    mats.update(_item_matrices(store, metrics_by_task, missing))
+    score_of = {(int(r), str(t)): float(v) for r, t, v in
+                zip(item_cells["run_id"].tolist(), item_cells["task"].tolist(),
+                    item_cells["score"].tolist())}
+    binary_of = item_cells.groupby("task")["binary"].agg(lambda b: bool(np.all(b)))
+    best_of = {}
+    for t, rids in runs_of.items():
+        sign = -1.0 if t in info and info[t].direction == mx.LOWER else 1.0
+        sc = np.array([sign * score_of.get((r, t), -sign * np.inf) for r in rids])
+        best_of[t] = rids[int(np.argmax(sc))]
+    best_avg = None
+    group: set[int] = set()
+    averaged: set[str] = set()
+    if len(averages):
+        # the average tier compares runs averaged over the same task set: the most common
+        # set (of 2+ tasks) among runs with item-level data; its best-scoring run is the
+        # reference
+        ok = averages[averages["run_id"].isin(item_cells["run_id"]) & (averages["n_tasks"] >= 2)]
+        if len(ok):
+            common = ok["tasks"].value_counts().index[0]
+            # the tasks the average is over (task names may hold commas: HELM)
+            averaged = {str(t) for t in set(cells["task"].tolist()) if str(t) not in info
+                        or info[str(t)].averageable}
+            same = ok[ok["tasks"] == common]
+            if len(same) >= 2:
+                group = set(int(r) for r in same["run_id"])
+                best_avg = int(same.iloc[0]["run_id"])
+
+    no_items = (np.zeros(0, dtype=int), np.full((0, 0), np.nan))
+    rows = []
+    per_run: dict[int, list[tuple[float, float, int]]] = {}
+    for t, rids in runs_of.items():
+        best = best_of[t]
+        refs = [best]
+        with_avg = best_avg is not None and best_avg in rids and t in averaged
+        if with_avg and best_avg != best:
+            refs.append(best_avg)
+        cols, x = mats.get(t, no_items)
+        if x.shape[0] == 0 or any(r not in cols for r in refs):
+            # a reference without item scores: every comparison is undefined
+            nan = np.full(len(rids), np.nan)
+            res = {r: (nan, nan, np.zeros(len(rids), dtype=int), nan) for r in refs}
+        else:
+            res = _against(cols, x, rids, refs, bool(binary_of.get(t, False)))
+        bc = rids.index(best)
+        diff, se, nsh, p = res[best]
+        p = np.array(p, dtype=float)
+        p[bc] = np.nan
+        padj = _holm(p)
+        for j, rid in enumerate(rids):
+            is_best = j == bc
+            rows.append({"run_id": rid, "run": names.get(rid, str(rid)), "task": t,
+                         "best_run": names.get(best, str(best)),
+                         "diff_vs_best": 0.0 if is_best else float(diff[j]),
+                         "p_raw": np.nan if is_best else float(p[j]),
+                         "p_holm": np.nan if is_best else float(padj[j]),
+                         "indistinguishable_from_best": bool(is_best or not padj[j] < alpha),
+                         "n_shared": int(nsh[j])})
+        if with_avg:
+            d2, se2, n2, _ = res[best_avg]
+            for j, rid in enumerate(rids):
+                if rid != best_avg and rid in group and np.isfinite(d2[j]) and np.isfinite(se2[j]):
+                    per_run.setdefault(rid, []).append((float(d2[j]), float(se2[j]), int(n2[j])))
+    if best_avg is not None and per_run:
+        rids = sorted(per_run)
+        dd, ses, nn = [], [], []
+        for rid in rids:
+            v = per_run[rid]
+            agg = st.aggregate_tasks(np.array([a for a, _, _ in v]),
+                                     np.array([e for _, e, _ in v]))
+            dd.append(float(agg.estimate))
+            ses.append(float(agg.se))
+            nn.append(sum(k for _, _, k in v))
+        pp = st.normal_p_value(dd, ses)
+        padj = _holm(pp)
+        bname = names.get(best_avg, str(best_avg))
+        rows.append({"run_id": best_avg, "run": bname, "task": AVERAGE_TASK, "best_run": bname,
+                     "diff_vs_best": 0.0, "p_raw": np.nan, "p_holm": np.nan,
+                     "indistinguishable_from_best": True, "n_shared": 0})
+        for i, rid in enumerate(rids):
+            rows.append({"run_id": rid, "run": names.get(rid, str(rid)), "task": AVERAGE_TASK,
+                         "best_run": bname, "diff_vs_best": dd[i], "p_raw": float(pp[i]),
+                         "p_holm": float(padj[i]),
+                         "indistinguishable_from_best": bool(not padj[i] < alpha),
+                         "n_shared": nn[i]})
+    if not rows:
+        return _empty(TIER_COLUMNS)
+    return pd.DataFrame(rows, columns=list(TIER_COLUMNS))
+
+
+def rank_intervals(store, task: str, metric: str, runs: list[str | int] | tuple, *,
+                   lower_is_better: bool = False, confidence: float = 0.95,
+                   n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Paired-bootstrap rank intervals of ``runs`` on one task's metric (columns
+    ``RANK_COLUMNS``), the numbers ``leaderboard(..., rank_tasks=[task])`` puts in ``ranks``.
+
+    For a page that already holds the board: it names the metric shown, the runs with item
+    scores (best first) and the direction from ``Leaderboard.metric_info``, so only the
+    task's items x runs matrix is pulled (one query) and bootstrapped
+    (``stats.paired_bootstrap_ranks`` over the items every run has); the board itself is not
+    recomputed. Runs without items for the task are left out; fewer than 2 runs or shared
+    items give an empty table.
+    """
+    _check_confidence(confidence)
+    ids = list(dict.fromkeys(_resolve(store, r) for r in runs))
+    if len(ids) < 2:
+        return _empty(RANK_COLUMNS)
+    rt = store.runs()
+    names = {int(r): str(n) for r, n in zip(rt["run_id"], rt["name"])}
+    mats = _item_matrices(store, {str(task): str(metric)}, {str(task): ids})
+    return _ranks(mats, names, confidence, n_resamples, seed, [],
+                  lower={str(task)} if lower_is_better else set())
+
+
+def _ranks(mats: Matrices, names, confidence: float, n_resamples: int, seed: int,
+           tnotes: list[tuple[str, str, str]], lower: set[str],
+           skip: frozenset[str] | set[str] = frozenset()) -> pd.DataFrame:
+    """Paired-bootstrap rank intervals per task (``stats.paired_bootstrap_ranks``) over the
+    items every run of the task has; rank 1 is the lowest score for the tasks in ``lower``
+    (lower is better); no ranks for the tasks in ``skip`` (a metric without a direction).
+    Items are resampled in the store's item-key order (``Store.item_matrices``)."""
+    rows = []
+    for t, (run_cols, x) in mats.items():
+        if t in skip:
+            continue
+        complete = np.all(np.isfinite(x), axis=1)
+        if len(run_cols) < 2 or complete.sum() < 2:
+            tnotes.append((t, "ranks", "fewer than 2 items shared by all runs; no rank "
+                           "intervals"))
+            continue
+        if (~complete).any():
+            tnotes.append((t, "ranks", f"rank intervals use the {int(complete.sum())} items "
+                           f"all runs share"))
+        higher = t not in lower
+        r = st.paired_bootstrap_ranks(x[complete], n_resamples=n_resamples, seed=seed,
+                                      confidence=confidence, higher_is_better=higher)
+        for j, rid in enumerate(run_cols):
+            rows.append({"run_id": rid, "run": names.get(rid, str(rid)), "task": t,
+                         "rank": int(r.rank[j]), "rank_low": int(r.rank_low[j]),
+                         "rank_high": int(r.rank_high[j])})
+    if not rows:
+        return _empty(RANK_COLUMNS)
+    return pd.DataFrame(rows, columns=list(RANK_COLUMNS))
