@@ -559,25 +559,30 @@ def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
         x_all = codes["score"].to_numpy(dtype=float)[order]
         c_all = codes["code"].to_numpy(dtype=np.int64)[order]
         h_all = codes["has_cluster"].to_numpy(dtype=bool)[order]
+        # one pass over every cell of every task: the group of an item mean is its cell's
+        # row in ``cs`` (codes need only be distinct within a cell)
+        parts = []
         for j, (t, _) in enumerate(tms):
             sl = slice(bounds[j], bounds[j + 1])
             rows = rows_of[t]
             col = pd.Index(run_ids[rows]).get_indexer(rid_all[sl])
             keep = col >= 0
-            col, x, c, h = col[keep], x_all[sl][keep], c_all[sl][keep], h_all[sl][keep]
-            res = st.grouped_clustered_intervals(x, c, col, confidence) if col.size else None
-            labelled = np.bincount(col, weights=h.astype(float), minlength=rows.size) > 0
-            for pos, i in enumerate(rows):
-                if res is None or pos >= res.n.size or res.n[pos] == 0:
+            parts.append((rows[col[keep]], x_all[sl][keep], c_all[sl][keep], h_all[sl][keep]))
+        cell, x, c, h = (np.concatenate([p[k] for p in parts]) for k in range(4))
+        res = st.grouped_clustered_intervals(x, c, cell, confidence) if cell.size else None
+        labelled = np.bincount(cell, weights=h.astype(float), minlength=len(cs)) > 0
+        for t, _ in tms:
+            for i in rows_of[t]:
+                if res is None or i >= res.n.size or res.n[i] == 0:
                     continue            # no item means for this cell: no interval
-                if not labelled[pos]:   # no cluster label at all: CLT
+                if not labelled[i]:     # no cluster label at all: CLT
                     used[i] = "clt"
                     nocl.add(str(t))
                     low[i], high[i] = score[i] - z * se[i], score[i] + z * se[i]
                     continue
-                low[i], high[i] = float(res.low[pos]), float(res.high[pos])
-                if np.isfinite(res.se[pos]):
-                    se[i] = float(res.se[pos])
+                low[i], high[i] = float(res.low[i]), float(res.high[i])
+                if np.isfinite(res.se[i]):
+                    se[i] = float(res.se[i])
     return sorted(nocl)
 
 
