@@ -128,29 +128,58 @@ def pick_matrix(store, task: str, run_ids: list[int]) -> PickMatrix:
         raise AnalysisError(f"task {task!r}: no stored answers (texts) for these runs, so the "
                             "models' picks are unknown (lm_eval sample logs and inspect logs "
                             "carry them; summary files and tidy tables do not)")
-    tx = tx.assign(pick=[_norm_pick(r, t) for r, t in zip(tx["response"], tx["target"])],
-                   gold=[_norm_gold(t) for t in tx["target"]])
+    memo: dict[tuple, str | None] = {}   # responses and targets repeat: normalise once
+    memo_gold: dict = {}
+    picks, golds = [], []
+    for r, t in zip(tx["response"].tolist(), tx["target"].tolist()):
+        key = (r, t)
+        if key not in memo:
+            memo[key] = _norm_pick(r, t)
+        if t not in memo_gold:
+            memo_gold[t] = _norm_gold(t)
+        picks.append(memo[key])
+        golds.append(memo_gold[t])
+    tx = tx.assign(pick=picks, gold=golds)
     items = sorted(tx["item_id"].unique(), key=lambda s: (0, int(s), s) if s.isdigit() else (1, 0, s))
-    first = tx.sort_values("run_id").groupby("item_id", sort=False).first()
-    gold = [first.loc[i, "gold"] for i in items]
-    prompts = [first.loc[i, "prompt"] for i in items]
+    first = tx.sort_values("run_id").groupby("item_id", sort=False).first().reindex(items)
+    gold = first["gold"].tolist()
+    prompts = first["prompt"].tolist()
     wide = tx.pivot(index="item_id", columns="run_id", values="pick").reindex(items)
     wide = wide.reindex(columns=run_ids)
-    options: list[list[str]] = []
-    codes = np.full((len(run_ids), len(items)), -1, dtype="int64")
-    gold_codes = np.full(len(items), -1, dtype="int64")
-    for j, item in enumerate(items):
-        opts: dict[str, int] = {}
-        g = gold[j]
-        if isinstance(g, str):
-            gold_codes[j] = opts.setdefault(g, len(opts))
-        for i, r in enumerate(run_ids):
-            p = wide.iat[j, i]
-            if isinstance(p, str):
-                codes[i, j] = opts.setdefault(p, len(opts))
-        options.append(list(opts))
+    codes, gold_codes, options = _option_codes(gold, wide.to_numpy(dtype=object))
     wide = wide.astype(object).where(wide.notna(), None)
     return PickMatrix(run_ids, items, prompts, gold, wide, codes, gold_codes, options)
+
+
+def _option_codes(gold: list, picks: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[list[str]]]:
+    """Per item, a code for each distinct text among its gold and its picks (``picks``: items
+    x runs, text or missing), numbered in order of first appearance: the gold first, then the
+    runs in column order. Returns (codes runs x items with -1 = no pick, gold codes with -1 =
+    no gold, per item the texts of its codes).
+
+    One factorisation for all items: the (item, text) pairs listed item by item, gold first,
+    get global codes in order of first appearance, so each item's codes are a consecutive
+    range; subtracting the item's first code numbers them from 0."""
+    n_items, n_runs = picks.shape
+    texts = np.empty((n_items, n_runs + 1), dtype=object)
+    texts[:, 0] = gold
+    texts[:, 1:] = picks
+    flat = texts.ravel()
+    ok = np.array([isinstance(v, str) for v in flat], dtype=bool)
+    item = np.repeat(np.arange(n_items, dtype=np.int64), n_runs + 1)[ok]
+    tcode, tuniq = pd.factorize(flat[ok])
+    width = max(len(tuniq), 1)
+    pair, keys = pd.factorize(item * width + tcode)
+    first = np.flatnonzero(np.r_[True, item[1:] != item[:-1]]) if item.size else item
+    start = np.zeros(n_items, dtype=np.int64)
+    start[item[first]] = pair[first]
+    codes = np.full(flat.size, -1, dtype=np.int64)
+    codes[ok] = pair - start[item]
+    codes = codes.reshape(n_items, n_runs + 1)
+    options: list[list[str]] = [[] for _ in range(n_items)]
+    for j, t in zip((keys // width).tolist(), (keys % width).tolist()):
+        options[j].append(str(tuniq[t]))
+    return codes[:, 1:].T.copy(), codes[:, 0].copy(), options
 
 
 @dataclass(frozen=True)

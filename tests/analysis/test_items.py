@@ -174,3 +174,41 @@ def test_inspect_multiple_choice_picks_from_real_logs(fixtures_dir, tmp_path: Pa
     assert after["anthropic/claude-sonnet-4-0"] == pytest.approx(2 / 3)
     rep = suspect_labels(store, task, m=1)
     assert rep.n_strong == 1 and rep.suspects.empty               # the strong model matches gold
+
+
+def _option_codes_loop(gold, picks):
+    """The per-item loop pick_matrix used before the vectorised _option_codes."""
+    n_items, n_runs = picks.shape
+    codes = np.full((n_runs, n_items), -1, dtype="int64")
+    gold_codes = np.full(n_items, -1, dtype="int64")
+    options = []
+    for j in range(n_items):
+        opts: dict[str, int] = {}
+        if isinstance(gold[j], str):
+            gold_codes[j] = opts.setdefault(gold[j], len(opts))
+        for i in range(n_runs):
+            p = picks[j, i]
+            if isinstance(p, str):
+                codes[i, j] = opts.setdefault(p, len(opts))
+        options.append(list(opts))
+    return codes, gold_codes, options
+
+
+def test_option_codes_equal_the_per_item_loop():
+    from evalcore.analysis.items import _option_codes
+    rng = np.random.default_rng(5)
+    texts = np.array(["A", "B", "C", "D", "Paris", "a long answer"], dtype=object)
+    picks = texts[rng.integers(0, len(texts), size=(300, 9))]
+    picks[rng.random(picks.shape) < 0.1] = None
+    picks[rng.random(picks.shape) < 0.05] = np.nan
+    picks[7, :] = None                       # an item nobody answered
+    gold = list(texts[rng.integers(0, len(texts), size=300)])
+    gold[3] = None
+    gold[7] = None                           # ... and without gold
+    got = _option_codes(gold, picks)
+    want = _option_codes_loop(gold, picks)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert got[2] == want[2]
+    assert got[2][7] == [] and got[1][7] == -1
+    empty = _option_codes([], np.empty((0, 3), dtype=object))
+    assert empty[0].shape == (3, 0) and empty[2] == []
