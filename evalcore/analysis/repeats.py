@@ -244,8 +244,11 @@ def metric_variants(store, run: str | int, task: str, metric_a: str, metric_b: s
     row = _paired_row(frame, task, f"{metric_b} - {metric_a}", confidence, mde_threshold,
                       metric_a, metric_b)
     per_task = pd.DataFrame([row])[list(PER_TASK_COLUMNS)]
-    n_a = len(store.item_means([rid], task=task, metric=metric_a))
-    n_b = len(store.item_means([rid], task=task, metric=metric_b))
+    # each variant's item count from the maintained cell table (no item pull)
+    cells = store.tasks([rid])
+    cells = cells[(cells["task"] == task) & cells["has_items"].fillna(True).astype(bool)]
+    n_of = dict(zip(cells["metric"].astype(str), cells["n_items"].astype(int)))
+    n_a, n_b = n_of.get(metric_a, 0), n_of.get(metric_b, 0)
     warnings = []
     if n_a != len(frame) or n_b != len(frame):
         warnings.append(f"{metric_a}: {n_a} items, {metric_b}: {n_b} items; compared on "

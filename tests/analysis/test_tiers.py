@@ -157,3 +157,4 @@ def test_item_mean_bounds_of_a_pulled_matrix_equal_the_sql_aggregate(store):
         (have, x), = _pull_matrices(store, {task: ids}, {task: metric}).values()
         assert _item_mean_bounds(have, x) == pytest.approx(
             store.item_mean_bounds(ids, task, metric))
+
