@@ -97,6 +97,30 @@ def resolve_run(store, ref) -> int:
 _resolve = resolve_run
 
 
+def resolve_runs(store, refs, run_table: pd.DataFrame) -> list[int]:
+    """``resolve_run`` of each ref, without a store query for the run ids and plain names
+    in ``run_table`` (``store.runs()``, ordered by run id): an int that is a run id is that
+    run; a text that is exactly one run's name and cannot mean an id (not digits, no ``#``/``id:``/``name:`` prefix, no
+    surrounding spaces) resolves to that run, as ``store.resolve_run`` resolves it; every
+    other ref goes to ``resolve_run``."""
+    first: dict[str, int] = {}
+    for rid, name in zip(run_table["run_id"].tolist(), run_table["name"].tolist()):
+        first.setdefault(str(name), int(rid))
+    ids = set(first.values())
+    out = []
+    for ref in refs:
+        if isinstance(ref, (int, np.integer)) and not isinstance(ref, bool) and int(ref) in ids:
+            out.append(int(ref))
+        elif isinstance(ref, str) and ref in first and ref == ref.strip() \
+                and not (ref.isascii() and ref.isdigit()) \
+                and not ref.startswith("#") and ref[:3].lower() != "id:" \
+                and ref[:5].lower() != "name:":
+            out.append(first[ref])
+        else:
+            out.append(resolve_run(store, ref))
+    return out
+
+
 def is_store_busy(exc: BaseException) -> bool:
     """True when a StoreError means "another process holds the store" (the store sets
     ``exc.busy``; the message is checked as a fallback)."""

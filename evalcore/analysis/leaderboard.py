@@ -30,9 +30,9 @@ from evalcore.analysis._common import (
     _empty,
     _fnum,
     _proportion,
-    _resolve,
     _short,
     default_metric,
+    resolve_runs,
 )
 
 # ---------------------------------------------------------------------------------------
@@ -133,7 +133,7 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     run_table = store.runs()
     names = {int(r): str(n) for r, n in zip(run_table["run_id"], run_table["name"])}
     if runs is not None:
-        ids = list(dict.fromkeys(_resolve(store, r) for r in runs))
+        ids = list(dict.fromkeys(resolve_runs(store, runs, run_table)))
     else:
         ids = [int(r) for r in run_table["run_id"]]
     if not ids:

@@ -21,7 +21,7 @@ from evalcore.analysis._common import (
     _check_confidence,
     _empty,
     _holm,
-    _resolve,
+    resolve_runs,
 )
 
 # task -> (run ids with item scores, in the board's order; items x runs matrix, NaN = missing)
@@ -276,10 +276,10 @@ def rank_intervals(store, task: str, metric: str, runs: list[str | int] | tuple,
     items give an empty table.
     """
     _check_confidence(confidence)
-    ids = list(dict.fromkeys(_resolve(store, r) for r in runs))
+    rt = store.runs()
+    ids = list(dict.fromkeys(resolve_runs(store, runs, rt)))
     if len(ids) < 2:
         return _empty(RANK_COLUMNS)
-    rt = store.runs()
     names = {int(r): str(n) for r, n in zip(rt["run_id"], rt["name"])}
     mats = _item_matrices(store, {str(task): str(metric)}, {str(task): ids})
     return _ranks(mats, names, confidence, n_resamples, seed, [],
