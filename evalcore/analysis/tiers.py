@@ -48,26 +48,9 @@ def _store_matrices(store, task_metrics: list[tuple[str, str]],
                     run_ids: list[int]) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
     """(task, metric) -> (run ids ascending, items x runs matrix of per-item means) from
     ``store.item_matrices`` (one query for all cells; items in the store's key order)."""
-    if not hasattr(store, "item_matrices"):
-        return _pivot_item_means(store, task_metrics, run_ids)
     got = store.item_matrices(task_metrics, run_ids=run_ids)
     return {(str(t), str(m)): (np.asarray(im.run_ids, dtype=np.int64), im.scores)
             for (t, m), im in got.items()}
-
-
-def _pivot_item_means(store, task_metrics: list[tuple[str, str]],
-                      run_ids: list[int]) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
-    """``_store_matrices`` for a store without ``item_matrices``: ``store.item_mean_rows``
-    pivoted in numpy (items in item_id order)."""
-    im = store.item_mean_rows(task_metrics, run_ids=run_ids)
-    out = {}
-    for (t, m), g in im.groupby(["task", "metric"], sort=False):
-        have, cols = np.unique(g["run_id"].to_numpy(dtype=np.int64), return_inverse=True)
-        item_codes, items = pd.factorize(g["item_id"].to_numpy())
-        x = np.full((len(items), len(have)), np.nan)
-        x[item_codes, cols] = g["score"].to_numpy(dtype=float)
-        out[(str(t), str(m))] = (have, x)
-    return out
 
 
 def _pull_matrices(store, runs_of: dict[str, list[int]], metrics_by_task: dict[str, str]
