@@ -114,10 +114,11 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
         bootstrap and clustered pull item means. Binary-only methods on continuous scores
         fall back to CLT; "clustered" without a cluster key falls back to CLT (both noted).
     include_tiers, include_ranks : compute the paired tiers / rank intervals (these need
-        item-level data; pages may ask for them lazily). Tiers come from one SQL aggregate
-        (no item pull). Rank intervals bootstrap every task's items x runs matrix (~0.15-0.3 s
-        per task of 50 runs x 2,000 items): ``rank_tasks`` limits them to the tasks named
-        (None: every task; names not on the board are ignored).
+        item-level data; pages may ask for them lazily). Both work on the tasks' items x runs
+        matrices, pulled in one ``store.item_matrices`` query (``analysis.tiers``). Rank
+        intervals bootstrap each task's matrix (~50 ms per task of 50 runs x 2,000 items):
+        ``rank_tasks`` limits them to the tasks named (None: every task; names not on the
+        board are ignored).
     include_audit : fill ``audit_flag`` from ``store.audit`` (False leaves it None).
 
     Summary-only runs (results JSON without items) are shown from the reported value with
