@@ -217,12 +217,12 @@ def test_long_text_field_becomes_hashed_clusters_on_every_reader(
         raise AssertionError("the DuckDB reader should have been used")
 
     with monkeypatch.context() as m:
-        m.setattr(lm_eval, "_batches_pyarrow", no_pyarrow)
+        m.setattr(lm_eval.columnar, "_batches_pyarrow", no_pyarrow)
         duck = lm_eval.assemble(src.name, lm_eval.read_jsonl_fast(src, "race"))
     # DuckDB labels the passages itself: no passage text reaches Python (memory stays small)
-    schema, *_ = lm_eval._fast_schema(record(0, docs[0]))
+    schema, *_ = lm_eval.columnar._fast_schema(record(0, docs[0]))
     schema = schema.append(pa.field("doc", pa.struct([("article", pa.string())])))
-    batches = list(lm_eval._batches_duckdb(str(path), schema, ["article"]))
+    batches = list(lm_eval.columnar._batches_duckdb(str(path), schema, ["article"]))
     assert all("doc" not in b.schema.names for b in batches)
     assert sum(b.column(b.schema.names.index("__cl_0")).to_pylist() == [want[str(i)] for i in range(len(docs))]
                for b in batches) == 1

@@ -46,7 +46,7 @@ def _both(src: Source) -> tuple[lm_eval.TaskData, lm_eval.TaskData]:
 def test_many_batches_give_the_same_frames_as_the_line_reader(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # 6,000 records in batches of 1,000: the batches are kept as Arrow chunks (no copy)
-    monkeypatch.setattr(lm_eval, "CHUNK_LINES", 1000)
+    monkeypatch.setattr(lm_eval.records, "CHUNK_LINES", 1000)
     rng = np.random.default_rng(7)
     records = []
     for i in range(3000):
@@ -79,7 +79,7 @@ def test_texts_are_cut_at_the_limit_in_characters_not_bytes(tmp_path: Path) -> N
 
 def test_duplicate_integer_doc_id_across_batches_is_an_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lm_eval, "CHUNK_LINES", 1000)
+    monkeypatch.setattr(lm_eval.records, "CHUNK_LINES", 1000)
     records = [_record(i, [-1.0, -2.0], 0, 1.0) for i in range(3000)] + [_record(17, [-1.0, -2.0], 0, 1.0)]
     path = tmp_path / "samples_arc_2026-01-01T00-00-00.000001.jsonl"
     _write(path, records)
@@ -97,7 +97,7 @@ def test_prefetch_yields_in_order_and_reraises_reader_errors_in_place() -> None:
 
     got = []
     with pytest.raises(ValueError, match="batch 3"):
-        for item in lm_eval._prefetch(reader()):
+        for item in lm_eval.columnar._prefetch(reader()):
             got.append(item)
     assert got == [1, 2]
 
@@ -113,7 +113,7 @@ def test_prefetch_closed_early_stops_its_thread_and_closes_the_reader() -> None:
             closed.set()
 
     before = {t.ident for t in threading.enumerate()}
-    gen = lm_eval._prefetch(reader(), depth=2)
+    gen = lm_eval.columnar._prefetch(reader(), depth=2)
     assert next(gen) == 0
     gen.close()
     assert closed.is_set()                       # the reader's finally ran (connection closed)

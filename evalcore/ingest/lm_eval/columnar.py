@@ -1,0 +1,473 @@
+"""lm_eval sample logs, columnar: DuckDB's (or pyarrow's) JSON reader with an explicit schema.
+
+Speed
+-----
+Sample logs on disk are streamed in record batches of ``CHUNK_LINES`` rows read with an
+explicit schema of only the needed fields (ids, hashes, filter, metric values, the
+first context, option texts, loglikelihoods, and only the cluster doc fields): by DuckDB's JSON reader (``read_json`` through
+the Python relational API on a private in-memory connection: no SQL statement, no store
+file; ENGINEERING.md recommends it for large sample logs) or, for in-memory uploads, by
+``pyarrow.json``. The reader runs in a helper thread a few batches ahead (``_prefetch``:
+DuckDB's streaming result is computed only when asked), so JSON parsing overlaps the
+per-batch Arrow work. Texts, hashes and ids stay Arrow strings (pandas 3 ``str`` dtype),
+kept as the reader's chunks (no concatenation copy); a metric present on every row shares
+the id/hash buffers; integer doc ids are deduplicated as numbers. The file's sha256 is
+computed in a thread while it is parsed. Any file the columnar readers cannot type (mixed types, NaN
+tokens, list-valued metrics, missing values, bad JSON) is re-read line by line with orjson
+(json without it), which handles every variant and gives exact line numbers in errors.
+"""
+
+from __future__ import annotations
+
+import queue
+import re
+import threading
+from typing import Any, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from evalcore.ingest._common import (
+    CLUSTER_TEXT_LIMIT,
+    MAX_ABS_SCORE,
+    Progress,
+    Source,
+    call_progress,
+    is_number,
+    loads_line,
+)
+from evalcore.ingest.lm_eval import records as _records
+from evalcore.ingest.lm_eval.records import (
+    SampleColumns,
+    _cap,
+    _gold_hits,
+    _label_array,
+    _loglik_pairs,
+    cluster_fields,
+    read_jsonl_slow,
+)
+
+BLOCK_BYTES = 8 << 20
+
+
+class _Fallback(Exception):
+    """The fast path cannot read this file; use the line-by-line reader."""
+
+
+def _first_record(src: Source) -> tuple[dict[str, Any], int]:
+    with src.open() as fh:
+        for line in fh:
+            if line.strip():
+                try:
+                    rec = loads_line(line)
+                except ValueError:
+                    raise _Fallback() from None
+                if not isinstance(rec, dict):
+                    raise _Fallback()
+                return rec, len(line)
+    raise _Fallback()
+
+
+def _fast_schema(first: dict[str, Any]) -> tuple[pa.Schema, list[str], bool, int]:
+    """Schema of the needed fields, inferred from the first record; raises _Fallback for
+    layouts the fast path does not cover."""
+    fields: list[tuple[str, pa.DataType]] = []
+    doc_id = first.get("doc_id")
+    if isinstance(doc_id, bool) or not isinstance(doc_id, (int, str)):
+        raise _Fallback()
+    fields.append(("doc_id", pa.int64() if isinstance(doc_id, int) else pa.string()))
+    for k in ("filter", "doc_hash", "prompt_hash"):
+        fields.append((k, pa.string()))
+    target = first.get("target")
+    if isinstance(target, bool) or not isinstance(target, (int, str)):
+        raise _Fallback()
+    fields.append(("target", pa.int64() if isinstance(target, int) else pa.string()))
+    names = first.get("metrics")
+    if not isinstance(names, list) or not all(isinstance(m, str) for m in names):
+        raise _Fallback()
+    metrics = []
+    for m in names:
+        v = first.get(m)
+        if is_number(v):
+            metrics.append(m)
+        elif v is None or isinstance(v, bool):
+            raise _Fallback()
+        # non-scalar (list) metrics: left out of the schema, hence ignored by the reader
+    for m in metrics:
+        fields.append((m, pa.float64()))
+    args = first.get("arguments")
+    if not isinstance(args, dict) or not args:
+        raise _Fallback()
+    keys = list(args)
+    if keys != [f"gen_args_{i}" for i in range(len(keys))] or not isinstance(args["gen_args_0"], dict):
+        raise _Fallback()
+    max_args = max(8, 2 * len(keys))   # rows with more options send the file to the slow path
+    arg_fields = [("gen_args_0", pa.struct([("arg_0", pa.string()), ("arg_1", pa.string())]))]
+    arg_fields += [(f"gen_args_{i}", pa.struct([("arg_1", pa.string())])) for i in range(1, max_args)]
+    if not all(isinstance(a.get("arg_0"), str) and isinstance(a.get("arg_1", ""), str)
+               for a in args.values() if isinstance(a, dict)):
+        raise _Fallback()
+    fields.append(("arguments", pa.struct(arg_fields)))
+    fr = first.get("filtered_resps")
+    mc = _loglik_pairs(fr) is not None
+    if mc:
+        if not all(isinstance(x, str) for r in fr for x in r):
+            raise _Fallback()  # native floats/bools: mixed-type lists
+        fields.append(("filtered_resps", pa.list_(pa.list_(pa.string()))))
+    else:
+        resps = first.get("resps")
+        if not (isinstance(resps, list) and resps and isinstance(resps[0], list)
+                and resps[0] and isinstance(resps[0][0], str)):
+            raise _Fallback()
+        fields.append(("resps", pa.list_(pa.list_(pa.string()))))
+    return pa.schema(fields), metrics, mc, max_args
+
+
+def _argmax_segments(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Index of the maximum within each segment [offsets[i], offsets[i+1]); -1 if empty.
+
+    Ties go to the first maximum, like ``np.argmax``. Vectorised: equal-length segments are
+    reshaped to a matrix; otherwise segment maxima come from ``np.maximum.reduceat`` and the
+    first position reaching the maximum from ``np.minimum.reduceat``.
+    """
+    n = len(offsets) - 1
+    lengths = np.diff(offsets)
+    out = np.full(n, -1, dtype="int64")
+    if n == 0 or len(values) == 0:
+        return out
+    k = int(lengths[0])
+    if k > 0 and (lengths == k).all():
+        return np.argmax(values.reshape(n, k), axis=1).astype("int64")
+    nonempty = lengths > 0
+    starts = offsets[:-1][nonempty]
+    maxes = np.maximum.reduceat(values, starts)
+    seg_max = np.repeat(maxes, lengths[nonempty])
+    pos = np.arange(len(values))
+    first = np.minimum.reduceat(np.where(values == seg_max, pos, len(values)), starts)
+    out[nonempty] = first - starts
+    return out
+
+
+def _pick_option(args: pa.StructArray, idx: np.ndarray, max_args: int,
+                 options: list[pa.Array] | None = None) -> pa.Array:
+    """The ``arg_1`` text of argument ``idx[i]`` for each row (null where ``idx`` is -1);
+    ``options``: the ``arg_1`` arrays of the arguments, if already extracted."""
+    n = len(idx)
+    if options is None:
+        options = [pc.struct_field(args, [f"gen_args_{k}", "arg_1"]) for k in range(max_args)]
+    choice = np.where((idx >= 0) & (idx < max_args), idx, max_args).astype("int32")
+    out = pc.choose(pa.array(choice), *options, pa.nulls(n, pa.string()))
+    return pc.utf8_trim_whitespace(out)
+
+
+def _fast_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str], mc: bool,
+                max_args: int) -> None:
+    n = batch.num_rows
+    if n == 0:
+        return
+    names = batch.schema.names
+    get = batch.column
+    doc = get(names.index("doc_id"))
+    if doc.null_count:
+        raise _Fallback()
+    item_id = doc.cast(pa.string())
+    filt = pc.fill_null(get(names.index("filter")), "none")
+    args = get(names.index("arguments"))
+    prompt = pc.struct_field(args, ["gen_args_0", "arg_0"])
+    target_raw = get(names.index("target"))
+    raw_target = target_raw.cast(pa.string())
+    if mc:
+        fr = get(names.index("filtered_resps"))
+        if fr.null_count:
+            raise _Fallback()
+        n_opts = pc.list_value_length(fr).to_numpy(zero_copy_only=False).astype("int64")
+        if n_opts.max(initial=0) > max_args:
+            raise _Fallback()
+        inner = fr.flatten()
+        lls_str = pc.list_element(inner, 0)
+        try:
+            lls = pc.cast(lls_str, pa.float64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise _Fallback() from None
+        offsets = np.asarray(fr.offsets)
+        offsets = offsets - offsets[0]
+        best = _argmax_segments(lls, offsets)
+        best[n_opts < 2] = -1
+        options = [pc.struct_field(args, [f"gen_args_{k}", "arg_1"]) for k in range(max_args)]
+        response = _pick_option(args, best, max_args, options)
+        # target: an option index -> that option's text
+        if pa.types.is_integer(target_raw.type):
+            t_idx = pc.fill_null(target_raw, -1).to_numpy(zero_copy_only=False).astype("int64")
+            t_str = raw_target
+        else:
+            t_str = target_raw
+            try:   # the usual case: every target is an option index written as a string
+                t_int = pc.cast(t_str, pa.int64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                digits = pc.fill_null(pc.match_substring_regex(t_str, r"^\s*\d{1,9}\s*$"), False)
+                t_int = pc.cast(pc.if_else(digits, pc.utf8_trim_whitespace(t_str),
+                                           pa.scalar(None, pa.string())), pa.int64())
+            t_idx = pc.fill_null(t_int, -1).to_numpy(zero_copy_only=False).astype("int64")
+        t_idx[(t_idx >= n_opts) | (n_opts < 2)] = -1
+        t_text = _pick_option(args, t_idx, max_args, options)
+        target = pc.if_else(pa.array(t_idx >= 0), t_text, t_str)
+        cols.mc_like = True
+    else:
+        resps = get(names.index("resps"))
+        response = pc.list_element(pc.list_element(resps, 0), 0) if len(resps) else resps
+        target = raw_target
+        present = [pc.is_valid(pc.struct_field(args, [f"gen_args_{k}", "arg_1"] if k
+                                               else ["gen_args_0", "arg_1"])) for k in range(max_args)]
+        n_opts = np.sum([p.to_numpy(zero_copy_only=False) for p in present], axis=0).astype("int64")
+    metric_arrays = {}
+    for m in metrics:
+        arr = get(names.index(m)).to_numpy(zero_copy_only=False)
+        metric_arrays[m] = np.asarray(arr, dtype="float64")
+    doc_vals: dict[str, pa.Array] = {}
+    if cols.doc_fields:
+        target_str = target.cast(pa.string())
+        doc = get(names.index("doc")) if "doc" in names else None
+        for i, f in enumerate(cols.doc_fields):
+            if doc is not None:   # pyarrow reader: raw values, labelled here
+                raw = pc.struct_field(doc, [f]).cast(pa.string())
+                if doc.null_count:   # a record without a doc: the field is missing there
+                    raw = pc.if_else(pc.is_valid(doc), raw, pa.scalar(None, pa.string()))
+                labels, hashed = _label_array(raw)
+            else:                 # DuckDB reader: labelled inside DuckDB (_batches_duckdb)
+                labels = get(names.index(f"__cl_{i}"))
+                hashed = bool(pc.any(get(names.index(f"__lg_{i}"))).as_py())
+            if hashed:
+                cols.hashed.add(f)
+            # the gold label: a short value equal to the target (hashed labels never match)
+            hits = _gold_hits(labels, raw_target, target_str)
+            if hits:
+                cols.gold_hits[f] = cols.gold_hits.get(f, 0) + hits
+            doc_vals[f] = labels
+    doc_ids = get(names.index("doc_id"))
+    doc_num = (doc_ids.to_numpy(zero_copy_only=False).astype("int64", copy=False)
+               if pa.types.is_integer(doc_ids.type) else None)
+    cols.add_chunk(n, item_id, filt, get(names.index("doc_hash")), get(names.index("prompt_hash")),
+                   _cap(prompt), _cap(target), _cap(response), n_opts, metric_arrays, doc_vals,
+                   doc_num)
+
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_\-@.]{1,100}$")
+
+
+def _duckdb_type(t: pa.DataType) -> str:
+    """DuckDB type text of the (fixed-vocabulary) Arrow read schema."""
+    if pa.types.is_struct(t):
+        return "STRUCT(" + ", ".join(f'"{f.name}" {_duckdb_type(f.type)}' for f in t) + ")"
+    if pa.types.is_list(t):
+        return _duckdb_type(t.value_type) + "[]"
+    return {pa.int64(): "BIGINT", pa.string(): "VARCHAR", pa.float64(): "DOUBLE"}[t]
+
+
+def _batches_duckdb(path: str, schema: pa.Schema,
+                    doc_fields: list[str] | None = None) -> Iterator[pa.RecordBatch]:
+    """Record batches of the schema's fields read by DuckDB's JSON reader (yyjson, all cores).
+
+    Only the Python relational API is used (no SQL statement); field names other than the
+    fixed ones are metric and doc field names from the file, checked against ``_SAFE_NAME``
+    by the caller. The in-memory connection is private to this call (no store file, no lock).
+
+    Cluster doc fields are read as VARCHAR (numbers as their JSON text, like ``_doc_text``)
+    and labelled inside DuckDB with expression objects: ``__cl_<i>`` is the value, or
+    ``left(sha256(value), 12)`` when ``length(value)`` (code points, like Python's ``len``)
+    exceeds ``CLUSTER_TEXT_LIMIT`` (the same label as ``cluster_label``); ``__lg_<i>`` says
+    whether it was hashed. The ``doc`` struct itself never leaves DuckDB: an Arrow batch's
+    buffers live as long as any of its columns (the kept prompt texts), so a passage body in
+    it would stay in memory for the whole read.
+    """
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        columns = {f.name: _duckdb_type(f.type) for f in schema}
+        if doc_fields:
+            columns["doc"] = "STRUCT(" + ", ".join(f'"{f}" VARCHAR' for f in doc_fields) + ")"
+        # metric values are read as JSON and cast here: DuckDB's DOUBLE reader would turn
+        # true/false into 1/0 silently; a boolean or string sends the file to the slow path
+        # (which says what it found where)
+        metric_fields = [f.name for f in schema if f.type == pa.float64()]
+        for m in metric_fields:
+            columns[m] = "JSON"
+        rel = con.read_json(path, format="newline_delimited", columns=columns)
+        C, F, K = duckdb.ColumnExpression, duckdb.FunctionExpression, duckdb.ConstantExpression
+        if metric_fields:
+            odd = None
+            for m in metric_fields:
+                kind = F("json_type", C(m)).isin(K("BOOLEAN"), K("VARCHAR"), K("OBJECT"),
+                                                  K("ARRAY"))
+                odd = kind if odd is None else (odd | kind)
+            rel = rel.select(duckdb.StarExpression(exclude=metric_fields),
+                             *[C(m).cast(duckdb.sqltype("DOUBLE")).alias(m)
+                               for m in metric_fields], odd.alias("__odd_metric"))
+        if doc_fields:
+            extra = []
+            for i, f in enumerate(doc_fields):
+                value = F("struct_extract", C("doc"), K(f))
+                long_ = F("length", value) > K(CLUSTER_TEXT_LIMIT)
+                label = duckdb.CaseExpression(long_, F("left", F("sha256", value), K(12))
+                                              ).otherwise(value)
+                extra += [label.alias(f"__cl_{i}"), long_.alias(f"__lg_{i}")]
+            rel = rel.select(duckdb.StarExpression(exclude=["doc"]), *extra)
+        for batch in rel.fetch_arrow_reader(_records.CHUNK_LINES):
+            if metric_fields:
+                odd = batch.column(batch.schema.names.index("__odd_metric"))
+                if pc.any(pc.fill_null(odd, False)).as_py():
+                    raise _Fallback()
+            yield batch
+    finally:
+        con.close()
+
+
+class _Raised:
+    """An exception raised by the reader thread of ``_prefetch``, handed to the consumer."""
+
+    def __init__(self, exc: BaseException):
+        self.exc = exc
+
+
+_END = object()
+
+
+def _prefetch(batches: Iterator[pa.RecordBatch], depth: int = 2) -> Iterator[pa.RecordBatch]:
+    """Iterate ``batches`` in a helper thread, up to ``depth`` batches ahead.
+
+    DuckDB's streaming result computes the next batch only when asked (measured: a pause
+    after each batch adds its full length to the read), so without this the reader waits
+    while ``_fast_batch`` works on a batch. The JSON readers and pyarrow compute release
+    the GIL, so the two overlap. Reader exceptions are re-raised here, at the batch where
+    they happened. Closing this generator (or an exception in the consumer) stops the
+    thread and closes ``batches`` in it (the DuckDB connection is closed there).
+    """
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for batch in batches:
+                if not put(batch):
+                    return
+            put(_END)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            put(_Raised(exc))
+        finally:
+            close = getattr(batches, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=work, name="evalbars-json-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = q.get()
+            if item is _END:
+                return
+            if isinstance(item, _Raised):
+                raise item.exc
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _batches_pyarrow(src: Source, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    import pyarrow.json as pj
+
+    source: Any = str(src.path) if src.path is not None else pa.BufferReader(src.data)
+    yield from pj.open_json(
+        source, read_options=pj.ReadOptions(block_size=BLOCK_BYTES, use_threads=True),
+        parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore",
+                                      newlines_in_values=False))
+
+
+def _doc_schema(first: dict[str, Any], fields: list[str]) -> pa.DataType:
+    """Struct type of the cluster doc fields, typed from the first record (str -> string,
+    int -> int64, absent -> string); other first values raise ``_Fallback``."""
+    doc = first.get("doc") if isinstance(first.get("doc"), dict) else {}
+    out = []
+    for f in fields:
+        v = doc.get(f)
+        if v is None or isinstance(v, str):
+            out.append((f, pa.string()))
+        elif isinstance(v, int) and not isinstance(v, bool):
+            out.append((f, pa.int64()))
+        else:
+            raise _Fallback()
+    return pa.struct(out)
+
+
+def read_jsonl_fast(src: Source, task: str, progress: Progress | None = None,
+                    done_before: int = 0, total: int = 0,
+                    cluster_key: str | None = None) -> SampleColumns:
+    """Columnar read of a sample log: DuckDB's JSON reader for files on disk, pyarrow.json
+    for in-memory uploads (or if DuckDB fails). Raises ``_Fallback`` for anything unusual."""
+    first, line_bytes = _first_record(src)
+    schema, metrics, mc, max_args = _fast_schema(first)
+    doc_fields = cluster_fields(first.get("doc"), cluster_key)
+    if doc_fields:
+        schema = schema.append(pa.field("doc", _doc_schema(first, doc_fields)))
+    engines = ["pyarrow"]
+    if (src.path is not None and all(_SAFE_NAME.match(m) for m in metrics + doc_fields)
+            and not any(ch in str(src.path) for ch in "*?[]{}")):   # DuckDB would glob these
+        engines.insert(0, "duckdb")
+    for engine in engines:
+        cols = SampleColumns(task=task, cluster_key=cluster_key, doc_fields=doc_fields)
+        for m, v in first.items():
+            if m in (first.get("metrics") or []) and isinstance(v, (list, dict)):
+                cols.nonscalar[m] = -1   # count unknown on the fast path
+        try:
+            batches = _prefetch(_batches_duckdb(str(src.path), schema, doc_fields)
+                                if engine == "duckdb" else _batches_pyarrow(src, schema))
+            try:
+                done_rows = 0
+                for batch in batches:
+                    _fast_batch(batch, cols, metrics, mc, max_args)
+                    done_rows += batch.num_rows
+                    call_progress(progress, done_before + min(src.size, done_rows * line_bytes),
+                                  total, src.name)
+            finally:
+                batches.close()   # stops the reader thread now, also on _Fallback
+        except _Fallback:
+            raise
+        except Exception:   # any reader error (bad JSON, type conflict): next engine
+            if engine == engines[-1]:
+                raise _Fallback() from None
+            continue
+        break
+    if cols.rows == 0:
+        raise _Fallback()
+    for m in metrics:  # NaN (a missing value), inf or a huge value: re-read precisely
+        for a in cols.metrics.get(m, []):
+            if not (np.abs(a) <= MAX_ABS_SCORE).all():
+                raise _Fallback()
+    return cols
+
+
+def read_samples_jsonl(src: Source, task: str, progress: Progress | None = None,
+                       done_before: int = 0, total: int = 0,
+                       cluster_key: str | None = None) -> SampleColumns:
+    hasher = None
+    if src.path is not None and src.size > (8 << 20):
+        # sha256 of a large file in parallel with parsing (hashlib releases the GIL)
+        hasher = threading.Thread(target=src.sha256, daemon=True)
+        hasher.start()
+    try:
+        try:
+            return read_jsonl_fast(src, task, progress, done_before, total, cluster_key)
+        except _Fallback:
+            return read_jsonl_slow(src, task, progress, done_before, total, cluster_key)
+    finally:
+        if hasher is not None:
+            hasher.join()
