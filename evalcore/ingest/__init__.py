@@ -47,6 +47,7 @@ import logging
 import os
 import posixpath
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterable
 
@@ -68,6 +69,11 @@ from evalcore.ingest._zip import UnzipBudget, ZipArchive, member_folder
 from evalcore.model import ParsedRun
 
 log = logging.getLogger(__name__)
+
+# lm_eval sample logs of one run read in parallel (threads; DuckDB releases the GIL) when
+# there are several on disk holding at least PARALLEL_READ_BYTES together
+READ_WORKERS = min(4, os.cpu_count() or 1)
+PARALLEL_READ_BYTES = 32 << 20
 
 __all__ = ["parse_paths", "parse_uploads", "read_paths", "read_uploads", "IngestBatch",
            "no_scores_reason", "problem_row", "detect_format", "max_file_bytes", "FORMATS",
@@ -572,11 +578,38 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
         step(src.name, src.size)
         return cols
 
+    def read_group(group: list[tuple[Source, str]]
+                   ) -> list[tuple[Source, str, lm_eval.SampleColumns]]:
+        """The sample logs of one run; large logs on disk are read ``READ_WORKERS`` at a time
+        (DuckDB's JSON reader keeps about one core busy per file). Progress is then reported
+        per file, from this thread only; the first file that fails (in the given order)
+        raises, as in a sequential read."""
+        eligible = [s for s, _ in group
+                    if s.path is not None and formats[s.name] != lm_eval.SAMPLES_JSON]
+        workers = min(READ_WORKERS, len(eligible))
+        ids = {id(s) for s in eligible}
+        if workers < 2 or sum(s.size for s in eligible) < PARALLEL_READ_BYTES:
+            return [(s, t, read_samples(s, t)) for s, t in group]
+        out = []
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evalbars-read") as pool:
+            futures = [pool.submit(lm_eval.read_samples_jsonl, s, t, None, 0, 0, cluster_key)
+                       if id(s) in ids else None for s, t in group]
+            try:
+                for (s, t), fut in zip(group, futures):
+                    out.append((s, t, fut.result() if fut is not None else read_samples(s, t)))
+                    if fut is not None:
+                        step(s.name, s.size)
+            finally:
+                for fut in futures:
+                    if fut is not None:
+                        fut.cancel()
+        return out
+
     def build(res: lm_eval.ResultsFile | None, group: list[tuple[Source, str]]) -> None:
         """One lm_eval run, all or nothing: a failed file leaves the whole run out."""
         members = ([res.src] if res is not None else []) + [s for s, _ in group]
         try:
-            samples = [(s, t, read_samples(s, t)) for s, t in group]
+            samples = read_group(group)
             runs.append(lm_eval.build_run(res, samples, formats, cluster_key))
         except IngestError as exc:
             failed(exc)

@@ -120,3 +120,62 @@ def test_prefetch_closed_early_stops_its_thread_and_closes_the_reader() -> None:
     left = [t for t in threading.enumerate()
             if t.ident not in before and t.name == "evalbars-json-reader"]
     assert left == []
+
+
+def _run_files(tmp_path: Path, n_files: int = 3, bad: int | None = None) -> list[Path]:
+    paths = []
+    for f in range(n_files):
+        recs = [_record(i, [-1.0 - i % 3, -2.0, -0.5], gold=i % 3, acc=float(i % 2))
+                for i in range(200)]
+        path = tmp_path / f"samples_task{f}_2026-01-01T00-00-00.000001.jsonl"
+        text = "".join(json.dumps(r) + "\n" for r in recs)
+        if f == bad:
+            text = text.replace('"acc": 1.0', '"acc": Infinity', 1)
+        path.write_text(text)
+        paths.append(path)
+    return paths
+
+
+def test_parallel_read_of_a_runs_sample_logs_equals_the_sequential_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import evalcore.ingest as ingest
+    paths = _run_files(tmp_path)
+    monkeypatch.setattr(ingest, "READ_WORKERS", 1)
+    seq = parse_paths(paths)
+    calls: list[tuple[int, int, str]] = []
+    monkeypatch.setattr(ingest, "READ_WORKERS", 2)
+    monkeypatch.setattr(ingest, "PARALLEL_READ_BYTES", 0)
+    threads: set[str] = set()
+    real = lm_eval.read_samples_jsonl
+
+    def spy(*args, **kwargs):
+        threads.add(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lm_eval, "read_samples_jsonl", spy)
+    par = parse_paths(paths, progress=lambda done, total, name: calls.append((done, total, name)))
+    assert any(t.startswith("evalbars-read") for t in threads)   # really read in the pool
+    assert len(seq) == len(par) == 1
+    pd.testing.assert_frame_equal(seq[0].scores, par[0].scores)
+    pd.testing.assert_frame_equal(seq[0].texts, par[0].texts)
+    pd.testing.assert_frame_equal(seq[0].tasks, par[0].tasks)
+    assert [f.sha256 for f in seq[0].files] == [f.sha256 for f in par[0].files]
+    assert len(par[0].scores) == 3 * 200 * 2
+    # progress: from this thread only, never decreasing, ending at the total
+    dones = [d for d, _t, _n in calls]
+    assert dones == sorted(dones) and calls[-1][0] == calls[-1][1] > 0
+
+
+def test_parallel_read_raises_the_first_bad_file_in_order(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import evalcore.ingest as ingest
+    paths = _run_files(tmp_path, bad=1)
+    monkeypatch.setattr(ingest, "PARALLEL_READ_BYTES", 0)
+    monkeypatch.setattr(ingest, "READ_WORKERS", 2)
+    with pytest.raises(IngestError) as par:
+        parse_paths(paths)
+    monkeypatch.setattr(ingest, "READ_WORKERS", 1)
+    with pytest.raises(IngestError) as seq:
+        parse_paths(paths)
+    assert str(par.value) == str(seq.value)
+    assert "task1" in par.value.file and "line" in str(par.value.where)

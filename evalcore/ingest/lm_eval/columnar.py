@@ -172,6 +172,7 @@ def _fast_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str], 
         raise _Fallback()
     item_id = doc.cast(pa.string())
     filt = pc.fill_null(get(names.index("filter")), "none")
+    filt = pc.if_else(pc.equal(filt, ""), pa.scalar("none"), filt)   # as the line reader
     args = get(names.index("arguments"))
     prompt = pc.struct_field(args, ["gen_args_0", "arg_0"])
     target_raw = get(names.index("target"))
@@ -265,61 +266,171 @@ def _duckdb_type(t: pa.DataType) -> str:
 
 def _batches_duckdb(path: str, schema: pa.Schema,
                     doc_fields: list[str] | None = None) -> Iterator[pa.RecordBatch]:
-    """Record batches of the schema's fields read by DuckDB's JSON reader (yyjson, all cores).
+    """Finished record batches of a sample log, computed inside DuckDB's JSON reader.
 
-    Only the Python relational API is used (no SQL statement); field names other than the
-    fixed ones are metric and doc field names from the file, checked against ``_SAFE_NAME``
-    by the caller. The in-memory connection is private to this call (no store file, no lock).
+    DuckDB reads the schema's fields (yyjson, all cores) and computes the per-record
+    choices there, so only the needed values cross into Arrow (the other option texts, the
+    loglikelihood lists and the ``doc`` struct never leave DuckDB; exporting them cost more
+    than parsing them): ``doc_id``, ``filter`` (``"none"`` when missing or empty),
+    ``doc_hash``, ``prompt_hash``, ``prompt`` (``arg_0`` of ``gen_args_0``), ``raw_target``
+    (the target as written), ``response``, ``n_opts`` and the metric values, plus
+    ``__bad``: true on a row the fast path cannot read exactly (the caller falls back to
+    the line reader for the file). ``_duck_batch`` trims the option texts.
+
+    Multiple choice (``filtered_resps`` in the schema): ``n_opts`` is the number of
+    ``[loglikelihood, is_greedy]`` pairs; ``response`` is the option (``arg_1``) with the
+    highest loglikelihood (the first on ties or NaN, like ``np.argmax``; none with fewer
+    than two options); ``target_opt`` the option text when the target is an option index
+    (an integer, or a string of 1-9 digits), else null. ``__bad``: missing
+    ``filtered_resps``, more options than the schema has arguments, a loglikelihood that
+    is not a number. Generative: ``response`` is ``resps[0][0]`` and ``n_opts`` the
+    number of arguments with an ``arg_1``.
+
+    Metric values are read as JSON and cast: DuckDB's DOUBLE reader would turn true/false
+    into 1/0 silently; a boolean, string, object or list makes the row ``__bad``.
 
     Cluster doc fields are read as VARCHAR (numbers as their JSON text, like ``_doc_text``)
-    and labelled inside DuckDB with expression objects: ``__cl_<i>`` is the value, or
-    ``left(sha256(value), 12)`` when ``length(value)`` (code points, like Python's ``len``)
-    exceeds ``CLUSTER_TEXT_LIMIT`` (the same label as ``cluster_label``); ``__lg_<i>`` says
-    whether it was hashed. The ``doc`` struct itself never leaves DuckDB: an Arrow batch's
-    buffers live as long as any of its columns (the kept prompt texts), so a passage body in
-    it would stay in memory for the whole read.
+    and labelled: ``__cl_<i>`` is the value, or ``left(sha256(value), 12)`` when
+    ``length(value)`` (code points, like Python's ``len``) exceeds ``CLUSTER_TEXT_LIMIT`` (the
+    same label as ``cluster_label``); ``__lg_<i>`` says whether it was hashed.
+
+    Only the Python relational API runs here (no SQL statement). The fixed parts are
+    expressions over fixed field names; the other names are metric and doc field names
+    from the file, checked against ``_SAFE_NAME`` by the caller, and reach DuckDB only as
+    column names of the read schema and ``ColumnExpression``/``ConstantExpression`` objects.
+    The in-memory connection is private to this call (no store file, no lock).
     """
     import duckdb
 
+    C, F, K, S = (duckdb.ColumnExpression, duckdb.FunctionExpression, duckdb.ConstantExpression,
+                  duckdb.SQLExpression)
+    names = schema.names
+    mc = "filtered_resps" in names
+    n_args = schema.field("arguments").type.num_fields
+    metric_fields = [f.name for f in schema if f.type == pa.float64()]
+    target_int = pa.types.is_integer(schema.field("target").type)
     con = duckdb.connect()
     try:
-        columns = {f.name: _duckdb_type(f.type) for f in schema}
+        columns = {f.name: _duckdb_type(f.type) for f in schema if f.name != "doc"}
         if doc_fields:
             columns["doc"] = "STRUCT(" + ", ".join(f'"{f}" VARCHAR' for f in doc_fields) + ")"
-        # metric values are read as JSON and cast here: DuckDB's DOUBLE reader would turn
-        # true/false into 1/0 silently; a boolean or string sends the file to the slow path
-        # (which says what it found where)
-        metric_fields = [f.name for f in schema if f.type == pa.float64()]
         for m in metric_fields:
             columns[m] = "JSON"
         rel = con.read_json(path, format="newline_delimited", columns=columns)
-        C, F, K = duckdb.ColumnExpression, duckdb.FunctionExpression, duckdb.ConstantExpression
+        raw_target = "CAST(target AS VARCHAR)" if target_int else "target"
+        first = [C("doc_id"),
+                 S("CASE WHEN filter IS NULL OR filter = '' THEN 'none' ELSE filter END"
+                   ).alias("filter"),
+                 C("doc_hash"), C("prompt_hash"),
+                 S("arguments.gen_args_0.arg_0").alias("prompt"),
+                 S(raw_target).alias("raw_target")]
+        bad = []
+        if mc:
+            # option index of the target: an integer, or a string of 1-9 digits
+            t_idx = ("target" if target_int else
+                     r"CASE WHEN regexp_full_match(target, '\s*[0-9]{1,9}\s*') "
+                     r"THEN CAST(regexp_extract(target, '[0-9]+') AS BIGINT) END")
+            first += [S("len(filtered_resps)").alias("n_opts"),
+                      S("list_transform(filtered_resps, x -> TRY_CAST(x[1] AS DOUBLE))"
+                        ).alias("lls"),
+                      S("arguments"), S(t_idx).alias("t_idx")]
+            bad += [S("filtered_resps IS NULL"), S(f"len(filtered_resps) > {n_args}")]
+        else:
+            present = " + ".join(f"CAST(arguments.gen_args_{k}.arg_1 IS NOT NULL AS INTEGER)"
+                                 for k in range(n_args))
+            first += [S("resps[1][1]").alias("response"), S(present).alias("n_opts")]
         if metric_fields:
-            odd = None
             for m in metric_fields:
-                kind = F("json_type", C(m)).isin(K("BOOLEAN"), K("VARCHAR"), K("OBJECT"),
-                                                  K("ARRAY"))
-                odd = kind if odd is None else (odd | kind)
-            rel = rel.select(duckdb.StarExpression(exclude=metric_fields),
-                             *[C(m).cast(duckdb.sqltype("DOUBLE")).alias(m)
-                               for m in metric_fields], odd.alias("__odd_metric"))
+                bad.append(duckdb.CoalesceOperator(F("json_type", C(m)).isin(
+                    K("BOOLEAN"), K("VARCHAR"), K("OBJECT"), K("ARRAY")), K(False)))
+            first += [C(m).cast(duckdb.sqltype("DOUBLE")).alias(m) for m in metric_fields]
         if doc_fields:
-            extra = []
             for i, f in enumerate(doc_fields):
                 value = F("struct_extract", C("doc"), K(f))
                 long_ = F("length", value) > K(CLUSTER_TEXT_LIMIT)
                 label = duckdb.CaseExpression(long_, F("left", F("sha256", value), K(12))
                                               ).otherwise(value)
-                extra += [label.alias(f"__cl_{i}"), long_.alias(f"__lg_{i}")]
-            rel = rel.select(duckdb.StarExpression(exclude=["doc"]), *extra)
+                first += [label.alias(f"__cl_{i}"), long_.alias(f"__lg_{i}")]
+        first.append(duckdb.CoalesceOperator(_any(bad), K(False)).alias("__bad") if bad
+                     else K(False).alias("__bad"))
+        rel = rel.select(*first)
+        second = [C("doc_id"), C("filter"), C("doc_hash"), C("prompt_hash"), C("prompt"),
+                  C("raw_target")]
+        if mc:
+            def option(index: str) -> Any:   # arg_1 of the 1-based argument ``index`` (a CASE:
+                # a list of all option texts would copy every one of them)
+                return S(f"CASE {index} " + " ".join(
+                    f"WHEN {k + 1} THEN arguments.gen_args_{k}.arg_1" for k in range(n_args))
+                    + " END")
+            second += [
+                option("CASE WHEN t_idx >= 0 AND t_idx < n_opts AND n_opts >= 2 THEN t_idx + 1 "
+                       "END").alias("target_opt"),
+                option("CASE WHEN n_opts >= 2 THEN list_position(lls, list_max(lls)) END"
+                       ).alias("response"),
+                C("n_opts"),
+                (C("__bad") | duckdb.CoalesceOperator(
+                    S("list_bool_or(list_transform(lls, x -> x IS NULL))"), K(False))
+                 ).alias("__bad")]
+        else:
+            second += [C("response"), C("n_opts"), C("__bad")]
+        second += [C(m) for m in metric_fields]
+        for i in range(len(doc_fields or [])):
+            second += [C(f"__cl_{i}"), C(f"__lg_{i}")]
+        rel = rel.select(*second)
         for batch in rel.fetch_arrow_reader(_records.CHUNK_LINES):
-            if metric_fields:
-                odd = batch.column(batch.schema.names.index("__odd_metric"))
-                if pc.any(pc.fill_null(odd, False)).as_py():
-                    raise _Fallback()
+            if pc.any(batch.column(batch.schema.names.index("__bad"))).as_py():
+                raise _Fallback()
             yield batch
     finally:
         con.close()
+
+
+def _any(exprs: list) -> Any:
+    out = exprs[0]
+    for e in exprs[1:]:
+        out = out | e
+    return out
+
+
+def _duck_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str]) -> None:
+    """Add one batch of ``_batches_duckdb`` to the columns: option texts are trimmed here
+    (``utf8_trim_whitespace``, as ``_fast_batch``; DuckDB's trim with a character set costs
+    more than the whole pick) and the target is its option text when it has one."""
+    n = batch.num_rows
+    if n == 0:
+        return
+    names = batch.schema.names
+    get = batch.column
+    doc_ids = get(names.index("doc_id"))
+    if doc_ids.null_count:
+        raise _Fallback()
+    raw_target = get(names.index("raw_target"))
+    response = get(names.index("response"))
+    if response.null_count < n:
+        response = pc.utf8_trim_whitespace(response)
+    if "target_opt" in names:
+        opt = get(names.index("target_opt"))
+        target = (pc.if_else(pc.is_valid(opt), pc.utf8_trim_whitespace(opt), raw_target)
+                  if opt.null_count < n else raw_target)
+    else:
+        target = raw_target
+    doc_vals: dict[str, pa.Array] = {}
+    for i, f in enumerate(cols.doc_fields or []):
+        labels = get(names.index(f"__cl_{i}"))
+        if pc.any(get(names.index(f"__lg_{i}"))).as_py():
+            cols.hashed.add(f)
+        hits = _gold_hits(labels, raw_target, target)
+        if hits:
+            cols.gold_hits[f] = cols.gold_hits.get(f, 0) + hits
+        doc_vals[f] = labels
+    doc_num = (doc_ids.to_numpy(zero_copy_only=False).astype("int64", copy=False)
+               if pa.types.is_integer(doc_ids.type) else None)
+    cols.add_chunk(
+        n, doc_ids.cast(pa.string()), get(names.index("filter")), get(names.index("doc_hash")),
+        get(names.index("prompt_hash")), _cap(get(names.index("prompt"))), _cap(target),
+        _cap(response), get(names.index("n_opts")).to_numpy(zero_copy_only=False).astype("int64"),
+        {m: np.asarray(get(names.index(m)).to_numpy(zero_copy_only=False), dtype="float64")
+         for m in metrics}, doc_vals, doc_num)
 
 
 class _Raised:
@@ -433,7 +544,11 @@ def read_jsonl_fast(src: Source, task: str, progress: Progress | None = None,
             try:
                 done_rows = 0
                 for batch in batches:
-                    _fast_batch(batch, cols, metrics, mc, max_args)
+                    if engine == "duckdb":
+                        _duck_batch(batch, cols, metrics)
+                        cols.mc_like = cols.mc_like or mc
+                    else:
+                        _fast_batch(batch, cols, metrics, mc, max_args)
                     done_rows += batch.num_rows
                     call_progress(progress, done_before + min(src.size, done_rows * line_bytes),
                                   total, src.name)
