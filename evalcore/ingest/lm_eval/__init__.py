@@ -9,7 +9,8 @@ One module per concern (each docstring describes its part of the format):
   in a results file), per-item score rules, texts, cluster doc fields.
 * ``columnar``: the fast path for sample logs: DuckDB's ``read_json`` (pyarrow.json for
   uploads) with explicit columns; files it cannot type go to the line reader.
-* ``assemble``: columns -> canonical score and text frames, the cluster choice per task.
+* ``frames``: columns -> canonical score and text frames (``assemble``), the cluster
+  choice per task.
 * ``runs``: pairing results and sample files into runs, one ``ParsedRun`` per run.
 
 The names below are the package's interface (``from evalcore.ingest import lm_eval``;
@@ -18,7 +19,7 @@ The names below are the package's interface (``from evalcore.ingest import lm_ev
 
 from __future__ import annotations
 
-from evalcore.ingest.lm_eval.assemble import TaskData, assemble
+from evalcore.ingest.lm_eval.frames import TaskData, assemble
 from evalcore.ingest.lm_eval.columnar import read_jsonl_fast, read_samples_jsonl
 from evalcore.ingest.lm_eval.records import (
     CHUNK_LINES,

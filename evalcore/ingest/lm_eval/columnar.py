@@ -309,7 +309,9 @@ def _batches_duckdb(path: str, schema: pa.Schema,
     n_args = schema.field("arguments").type.num_fields
     metric_fields = [f.name for f in schema if f.type == pa.float64()]
     target_int = pa.types.is_integer(schema.field("target").type)
-    con = duckdb.connect()
+    # texts as Arrow large_string: what pandas' ``str`` dtype holds, so no conversion copies
+    # the offsets again
+    con = duckdb.connect(config={"arrow_large_buffer_size": True})
     try:
         columns = {f.name: _duckdb_type(f.type) for f in schema if f.name != "doc"}
         if doc_fields:
@@ -426,7 +428,7 @@ def _duck_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str]) 
     doc_num = (doc_ids.to_numpy(zero_copy_only=False).astype("int64", copy=False)
                if pa.types.is_integer(doc_ids.type) else None)
     cols.add_chunk(
-        n, doc_ids.cast(pa.string()), get(names.index("filter")), get(names.index("doc_hash")),
+        n, doc_ids.cast(pa.large_string()), get(names.index("filter")), get(names.index("doc_hash")),
         get(names.index("prompt_hash")), _cap(get(names.index("prompt"))), _cap(target),
         _cap(response), get(names.index("n_opts")).to_numpy(zero_copy_only=False).astype("int64"),
         {m: np.asarray(get(names.index(m)).to_numpy(zero_copy_only=False), dtype="float64")

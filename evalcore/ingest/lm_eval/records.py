@@ -155,8 +155,8 @@ class SampleColumns:
 
 def _cap(arr: pa.Array) -> pa.Array:
     """Texts as Arrow strings, each cut to ``TEXT_LIMIT`` characters."""
-    if arr.type != pa.string():
-        arr = arr.cast(pa.string())
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        arr = arr.cast(pa.large_string())
     if len(arr) == 0:
         return arr
     # bytes >= characters: the byte lengths come from the offsets alone (no text scan)

@@ -23,7 +23,7 @@ from typing import Any, Iterable
 import pandas as pd
 from evalcore.errors import IngestError
 from evalcore.ingest._common import Source, concat_frames, summaries_frame, tasks_frame
-from evalcore.ingest.lm_eval.assemble import assemble
+from evalcore.ingest.lm_eval.frames import assemble
 from evalcore.ingest.lm_eval.records import SampleColumns, read_records
 from evalcore.ingest.lm_eval.results import (
     HARNESS,

@@ -20,14 +20,14 @@ from evalcore.ingest.lm_eval.records import (
 from evalcore.model import SCORE_COLUMNS, TEXT_COLUMNS
 
 
-def _concat(chunks: list[pa.Array], typ: pa.DataType = pa.string()) -> pa.Array:
+def _concat(chunks: list[pa.Array], typ: pa.DataType = pa.large_string()) -> pa.Array:
     if not chunks:
         return pa.array([], typ)
     chunks = [c.cast(typ) if c.type != typ else c for c in chunks]
     return pa.concat_arrays(chunks) if len(chunks) > 1 else chunks[0]
 
 
-def _chunked(chunks: list[pa.Array | pa.ChunkedArray], typ: pa.DataType = pa.string()
+def _chunked(chunks: list[pa.Array | pa.ChunkedArray], typ: pa.DataType = pa.large_string()
              ) -> pa.ChunkedArray:
     """The chunks as one ChunkedArray of ``typ`` without copying their buffers (a
     concatenation would copy every text once more)."""
@@ -183,15 +183,15 @@ def assemble(src_name: str, cols: SampleColumns) -> TaskData:
     if val_parts:
         total = sum(len(v) for v in val_parts)
         metric_arr = pa.DictionaryArray.from_arrays(
-            pa.array(np.concatenate(code_parts)), pa.array(metric_names, pa.string())).cast(pa.string())
+            pa.array(np.concatenate(code_parts)), pa.array(metric_names, pa.large_string())).cast(pa.large_string())
         scores = pd.DataFrame({
-            "task": pd.Series(pa.repeat(pa.scalar(task, pa.string()), total), dtype=STR),
+            "task": pd.Series(pa.repeat(pa.scalar(task, pa.large_string()), total), dtype=STR),
             "metric": pd.Series(metric_arr, dtype=STR),
             "item_id": pd.Series(_chunked(id_parts), dtype=STR),
             "answer_idx": np.zeros(total, dtype="int64"),
             "score": np.concatenate(val_parts),
             "cluster": pd.Series(_chunked(cl_parts) if cl_parts
-                                 else pa.nulls(total, pa.string()), dtype=STR),
+                                 else pa.nulls(total, pa.large_string()), dtype=STR),
             "item_hash": pd.Series(_chunked(ih_parts), dtype=STR),
             "prompt_hash": pd.Series(_chunked(ph_parts), dtype=STR),
         })[list(SCORE_COLUMNS)]
@@ -207,7 +207,7 @@ def assemble(src_name: str, cols: SampleColumns) -> TaskData:
     prompt, target, response = pick(cols.prompt), pick(cols.target), pick(cols.response)
     cols.prompt, cols.target, cols.response = [], [], []
     texts = pd.DataFrame({
-        "task": pd.Series(pa.repeat(pa.scalar(task, pa.string()), len(first_rows)), dtype=STR),
+        "task": pd.Series(pa.repeat(pa.scalar(task, pa.large_string()), len(first_rows)), dtype=STR),
         "item_id": _pd_str(item_id if identity else item_id.take(take)),
         "answer_idx": np.zeros(len(first_rows), dtype="int64"),
         "prompt": _pd_str(prompt), "target": _pd_str(target), "response": _pd_str(response),
