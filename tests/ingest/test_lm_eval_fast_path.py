@@ -179,3 +179,76 @@ def test_parallel_read_raises_the_first_bad_file_in_order(
         parse_paths(paths)
     assert str(par.value) == str(seq.value)
     assert "task1" in par.value.file and "line" in str(par.value.where)
+
+
+def _duckdb_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_pyarrow(*_a, **_k):
+        raise AssertionError("the DuckDB reader should have read this file")
+    monkeypatch.setattr(lm_eval.columnar, "_batches_pyarrow", no_pyarrow)
+
+
+def test_duckdb_option_picks_equal_the_line_reader_on_odd_records(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # every choice DuckDB now makes inside the query: ties and NaN log-likelihoods (the first
+    # maximum, like np.argmax), a single option (no response), targets out of range or
+    # negative, option texts padded with tabs, newlines and no-break spaces, an empty filter
+    _duckdb_only(monkeypatch)
+    cases = [([-1.0, -1.0, -2.0], 1), (["nan", -1.0, -0.5], 2), ([-0.5], 0), ([-3.0, -1.0], 5),
+             ([-3.0, -1.0], -1), ([-2.0, -0.1, -0.2, -9.0], 3), (["-1e-3", "-2E+1", "0"], 0)]
+    records = []
+    for i, (lls, gold) in enumerate(cases * 3):
+        rec = _record(i, [-1.0] * len(lls), gold, acc=float(i % 2), filt="" if i % 5 == 0 else "none")
+        rec["filtered_resps"] = [[ll if isinstance(ll, str) else f"{ll:.4f}", "False"] for ll in lls]
+        for k, arg in enumerate(rec["arguments"].values()):
+            arg["arg_1"] = f"\t\xa0 option {k} of {i}\n "
+        records.append(rec)
+    src = _write(tmp_path / "samples_arc_2026-01-01T00-00-00.000001.jsonl", records)
+    fast, slow = _both(src)
+    pd.testing.assert_frame_equal(fast.scores, slow.scores)
+    pd.testing.assert_frame_equal(fast.texts, slow.texts)
+    assert fast.n_choices == slow.n_choices
+    texts = fast.texts.set_index("item_id")
+    assert texts.response["0"] == "option 0 of 0"        # tie: the first maximum
+    assert texts.response["1"] == "option 0 of 1"        # NaN counts as the maximum, first
+    assert pd.isna(texts.response["2"])                  # one option: no pick
+    assert texts.target["3"] == "5" and texts.target["4"] == "-1"   # not an option index
+    assert texts.target["5"] == "option 3 of 5"
+    assert set(fast.scores.metric) == {"acc", "acc_norm"}   # the empty filter is "none"
+
+
+def test_string_targets_of_digits_pick_the_option_on_the_duckdb_reader(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _duckdb_only(monkeypatch)
+    targets = ["1", " 0 ", "7", "x", "01", "-1", "2.0"]
+    records = []
+    for i, t in enumerate(targets):
+        rec = _record(i, [-1.0, -2.0, -3.0], 0, acc=1.0)
+        rec["target"] = t
+        records.append(rec)
+    fast, slow = _both(_write(tmp_path / "samples_arc_2026-01-01T00-00-00.000001.jsonl", records))
+    pd.testing.assert_frame_equal(fast.texts, slow.texts)
+    got = dict(zip(fast.texts.item_id, fast.texts.target))
+    assert got == {"0": "option 1 of 0", "1": "option 0 of 1", "2": "7", "3": "x",
+                   "4": "option 1 of 4", "5": "-1", "6": "2.0"}
+
+
+@pytest.mark.parametrize("row", [0, 7])
+@pytest.mark.parametrize("bad", [True, "0.5", None])
+def test_metric_values_duckdb_would_convert_send_the_file_to_the_line_reader(
+        tmp_path: Path, bad: object, row: int) -> None:
+    # DuckDB's DOUBLE reader turns true into 1.0 and "0.5" into 0.5 silently: the fast path
+    # must not; the line reader warns (boolean read as 1/0) or leaves the value out. In the
+    # first record or a later one.
+    records = [_record(i, [-1.0, -2.0], 0, acc=1.0) for i in range(20)]
+    records[row]["acc"] = bad
+    path = tmp_path / "samples_arc_2026-01-01T00-00-00.000001.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    src = Source(name=str(path), path=path)
+    with pytest.raises(lm_eval.columnar._Fallback):
+        lm_eval.read_jsonl_fast(src, "arc")
+    run = parse_paths([path])[0]
+    acc = run.scores[run.scores.metric == "acc"]
+    if bad is True:
+        assert len(acc) == 20 and any("boolean" in w for w in run.warnings)
+    else:
+        assert len(acc) == 19 and any("not a number" in w for w in run.warnings)

@@ -90,7 +90,9 @@ def _fast_schema(first: dict[str, Any]) -> tuple[pa.Schema, list[str], bool, int
         v = first.get(m)
         if is_number(v):
             metrics.append(m)
-        elif v is None or isinstance(v, bool):
+        elif not isinstance(v, (list, dict)):
+            # null, a boolean, a string: the line reader says what it found (a string in the
+            # first record must not drop the metric's numbers in the other records)
             raise _Fallback()
         # non-scalar (list) metrics: left out of the schema, hence ignored by the reader
     for m in metrics:
