@@ -252,3 +252,19 @@ def test_metric_values_duckdb_would_convert_send_the_file_to_the_line_reader(
         assert len(acc) == 20 and any("boolean" in w for w in run.warnings)
     else:
         assert len(acc) == 19 and any("not a number" in w for w in run.warnings)
+
+
+def test_a_record_naming_other_metrics_sends_the_file_to_the_line_reader(tmp_path: Path) -> None:
+    # the columnar schema comes from the first record: a later record that names another
+    # metric must not lose it (on both columnar readers)
+    records = [_record(i, [-1.0, -2.0], 0, acc=1.0) for i in range(20)]
+    records[9]["metrics"] = ["acc", "acc_norm", "f1"]
+    records[9]["f1"] = 0.25
+    path = tmp_path / "samples_arc_2026-01-01T00-00-00.000001.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    for src in (Source(name=str(path), path=path), Source(name=path.name, data=path.read_bytes())):
+        with pytest.raises(lm_eval.columnar._Fallback):
+            lm_eval.read_jsonl_fast(src, "arc")
+    run = parse_paths([path])[0]
+    f1 = run.scores[run.scores.metric == "f1"]
+    assert f1.item_id.tolist() == ["9"] and f1.score.tolist() == [0.25]

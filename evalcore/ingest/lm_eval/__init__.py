@@ -19,8 +19,8 @@ The names below are the package's interface (``from evalcore.ingest import lm_ev
 
 from __future__ import annotations
 
-from evalcore.ingest.lm_eval.frames import TaskData, assemble
 from evalcore.ingest.lm_eval.columnar import read_jsonl_fast, read_samples_jsonl
+from evalcore.ingest.lm_eval.frames import TaskData, assemble
 from evalcore.ingest.lm_eval.records import (
     CHUNK_LINES,
     CLUSTER_KEYS,
@@ -59,7 +59,12 @@ from evalcore.ingest.lm_eval.results import (
     summary_value,
     task_rows,
 )
-from evalcore.ingest.lm_eval.runs import build_run, pair_samples, samples_task_name, samples_ts
+from evalcore.ingest.lm_eval.runs import (
+    build_run,
+    pair_samples,
+    samples_task_name,
+    samples_ts,
+)
 
 __all__ = [
     "CHUNK_LINES", "CLUSTER_KEYS", "ENTRY_META", "GOLD_SHARE", "HARNESS", "KNOWN_FIELDS",

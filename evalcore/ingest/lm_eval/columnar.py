@@ -19,6 +19,7 @@ tokens, list-valued metrics, missing values, bad JSON) is re-read line by line w
 
 from __future__ import annotations
 
+import json
 import queue
 import re
 import threading
@@ -27,6 +28,7 @@ from typing import Any, Iterator
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from evalcore.ingest._common import (
     CLUSTER_TEXT_LIMIT,
     MAX_ABS_SCORE,
@@ -97,6 +99,7 @@ def _fast_schema(first: dict[str, Any]) -> tuple[pa.Schema, list[str], bool, int
         # non-scalar (list) metrics: left out of the schema, hence ignored by the reader
     for m in metrics:
         fields.append((m, pa.float64()))
+    fields.append(("metrics", pa.list_(pa.string())))   # checked equal to the first record's
     args = first.get("arguments")
     if not isinstance(args, dict) or not args:
         raise _Fallback()
@@ -122,7 +125,14 @@ def _fast_schema(first: dict[str, Any]) -> tuple[pa.Schema, list[str], bool, int
                 and resps[0] and isinstance(resps[0][0], str)):
             raise _Fallback()
         fields.append(("resps", pa.list_(pa.list_(pa.string()))))
-    return pa.schema(fields), metrics, mc, max_args
+    schema = pa.schema(fields).with_metadata({b"metrics": json.dumps(names).encode()})
+    return schema, metrics, mc, max_args
+
+
+def _metric_list(schema: pa.Schema) -> list[str]:
+    """The first record's ``metrics`` list, which every record must repeat: a record naming
+    other metrics (or none) is read by the line reader, which reads what each record names."""
+    return json.loads((schema.metadata or {}).get(b"metrics", b"[]"))
 
 
 def _argmax_segments(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -162,8 +172,18 @@ def _pick_option(args: pa.StructArray, idx: np.ndarray, max_args: int,
     return pc.utf8_trim_whitespace(out)
 
 
+def _check_metric_lists(lists: pa.Array, expected: list[str]) -> None:
+    """``_Fallback`` unless every row's ``metrics`` list equals ``expected``."""
+    n, k = len(lists), len(expected)
+    if lists.null_count or not pc.all(pc.equal(pc.list_value_length(lists), k)).as_py():
+        raise _Fallback()
+    if k and not pc.all(pc.equal(pc.list_flatten(lists),
+                                 pa.array(expected * n, lists.type.value_type))).as_py():
+        raise _Fallback()
+
+
 def _fast_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str], mc: bool,
-                max_args: int) -> None:
+                max_args: int, metric_list: list[str] | None = None) -> None:
     n = batch.num_rows
     if n == 0:
         return
@@ -172,6 +192,8 @@ def _fast_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str], 
     doc = get(names.index("doc_id"))
     if doc.null_count:
         raise _Fallback()
+    if "metrics" in names:
+        _check_metric_lists(get(names.index("metrics")), metric_list or [])
     item_id = doc.cast(pa.string())
     filt = pc.fill_null(get(names.index("filter")), "none")
     filt = pc.if_else(pc.equal(filt, ""), pa.scalar("none"), filt)   # as the line reader
@@ -328,7 +350,8 @@ def _batches_duckdb(path: str, schema: pa.Schema,
                  C("doc_hash"), C("prompt_hash"),
                  S("arguments.gen_args_0.arg_0").alias("prompt"),
                  S(raw_target).alias("raw_target")]
-        bad = []
+        # every record names the first record's metrics (the list is a constant, not SQL text)
+        bad = [duckdb.CoalesceOperator(C("metrics") != K(_metric_list(schema)), K(True))]
         if mc:
             # option index of the target: an integer, or a string of 1-9 digits
             t_idx = ("target" if target_int else
@@ -552,7 +575,7 @@ def read_jsonl_fast(src: Source, task: str, progress: Progress | None = None,
                         _duck_batch(batch, cols, metrics)
                         cols.mc_like = cols.mc_like or mc
                     else:
-                        _fast_batch(batch, cols, metrics, mc, max_args)
+                        _fast_batch(batch, cols, metrics, mc, max_args, _metric_list(schema))
                     done_rows += batch.num_rows
                     call_progress(progress, done_before + min(src.size, done_rows * line_bytes),
                                   total, src.name)

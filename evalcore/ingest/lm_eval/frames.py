@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from evalcore.errors import IngestError
 from evalcore.ingest._common import STR, auto_cluster_rule, empty_frame
 from evalcore.ingest.lm_eval.records import (

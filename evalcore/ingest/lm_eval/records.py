@@ -55,6 +55,7 @@ from typing import Any, Iterable
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from evalcore.errors import IngestError
 from evalcore.ingest._common import (
     CLUSTER_NAME,

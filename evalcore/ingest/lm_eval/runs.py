@@ -21,6 +21,7 @@ import re
 from typing import Any, Iterable
 
 import pandas as pd
+
 from evalcore.errors import IngestError
 from evalcore.ingest._common import Source, concat_frames, summaries_frame, tasks_frame
 from evalcore.ingest.lm_eval.frames import assemble
