@@ -352,10 +352,14 @@ def rescore(store, task: str, metric: str | None = None, runs: list | None = Non
     ids, names, cells = _task_runs(store, task, runs)
     if metric is None:
         metric = default_metric(cells["metric"].unique())
-    scores = store.item_means(ids, task, metric)
-    if scores.empty:
+    # items x runs matrix of item means (integer item keys), labelled with the item ids and
+    # in item_id order, as a pivot of store.item_means would give it
+    mat = store.item_matrices([(task, metric)], run_ids=ids).get((task, metric))
+    if mat is None or mat.scores.size == 0:
         raise AnalysisError(f"task {task!r} has no item scores for metric {metric!r}")
-    wide = scores.pivot(index="item_id", columns="run_id", values="score")
+    wide = pd.DataFrame(mat.scores, columns=[int(r) for r in mat.run_ids],
+                        index=pd.Index(store.item_labels(task, mat.items), name="item_id")
+                        ).sort_index()
     ids = [r for r in ids if r in wide.columns]
     wide = wide[ids].dropna()
     if wide.empty:
