@@ -598,7 +598,8 @@ def split_report(store, run, task: str, metric: str | None = None, *, k: int = 1
         raise AnalysisError(f"run {name!r} has no metric {metric!r} on {task!r}; it has "
                             f"{', '.join(metrics)}")
     g = im[im["metric"] == metric].copy()
-    g = g.iloc[sorted(range(len(g)), key=lambda i: _natural_key(g["item_id"].iloc[i]))]
+    item_ids = g["item_id"].tolist()
+    g = g.iloc[sorted(range(len(g)), key=lambda i: _natural_key(item_ids[i]))]
     x = g["score"].to_numpy(float)
     kk = int(k) if x.size >= 10 * int(k) else max(2, x.size // 10)
     clusters = g["cluster"].to_numpy(object) if g["cluster"].notna().any() else None
