@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore import stats as st
+from evalcore.stats import _interval_arrays as ia
 from evalcore.errors import AnalysisError, StoreError
 from evalcore.metrics import harness_primary_metric
 
@@ -200,6 +201,35 @@ def _proportion(method: str, successes: int, n: int, confidence: float):
     """(low, high) of a 0/1 score by a closed-form method (``stats.proportion_interval``)."""
     r = st.proportion_interval(int(successes), int(n), method, confidence)
     return float(r.low), float(r.high)
+
+
+def _proportion_bounds(method: str, successes: np.ndarray, n: np.ndarray,
+                       confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """``_proportion``'s bounds for many cells at once: Wilson (modified), Clopper-Pearson
+    and Bayes through ``stats._interval_arrays`` (bit-identical to the scalar functions;
+    the modified Wilson array takes one n, so cells are grouped by n), others cell by cell."""
+    k = np.asarray(successes, dtype=float)
+    nn = np.asarray(n, dtype=float)
+    low, high = np.full(k.size, np.nan), np.full(k.size, np.nan)
+    if not k.size:
+        return low, high
+    if method in ("wilson", "clopper-pearson", "bayes"):
+        if np.any(nn < 1) or np.any(k < 0) or np.any(k > nn) or np.any(k != np.round(k)) \
+                or np.any(nn != np.round(nn)):
+            raise AnalysisError("proportion intervals need whole counts 0 <= k <= n, n >= 1")
+        alpha = 1.0 - confidence
+        if method == "clopper-pearson":
+            return ia.clopper_pearson_bounds(k, nn, alpha)
+        if method == "bayes":
+            return ia.bayes_bounds(k, nn, alpha)
+        z = st.z_value(confidence)
+        for m in np.unique(nn):
+            at = nn == m
+            low[at], high[at] = ia.modified_wilson_bounds(k[at], int(m), z, alpha)
+        return low, high
+    for i in range(k.size):
+        low[i], high[i] = _proportion(method, int(k[i]), int(nn[i]), confidence)
+    return low, high
 
 
 def _mde(n: int, sd_diff: float, alpha: float, power: float = DEFAULT_POWER) -> float:

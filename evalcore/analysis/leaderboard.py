@@ -29,7 +29,7 @@ from evalcore.analysis._common import (
     _contains_chance,
     _empty,
     _fnum,
-    _proportion,
+    _proportion_bounds,
     _short,
     default_metric,
     resolve_runs,
@@ -220,8 +220,9 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
             bad = sorted(set(cs.loc[cont, "task"]))
             notes.append(f"{METHOD_LABELS[method]} needs 0/1 scores; CLT used for the "
                          f"continuous scores of: {_short(bad)}")
-        for i in np.flatnonzero(binary):
-            low[i], high[i] = _proportion(method, int(round(ssum[i])), int(n[i]), confidence)
+        rows = np.flatnonzero(binary)
+        low[rows], high[rows] = _proportion_bounds(method, np.round(ssum[rows]), n[rows],
+                                                   confidence)
         used[cont] = "clt"
         low[cont] = score[cont] - z * se[cont]
         high[cont] = score[cont] + z * se[cont]
