@@ -161,6 +161,9 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
         avail.setdefault(str(t), set()).add(str(m))
     for t, m in zip(summ["task"], summ["metric"]):
         avail.setdefault(str(t), set()).add(str(m))
+    protos_of: dict[str, list[dict]] = {}     # task -> its protocols, in run order
+    for (_, pt), p in protocols.items():
+        protos_of.setdefault(pt, []).append(p)
     metrics_by_task: dict[str, str] = {}
     for t in sorted(avail):
         if metric is not None:
@@ -170,7 +173,7 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
                 raise AnalysisError(f"task {t!r} has no metric {metric!r}; it has: "
                                     f"{', '.join(sorted(avail[t]))}")
         else:
-            task_protos = [p for (_, pt), p in protocols.items() if pt == t]
+            task_protos = protos_of.get(t, [])
             metrics_by_task[t] = default_metric(avail[t], task_protos)
             if len(avail[t]) > 1:
                 others = sorted(avail[t] - {metrics_by_task[t]})
