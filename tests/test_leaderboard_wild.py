@@ -59,12 +59,25 @@ def test_macro_average_leaves_out_losses_and_ranks_the_bigger_model_first(pythia
     for run_name, path in (("EleutherAI/pythia-v1.1-160m", P160M),
                            ("EleutherAI/pythia-v1.1-6.9b", P69B)):
         raw = _file(path)["results"]
-        accs = [e["acc"] for t, e in raw.items() if not t.startswith("crows_pairs")]
-        assert avg.loc[run_name, "score"] == pytest.approx(np.mean(accs), rel=1e-12)
+        # MMLU (lm_eval 0.3's 57 hendrycksTest-* subjects) counts once, as the mean of its
+        # subjects, beside the 8 other accuracy tasks: 9 units
+        mmlu = [e["acc"] for t, e in raw.items() if t.startswith("hendrycksTest-")]
+        others = [e["acc"] for t, e in raw.items()
+                  if not t.startswith(("crows_pairs", "hendrycksTest-"))]
+        assert len(mmlu) == 57 and len(others) == 8
+        want = (np.mean(mmlu) + np.sum(others)) / 9
+        assert avg.loc[run_name, "score"] == pytest.approx(want, rel=1e-12)
+        # SE: the group's tasks share one unit's weight
+        ses = {t: e["acc_stderr"] for t, e in raw.items() if not t.startswith("crows_pairs")}
+        w = {t: (1 / 57 if t.startswith("hendrycksTest-") else 1.0) for t in ses}
+        want_se = np.sqrt(sum((w[t] * ses[t]) ** 2 for t in ses)) / 9
+        assert avg.loc[run_name, "se"] == pytest.approx(want_se, rel=1e-6)
         assert 0.0 <= avg.loc[run_name, "score"] <= 1.0
     left = lb.task_notes[lb.task_notes["kind"] == "average"]
     assert len(left) == 22 and all("lower is better" in n for n in left["note"])
     assert any("22 of 87 task(s) left out" in n for n in lb.notes)
+    assert any("each task group counts once" in n and "mmlu (hendrycksTest): 57 tasks" in n
+               for n in lb.notes)
 
 
 def test_lower_is_better_sorts_lowest_first(pythia):

@@ -90,3 +90,22 @@ def task_groups(tasks: Iterable[str],
         if len(members) >= 2 and g not in out:
             out[g] = members
     return out
+
+
+def average_weights(tasks: Iterable[str], groups: Mapping[str, Iterable[str]]) -> list[float]:
+    """Weight of each task in a macro average where a task group counts once.
+
+    Every task belongs to one unit: its group in ``groups`` (from ``task_groups``: each
+    task in at most one group) or, ungrouped, itself. Each unit present among ``tasks``
+    carries weight 1, shared equally by its tasks there: w_t = 1 / (tasks of t's unit in
+    ``tasks``). So an average over MMLU's 57 subjects plus ARC and HellaSwag weighs MMLU
+    (the mean of its subjects) as much as each of the other two, instead of 57 times as
+    much. Order follows ``tasks``; without groups every weight is 1 (the plain mean).
+    """
+    tasks = [str(t) for t in tasks]
+    unit_of = {str(t): str(g) for g, members in groups.items() for t in members}
+    units = [("group", unit_of[t]) if t in unit_of else ("task", t) for t in tasks]
+    size: dict[tuple[str, str], int] = {}
+    for u in units:
+        size[u] = size.get(u, 0) + 1
+    return [1.0 / size[u] for u in units]

@@ -10,7 +10,7 @@ import pandas as pd
 from evalcore import metrics as mx
 from evalcore import stats as st
 from evalcore.errors import AnalysisError
-from evalcore.analysis.groups import task_groups
+from evalcore.analysis.groups import average_weights, task_groups
 from evalcore.analysis.tiers import (_compared_runs, _in_board_order, _item_mean_bounds,
                                      _pull_matrices, _ranks, _tiers)
 from evalcore.analysis.tiers import rank_intervals  # noqa: F401  (public, re-exported)
@@ -335,7 +335,8 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     cells = cells.assign(_key=sign * cells["score"].to_numpy(dtype=float))
     cells = cells.sort_values(["task", "_key"], kind="stable")[list(CELL_COLUMNS)] \
         .reset_index(drop=True)
-    averages = _macro_averages(cells, confidence, notes, info, tnotes)
+    groups = task_groups(list(dict.fromkeys(cells["task"].astype(str))), _declared_groups(protocols))
+    averages = _macro_averages(cells, confidence, notes, info, tnotes, groups)
     tiers = _empty(TIER_COLUMNS)
     ranks = _empty(RANK_COLUMNS)
     # rank intervals need the items x runs matrices of their tasks; the tiers of those
@@ -348,8 +349,8 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
                        lower={t for t, i in info.items() if i.direction == mx.LOWER},
                        skip={t for t, i in info.items() if not i.rankable})
     if include_tiers:
-        tiers = _tiers(store, cells, averages, metrics_by_task, names, confidence, mats, info)
-    groups = task_groups(list(dict.fromkeys(cells["task"].astype(str))), _declared_groups(protocols))
+        tiers = _tiers(store, cells, averages, metrics_by_task, names, confidence, mats, info,
+                       groups)
     group_cells = _group_cells(cells, groups, summ_all, confidence)
     task_notes = pd.DataFrame(tnotes, columns=list(TASK_NOTE_COLUMNS)) if tnotes else \
         _empty(TASK_NOTE_COLUMNS)
@@ -599,9 +600,15 @@ def _chance_applies(metric: str, binary: bool) -> bool:
 
 def _macro_averages(cells: pd.DataFrame, confidence: float, notes: list[str],
                     info: dict[str, mx.MetricInfo],
-                    tnotes: list[tuple[str, str, str]]) -> pd.DataFrame:
+                    tnotes: list[tuple[str, str, str]],
+                    groups: dict[str, list[str]] | None = None) -> pd.DataFrame:
     """Per run, the mean over the tasks whose metric is higher-is-better on [0, 1]
-    (``MetricInfo.averageable``); the others are left out and named with the reason."""
+    (``MetricInfo.averageable``); the others are left out and named with the reason.
+
+    A task group (``groups``, from ``task_groups``: MMLU's subjects, BBH's subtasks) counts
+    once: its tasks share one unit's weight (``groups.average_weights``), so the average
+    is the mean over units of (the group's mean over its tasks, or an ungrouped task's
+    score), SE = sqrt(sum_t w_t^2 SE_t^2) / sum_t w_t (``stats.aggregate_tasks``)."""
     rows = []
     all_tasks = sorted(set(cells["task"]))
     if len(all_tasks) < 2:
@@ -639,13 +646,21 @@ def _macro_averages(cells: pd.DataFrame, confidence: float, notes: list[str],
     for rid, idx in first.items():
         idx = np.asarray(idx)[np.argsort(task_col[idx], kind="stable")]   # by task
         agg = st.aggregate_tasks(score_col[idx], se_col[idx], kind="macro",
-                                 confidence=confidence)
+                                 confidence=confidence,
+                                 weights=average_weights(task_col[idx], groups or {}))
         tasks = ",".join(task_col[idx])
         sets.add(tasks)
         rows.append({"run_id": int(rid), "run": name_col[idx[0]], "n_tasks": len(idx),
                      "score": float(agg.estimate), "se": float(agg.se), "low": float(agg.low),
                      "high": float(agg.high),
                      "kind": "macro", "tasks": tasks})
+    grouped = {g: [t for t in members if t in set(usable["task"].astype(str))]
+               for g, members in (groups or {}).items()}
+    grouped = {g: m for g, m in grouped.items() if len(m) >= 2}
+    if grouped:
+        notes.append("macro average: each task group counts once, as the mean of its tasks ("
+                     + "; ".join(f"{g}: {len(m)} tasks" for g, m in sorted(grouped.items()))
+                     + "), beside each ungrouped task")
     if len(sets) > 1:
         notes.append("macro averages are over different task sets (see the tasks column); "
                      "compare averages only between runs with the same tasks")

@@ -14,6 +14,7 @@ import pandas as pd
 
 from evalcore import metrics as mx
 from evalcore import stats as st
+from evalcore.analysis.groups import average_weights
 from evalcore.analysis._common import (
     AVERAGE_TASK,
     RANK_COLUMNS,
@@ -127,7 +128,8 @@ def _against(cols: list[int], x: np.ndarray, rids: list[int], refs: list[int],
 def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
            metrics_by_task: dict[str, str], names, confidence: float,
            mats: Matrices | None = None,
-           info: dict[str, mx.MetricInfo] | None = None) -> pd.DataFrame:
+           info: dict[str, mx.MetricInfo] | None = None,
+           groups: dict[str, list[str]] | None = None) -> pd.DataFrame:
     """Runs indistinguishable from the best, per task and for the macro average.
 
     Per task: the best run is the highest score (the lowest when the metric is
@@ -138,7 +140,9 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     as in ``stats.indistinguishable_from_best``). Macro average: the run with the best
     average is the reference among the runs averaged over the same task set (the most common
     set of 2+ tasks); per run, the mean over tasks of the per-task paired differences with
-    SE = sqrt(sum_t SE_t^2)/k (``stats.aggregate_tasks``) and a z-test, Holm-adjusted.
+    SE = sqrt(sum_t SE_t^2)/k (``stats.aggregate_tasks``) and a z-test, Holm-adjusted; with
+    the macro average's weights, so that a task group (``groups``) counts once there too
+    (``groups.average_weights``).
 
     Every task's items x runs matrix comes from one ``store.item_matrices`` query (tasks in
     ``mats``, already pulled for the rank intervals, are reused); per task and reference,
@@ -185,7 +189,7 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
 
     no_items = (np.zeros(0, dtype=int), np.full((0, 0), np.nan))
     rows = []
-    per_run: dict[int, list[tuple[float, float, int]]] = {}
+    per_run: dict[int, list[tuple[str, float, float, int]]] = {}
     for t, rids in runs_of.items():
         best = best_of[t]
         refs = [best]
@@ -217,17 +221,19 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
             d2, se2, n2, _ = res[best_avg]
             for j, rid in enumerate(rids):
                 if rid != best_avg and rid in group and np.isfinite(d2[j]) and np.isfinite(se2[j]):
-                    per_run.setdefault(rid, []).append((float(d2[j]), float(se2[j]), int(n2[j])))
+                    per_run.setdefault(rid, []).append((t, float(d2[j]), float(se2[j]),
+                                                        int(n2[j])))
     if best_avg is not None and per_run:
         rids = sorted(per_run)
         dd, ses, nn = [], [], []
         for rid in rids:
             v = per_run[rid]
-            agg = st.aggregate_tasks(np.array([a for a, _, _ in v]),
-                                     np.array([e for _, e, _ in v]))
+            agg = st.aggregate_tasks(np.array([a for _, a, _, _ in v]),
+                                     np.array([e for _, _, e, _ in v]),
+                                     weights=average_weights([t for t, _, _, _ in v], groups or {}))
             dd.append(float(agg.estimate))
             ses.append(float(agg.se))
-            nn.append(sum(k for _, _, k in v))
+            nn.append(sum(k for _, _, _, k in v))
         pp = st.normal_p_value(dd, ses)
         padj = _holm(pp)
         bname = names.get(best_avg, str(best_avg))

@@ -63,12 +63,17 @@ def pooled_sample_stderr(stderrs: Any, sizes: Any) -> float:
 
 
 def aggregate_tasks(scores: Any, ses: Any, ns: Any = None, kind: str = "macro",
-                    confidence: float = 0.95) -> TaskAggregate:
+                    confidence: float = 0.95, weights: Any = None) -> TaskAggregate:
     """Average of k task scores with its standard error.
 
     - macro: mean of the task scores, SE = sqrt(sum_t SE_t^2) / k (tasks are independent item
       sets). Averaging shrinks the error bar by about sqrt(k), so an average can be significant
       when no single task is.
+    - macro with ``weights`` w_t > 0: the weighted mean sum_t w_t s_t / W, W = sum_t w_t, with
+      SE = sqrt(sum_t w_t^2 SE_t^2) / W (the same independence). The leaderboard weights each
+      task 1 / (tasks of its group), so that a task group (MMLU's 57 subjects) counts once,
+      as the mean of its tasks, beside each ungrouped task. Equal weights give the plain
+      macro average.
     - micro: item-weighted mean sum_t n_t s_t / N (the harness's ``weight_by_size`` group score)
       with the harness's group SE :func:`pooled_sample_stderr`, so group numbers agree with
       lm-evaluation-harness to the printed digit. Needs ``ns``.
@@ -94,7 +99,19 @@ def aggregate_tasks(scores: Any, ses: Any, ns: Any = None, kind: str = "macro",
             raise StatsInputError("ns must be positive integers")
         n_total = int(nn.sum())
         w = nn
-    if kind == "macro":
+    if weights is not None and kind != "macro":
+        raise StatsInputError("weights apply to kind='macro' only")
+    if kind == "macro" and weights is not None:
+        wt = as_scores(weights, "weights")
+        if wt.size != k:
+            raise StatsInputError(f"scores and weights differ in length: {k} vs {wt.size}")
+        if np.any(wt <= 0):
+            raise StatsInputError("weights must be positive")
+        total = float(wt.sum())
+        est = float(np.sum(wt * s) / total)
+        se = float(math.sqrt(np.sum((wt * e) ** 2)) / total)
+        method = "weighted macro average, SE = sqrt(sum w_t^2 SE_t^2)/sum w_t"
+    elif kind == "macro":
         est = float(s.mean())
         se = float(math.sqrt(np.sum(e ** 2)) / k)
         method = "macro average, SE = sqrt(sum SE_t^2)/k"

@@ -226,7 +226,7 @@ def test_many_tasks_table_first_groups_folded_notes_collapsed(pythia_store):
     assert row["Metric"] == "likelihood_difference ↓" and "average" in row["Notes"]
     # notes: one collapsed expander counted by kind, not 280 captions
     notes = next(e for e in at.expander if e.label.startswith("Notes ("))
-    assert notes.label == "Notes (85 metric, 22 average, 2 general)"
+    assert notes.label == "Notes (85 metric, 22 average, 3 general)"
     assert len(notes.dataframe[0].value) == 85 + 22
     assert len(at.caption) < 12
     assert "None" not in _all_values(at)
