@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from evalcore import stats as st
 from evalcore.errors import AnalysisError
-from evalcore.analysis.leaderboard import metric_infos
+from evalcore.analysis.groups import average_weights, task_groups
+from evalcore.analysis.leaderboard import _declared_groups, _protocols, metric_infos
 from evalcore.analysis._common import (
     AVERAGE_TASK,
     BENIGN_PROTOCOL_CATEGORIES,
@@ -68,7 +69,8 @@ class Comparison:
         (1 + |diff|) sqrt(U/n) from the discordance upper bound U.
     protocol_diff columns: scope ("run" or task name), setting, value_a, value_b
     pairing: one Pairing per task
-    overall: the same fields as a per_task row for the macro average over tasks (or None)
+    overall: the same fields as a per_task row for the macro average over tasks (or None),
+        in which a task group counts once (``groups``; as in the leaderboard's average)
     verdict: one sentence for the headline ("different: B is better than A by ...", "no
         difference detected, and this design could have detected X points", "underpowered:
         the MDE here is Y points", "too few items to tell: ... about N items are needed to
@@ -88,6 +90,7 @@ class Comparison:
     overall: dict | None
     verdict: str
     warnings: tuple[str, ...] = ()
+    groups: dict[str, list[str]] = field(default_factory=dict)   # group -> its compared tasks
 
 
 def _fmt_points(value: float, scale: float) -> str:
@@ -569,8 +572,10 @@ def compare(store, run_a: str | int, run_b: str | int, *, task: str | None = Non
                if not info[t].averageable]
         warnings.append(f"left out of the macro average (not a higher-is-better metric on "
                         f"[0, 1]): {_short(out)}")
+    groups = task_groups([str(t) for t in per_task["task"]],
+                         _declared_groups(_protocols(store, [a, b])))
     if len(averaged) > 1:
-        overall = _overall(averaged, confidence, mde_threshold, name_a, name_b)
+        overall = _overall(averaged, confidence, mde_threshold, name_a, name_b, groups)
         verdict = f"macro average over {len(averaged)} tasks: {overall['verdict']}"
     elif len(per_task) > 1:
         verdict = "no macro average (fewer than 2 tasks with a higher-is-better metric on " \
@@ -580,11 +585,14 @@ def compare(store, run_a: str | int, run_b: str | int, *, task: str | None = Non
     per_task = per_task[list(PER_TASK_COLUMNS)]
     return Comparison(run_a=name_a, run_b=name_b, confidence=confidence, per_task=per_task,
                       protocol_diff=pdiff, pairing=tuple(pairings), overall=overall,
-                      verdict=verdict, warnings=tuple(warnings))
+                      verdict=verdict, warnings=tuple(warnings), groups=groups)
 
 
-def _overall(per_task: pd.DataFrame, confidence: float, mde_threshold, name_a, name_b) -> dict:
-    """Macro average of per-task differences: mean_t diff_t, SE = sqrt(sum SE_t^2)/k.
+def _overall(per_task: pd.DataFrame, confidence: float, mde_threshold, name_a, name_b,
+             groups: dict[str, list[str]] | None = None) -> dict:
+    """Macro average of per-task differences: mean_t diff_t, SE = sqrt(sum SE_t^2)/k; with
+    ``groups`` each task group counts once (weights w_t = 1/(tasks of its group),
+    ``groups.average_weights``): sum w_t diff_t / W, SE = sqrt(sum w_t^2 SE_t^2) / W.
 
     Each SE_t is taken as at least the half-width of its task's interval divided by z, so a
     small task's score interval (or its discordance bound) is not narrowed by averaging a
@@ -595,31 +603,34 @@ def _overall(per_task: pd.DataFrame, confidence: float, mde_threshold, name_a, n
     se_t = per_task["se"].to_numpy(dtype=float)
     half = (per_task["high"].to_numpy(dtype=float) - per_task["low"].to_numpy(dtype=float)) / (2 * z)
     se_t = np.where(np.isfinite(half), np.fmax(se_t, half), se_t)
-    agg = st.aggregate_tasks(per_task["diff"].to_numpy(dtype=float), se_t)
+    w = np.asarray(average_weights(per_task["task"].astype(str), groups or {}), dtype=float)
+    wn = w / w.sum()      # normalised: sum wn = 1 (1/k each without groups)
+    agg = st.aggregate_tasks(per_task["diff"].to_numpy(dtype=float), se_t, weights=w)
     diff = float(agg.estimate)
     se = float(agg.se)  # bounds below are not agg.low/high: a difference is not clipped
     k = len(per_task)
     se_iid_t = per_task["se_iid"].to_numpy(dtype=float)
     se_cl_t = per_task["se_clustered"].to_numpy(dtype=float)
-    se_iid = float(np.sqrt(np.sum(se_iid_t ** 2)) / k)
+    se_iid = float(np.sqrt(np.sum((wn * se_iid_t) ** 2)))
     se_cl = float("nan")
     if np.isfinite(se_cl_t).any():
-        se_cl = float(np.sqrt(np.sum(np.where(np.isfinite(se_cl_t), se_cl_t, se_iid_t) ** 2)) / k)
+        se_cl = float(np.sqrt(np.sum((wn * np.where(np.isfinite(se_cl_t), se_cl_t,
+                                                    se_iid_t)) ** 2)))
     # MDE of an estimate whose SE is se: (z_{1-a/2} + z_power) * se, i.e. the paired MDE
     # formula with n = 1 and sd = se
     mde = _mde(1, se, 1.0 - confidence)
     unit = bool((per_task["points_scale"] == 100.0).all())
     scale = 100.0 if unit else 1.0
-    sa = float(per_task["score_a"].mean())
-    sb = float(per_task["score_b"].mean())
+    sa = float(np.sum(wn * per_task["score_a"].to_numpy(dtype=float)))
+    sb = float(np.sum(wn * per_task["score_b"].to_numpy(dtype=float)))
     low, high = diff - z * se, diff + z * se
     p = float(st.normal_p_value(diff, se)[0])
     return {"task": AVERAGE_TASK, "metric": ",".join(dict.fromkeys(per_task["metric"])),
             "n": int(per_task["n"].sum()) if per_task["n"].notna().all() else None,
             "score_a": sa, "score_b": sb, "diff": diff,
             "se": se, "low": low, "high": high,
-            "se_unpaired": float(np.sqrt(np.sum(per_task["se_unpaired"].to_numpy(float) ** 2))
-                                 / k),
+            "se_unpaired": float(np.sqrt(np.sum((wn * per_task["se_unpaired"]
+                                                 .to_numpy(float)) ** 2))),
             "correlation": float("nan"), "b": float("nan"), "c": float("nan"),
             "both": float("nan"), "neither": float("nan"),
             "p_exact": p, "p_midp": float("nan"), "p_adjusted": p, "adjustment": "none",
@@ -630,10 +641,20 @@ def _overall(per_task: pd.DataFrame, confidence: float, mde_threshold, name_a, n
             "kind": "macro average of per-task differences", "points_scale": scale,
             "sd_diff": float("nan"), "se_iid": se_iid, "se_clustered": se_cl,
             "n_clusters": float("nan"), "interval_method": "normal",
-            "method_reason": f"normal interval of the macro average over {k} tasks, SE = "
-                             f"sqrt(sum SE_t^2)/k with each SE_t at least its task interval's "
-                             f"half-width / z",
+            "method_reason": f"normal interval of the macro average over {k} tasks"
+                             + (f" ({_grouped_text(per_task, groups)})"
+                                if _grouped_text(per_task, groups) else "")
+                             + ", SE = sqrt(sum w_t^2 SE_t^2)/sum w_t with each SE_t at least "
+                               "its task interval's half-width / z",
             "mde_basis": "SE of the macro average", "items_needed": float("nan")}
+
+
+def _grouped_text(per_task: pd.DataFrame, groups: dict[str, list[str]] | None) -> str:
+    """"mmlu: 57 tasks counted once" for the groups with 2+ of the averaged tasks."""
+    tasks = set(per_task["task"].astype(str))
+    parts = [f"{g}: {n} tasks" for g, m in sorted((groups or {}).items())
+             if (n := len(tasks & set(m))) >= 2]
+    return ("each group counted once: " + "; ".join(parts)) if parts else ""
 
 
 def _protocol_diff(store, a: int, b: int, tasks: list[str]) -> pd.DataFrame:

@@ -124,7 +124,8 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     Summary-only runs (results JSON without items) are shown from the reported value with
     interval value +- z * reported stderr (NaN when no stderr) and ``has_items=False``.
     The macro average per run is mean_t(score_t) with SE = sqrt(sum_t SE_t^2) / k over the
-    k tasks the run has (``stats.aggregate_tasks`` convention, METHODS.md).
+    k tasks the run has (``stats.aggregate_tasks`` convention, METHODS.md), except that a
+    task group counts once, as the mean of its tasks (``_macro_averages``).
     """
     if method not in METHODS:
         raise AnalysisError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")

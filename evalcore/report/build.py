@@ -248,13 +248,13 @@ def _restrict(spec: ReportSpec, full: analysis.Comparison,
     per_task = full.per_task[full.per_task["task"].isin(tasks)].reset_index(drop=True).copy()
     per_task["p_adjusted"] = _adjust(per_task["p_exact"].to_numpy(dtype=float), spec.adjust)
     per_task["adjustment"] = spec.adjust
-    overall = _overall(per_task, spec.confidence, None, full.run_a, full.run_b)
+    overall = _overall(per_task, spec.confidence, None, full.run_a, full.run_b, full.groups)
     keep = set(tasks)
     return analysis.Comparison(
         run_a=full.run_a, run_b=full.run_b, confidence=full.confidence, per_task=per_task,
         protocol_diff=full.protocol_diff[full.protocol_diff["scope"].isin(["run", *tasks])
                                          ].reset_index(drop=True),
-        pairing=tuple(p for p in full.pairing if p.task in keep), overall=overall,
+        pairing=tuple(p for p in full.pairing if p.task in keep), overall=overall, groups=full.groups,
         verdict=f"macro average over {len(per_task)} tasks: {overall['verdict']}",
         warnings=tuple(w for w in full.warnings
                        if not any(w.startswith(f"{t}:") for t in set(full.per_task["task"]) - keep)))

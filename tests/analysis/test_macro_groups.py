@@ -86,3 +86,18 @@ def test_the_average_tier_uses_the_same_weights(board):
         assert set(per_task["best_run"]) == {best}
         want = (np.mean([d[t] for t in SUBJECTS]) + d["arc_easy"]) / 2
         assert avg.loc[run, "diff_vs_best"] == pytest.approx(want, rel=1e-12)
+
+
+def test_the_compare_macro_average_counts_the_group_once(board):
+    store, _ = board
+    cmp = analysis.compare(store, "m0", "m2")
+    assert cmp.groups == {"mmlu": list(SUBJECTS)}
+    d = cmp.per_task.set_index("task")
+    want = (np.mean([d.loc[t, "diff"] for t in SUBJECTS]) + d.loc["arc_easy", "diff"]) / 2
+    assert cmp.overall["diff"] == pytest.approx(want, rel=1e-12)
+    z = st.z_value(0.95)
+    se_t = np.fmax(d["se"], (d["high"] - d["low"]) / (2 * z))
+    w = {t: (1 / 3 if t in SUBJECTS else 1.0) for t in d.index}
+    want_se = np.sqrt(sum((w[t] * se_t[t]) ** 2 for t in d.index)) / 2
+    assert cmp.overall["se"] == pytest.approx(want_se, rel=1e-12)
+    assert "mmlu: 3 tasks" in cmp.overall["method_reason"]
