@@ -33,8 +33,8 @@ def metric_text(metric: str | None, info) -> str:
     return f"{metric} {mark}"
 
 
-def cell_text(row: pd.Series, percent: bool, chosen_method: str) -> str:
-    """One run x task cell: ``score [low, high]`` plus its marks."""
+def cell_text(row: pd.Series | dict, percent: bool, chosen_method: str) -> str:
+    """One run x task cell (a cells row or record): ``score [low, high]`` plus its marks."""
     text = fmt_interval(row["score"], row["low"], row["high"], percent)
     if bool(row.get("contains_chance", False)):
         text += " ~chance"
@@ -71,8 +71,9 @@ def scores_table(lb, run_order: Sequence[str], percent_by_task: dict[str, bool],
     """
     cells = lb.cells
     runs = [r for r in run_order if r in set(cells["run"].astype(str))]
-    text = {(str(r), str(t)): cell_text(row, percent_by_task.get(str(t), False), lb.method)
-            for (r, t), row in cells.set_index(["run", "task"]).iterrows()}
+    text = {(str(row["run"]), str(row["task"])):
+            cell_text(row, percent_by_task.get(str(row["task"]), False), lb.method)
+            for row in cells.to_dict("records")}     # records: no Series per cell
     notes = lb.task_notes
     kinds = notes.groupby("task")["kind"].agg(lambda k: ", ".join(sorted(set(k)))).to_dict() \
         if len(notes) else {}
