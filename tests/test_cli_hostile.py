@@ -121,7 +121,7 @@ def test_disk_full_in_duckdb_write(capsys, tmp_path, monkeypatch):
 
     def full(self, con, p):
         raise duckdb.IOException('IO Error: Could not write file "x.tmp": No space left on device')
-    monkeypatch.setattr(Store, "_write_run", full)
+    monkeypatch.setattr(Store, "_write_runs", full)
     code, out, err = run(capsys, "--store", store, "ingest", b)
     assert code == cli.EXIT_DISK_FULL == 5
     assert err.startswith("error: no space left on device; the store was not changed")
@@ -141,7 +141,7 @@ def test_disk_full_hidden_behind_an_aborted_transaction(capsys, tmp_path, monkey
         except OSError:
             raise duckdb.TransactionException("TransactionContext Error: Current transaction "
                                               "is aborted (please ROLLBACK)")
-    monkeypatch.setattr(Store, "_write_run", full)
+    monkeypatch.setattr(Store, "_write_runs", full)
     code, _, err = run(capsys, "--store", store, "ingest", b)
     assert code == 5 and "no space left on device; the store was not changed" in err
     assert _digest(store) == before
@@ -153,7 +153,7 @@ def test_disk_full_as_an_os_error_mid_write(capsys, tmp_path, monkeypatch):
 
     def full(self, con, p):
         raise OSError(errno.ENOSPC, "No space left on device", "data/main/scores/x.parquet")
-    monkeypatch.setattr(Store, "_write_run", full)
+    monkeypatch.setattr(Store, "_write_runs", full)
     code, _, err = run(capsys, "--store", store, "ingest", b)
     assert code == 5 and err.startswith("error: no space left on device; the store was not changed")
     assert _digest(store) == before

@@ -20,9 +20,13 @@ def _days(text: str) -> float:
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "maintain", help="compact the store's files and free the space of deleted runs",
-        description="Housekeeping of the store, safe while others read and write: (1) merge "
-                    "small Parquet files (many small ingests); (2) expire catalog snapshots "
-                    "older than --keep-days and delete the files only they referenced: this "
+        description="Housekeeping of the store, safe while others read and write. Every "
+                    "ingest already writes one Parquet file per table and then merges a "
+                    "table's files of one size level (under 256 KiB, 2 MiB, 16 MiB, 128 MiB) "
+                    "once 8 have gathered, so file counts stay bounded without maintain and "
+                    "no big file is rewritten per ingest. maintain: (1) merges all small "
+                    "Parquet files at once; (2) expires catalog snapshots "
+                    "older than --keep-days and deletes the files only they referenced: this "
                     "is what frees the disk space of deleted runs, and it ENDS TIME TRAVEL "
                     "to those snapshots (the current content is never changed); (3) delete "
                     "orphan files (written by an ingest that was killed before it committed) "

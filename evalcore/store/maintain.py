@@ -31,6 +31,7 @@ from datetime import datetime, timedelta, timezone
 import duckdb
 
 from evalcore.errors import StoreError
+from evalcore.store._util import _log
 from evalcore.store.catalog import (
     LAKE,
     _busy,
@@ -39,10 +40,25 @@ from evalcore.store.catalog import (
     _store_error,
 )
 
+# Automatic merge after each ingest (``_Maintain.compact``): a table's live data files are
+# grouped in size levels [0, 256 KiB), [256 KiB, 2 MiB), [2, 16 MiB), [16, 128 MiB); a level
+# holding MERGE_FANOUT files or more is merged into one file (which lands in a higher level).
+# A row is so rewritten at most once per level (4 times), never the whole table per ingest,
+# and every table keeps fewer than MERGE_FANOUT files per level plus its files of 128 MiB or
+# more. Files of 128 MiB or more are never merged automatically.
+MERGE_FANOUT = 8
+MERGE_LEVELS = (0, 256 << 10, 2 << 20, 16 << 20, 128 << 20)
+
 DEFAULT_KEEP_HISTORY = timedelta(days=7)
 DEFAULT_ORPHANS_OLDER_THAN = timedelta(days=1)
 # below this an orphan file may belong to an ingest that is still running elsewhere
 MIN_ORPHAN_AGE = timedelta(minutes=10)
+
+
+# live data files of the store's tables (the catalog's own tables; SQLite and PostgreSQL alike)
+_LIVE_FILES_SQL = ("SELECT t.table_name, f.file_size_bytes FROM {meta}.ducklake_data_file f "
+                   "JOIN {meta}.ducklake_table t USING (table_id) "
+                   "WHERE f.end_snapshot IS NULL AND t.end_snapshot IS NULL")
 
 
 @dataclass(frozen=True)
@@ -111,6 +127,58 @@ class _Maintain:
             "older_than => CAST(? AS TIMESTAMPTZ))", [orphan_before], "deleting orphan files")
         return MaintainReport(merged, expired, deleted, orphans, dry_run, keep_history,
                               orphans_older_than)
+
+    def file_counts(self) -> dict[str, tuple[int, int]]:
+        """Live data files per table: {table: (files, bytes)} (from the DuckLake catalog)."""
+        with self._read("counting the store's files") as con:
+            rows = con.execute(_LIVE_FILES_SQL.format(meta=f"__ducklake_metadata_{LAKE}")).fetchall()
+        out: dict[str, list[int]] = {}
+        for table, size in rows:
+            c = out.setdefault(table, [0, 0])
+            c[0] += 1
+            c[1] += int(size)
+        return {t: (c[0], c[1]) for t, c in out.items()}
+
+    def compact(self) -> list[tuple[str, int]]:
+        """The automatic merge after an ingest (see MERGE_LEVELS): for each table and each
+        size level, lowest first, merge the level's files when there are MERGE_FANOUT or more.
+        Each merge is its own DuckLake transaction (old snapshots keep their files until
+        ``maintain`` expires them). Best effort: a merge that fails (e.g. another process is
+        merging the same files) is skipped and left to the next ingest. Returns the merges
+        done as (table, level upper bound in bytes)."""
+        if self.read_only:
+            return []
+        done: list[tuple[str, int]] = []
+        try:
+            with self._read("counting the store's files") as con:
+                rows = con.execute(
+                    _LIVE_FILES_SQL.format(meta=f"__ducklake_metadata_{LAKE}")).fetchall()
+        except StoreError as exc:
+            _log.debug("compact: cannot list files (%s)", exc)
+            return done
+        sizes: dict[str, list[int]] = {}
+        for table, size in rows:
+            sizes.setdefault(table, []).append(int(size))
+        for table in sorted(sizes):
+            files = sorted(sizes[table])
+            for lo, hi in zip(MERGE_LEVELS, MERGE_LEVELS[1:]):
+                level = [f for f in files if lo <= f < hi]
+                if len(level) < MERGE_FANOUT:
+                    continue
+                cur = self._cursor()
+                try:
+                    cur.execute(f"CALL ducklake_merge_adjacent_files('{LAKE}', ?, "
+                                "min_file_size => ?, max_file_size => ?)", [table, lo, hi])
+                    done.append((table, hi))
+                except duckdb.Error as exc:
+                    _log.debug("compact %s: merge skipped (%s)", table, str(exc)[:200])
+                    break
+                finally:
+                    cur.close()
+                # the merged file joins a higher level: recount (bytes are a lower bound of
+                # its size, so the level test below may merge it again only when it belongs)
+                files = sorted([f for f in files if not lo <= f < hi] + [sum(level)])
+        return done
 
     def _maintenance_call(self, sql: str, params: list, action: str) -> int:
         """One DuckLake maintenance function (it commits by itself); retried while locked."""

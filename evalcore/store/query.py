@@ -1,6 +1,9 @@
 """The read queries of Store that the analysis layer and the pages use."""
 
 
+import copy
+import functools
+import threading
 from typing import Any
 
 import duckdb
@@ -22,6 +25,44 @@ from evalcore.store._util import (
     _one,
     flatten_protocol,
 )
+
+
+_MEMO_LOCK = threading.Lock()
+_MEMO_SIZE = 64
+
+
+def _copy_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy the caller may mutate: new arrays, and new dicts/lists in object columns."""
+    out = df.copy(deep=True)
+    for col in out.columns:
+        if out[col].dtype == object and len(out) and isinstance(out[col].iloc[0], (dict, list)):
+            out[col] = [copy.deepcopy(v) for v in out[col]]
+    return out
+
+
+def _per_snapshot(fn):
+    """Memoize a small-table read per store snapshot (``Store.version()``) inside one Store
+    object: a page that asks for runs() three times reads the catalog once. Any committed
+    write (by this or another process) makes a new snapshot, which misses. Thread-safe;
+    every call returns its own copy (callers mutate frames)."""
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        version = self.version()
+        key = (fn.__name__, repr(args), repr(sorted(kwargs.items())))
+        with _MEMO_LOCK:
+            memo = self.__dict__.setdefault("_memo", {})
+            hit = memo.get(key)
+        if hit is not None and hit[0] == version:
+            return _copy_frame(hit[1])
+        value = fn(self, *args, **kwargs)
+        with _MEMO_LOCK:
+            memo = {k: v for k, v in memo.items() if v[0] == version}
+            if len(memo) >= _MEMO_SIZE:
+                memo.pop(next(iter(memo)))
+            memo[key] = (version, value)
+            self.__dict__["_memo"] = memo
+        return _copy_frame(value)
+    return wrapper
 
 
 class _Queries:
@@ -76,6 +117,7 @@ class _Queries:
         more = f" and {len(rows) - 20} more" if len(rows) > 20 else ""
         raise StoreError(f"no run named or numbered {ref!r}; known runs: {listed}{more}")
 
+    @_per_snapshot
     def runs(self) -> pd.DataFrame:
         """run_id, name, model, source_format, harness, harness_version, tags (list[str]),
         created_at, source_key, n_tasks, n_scores, has_items"""
@@ -127,6 +169,7 @@ class _Queries:
             params.append(str(metric))
         return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
+    @_per_snapshot
     def tasks(self, run_ids: list[int] | None = None) -> pd.DataFrame:
         """run_id, task, metric, n_items, k_max, has_cluster, binary, n_choices,
         has_items (False for summary-only task/metric rows), is_group (from the summary,
@@ -202,6 +245,7 @@ class _Queries:
         with self._read() as con:
             return _fetch_rows(con, sql, [int(run_a), task, metric, int(run_b), task, mb])
 
+    @_per_snapshot
     def cell_stats(self, run_ids: list[int] | None = None, task: str | None = None,
                    metric: str | None = None) -> pd.DataFrame:
         """Over item means: run_id, task, metric, n, sum, sumsq, binary (computed in SQL).
@@ -233,6 +277,7 @@ class _Queries:
         with self._read() as con:
             return con.execute(sql, params).df()
 
+    @_per_snapshot
     def summaries(self, run_ids: list[int] | None = None) -> pd.DataFrame:
         """run_id, task, metric, value, stderr, stderr_raw, n, is_group"""
         where, params = self._where(run_ids, None, None)
@@ -256,6 +301,7 @@ class _Queries:
         df["protocol"] = [_json_loads(p) for p in df["protocol"]]
         return df
 
+    @_per_snapshot
     def task_protocol_table(self, run_ids: list[int] | None = None) -> pd.DataFrame:
         """run_id, task, protocol (dict) of many runs in one query (the leaderboard reads
         each task's declared metric direction, primary metric and subtasks from it)."""
@@ -667,6 +713,7 @@ class _Queries:
                     "score": cols["m"][sl].astype(float), "code": code, "has_cluster": has}))
         return pd.concat(frames, ignore_index=True) if frames else empty
 
+    @_per_snapshot
     def run_protocols(self, run_ids: list[int] | None = None) -> pd.DataFrame:
         """run_id, protocol (dict) of many runs in one query (the run-level settings:
         model args, revision, seeds of the harness; the Noise page reads training seeds

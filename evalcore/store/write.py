@@ -38,7 +38,14 @@ from evalcore.store.schema import _EMPTY_CELLS, _SCORE_SPEC, _SUMMARY_SPEC, _TEX
 def _column_to_arrow(series: pd.Series, typ: pa.DataType, where: str) -> pa.Array:
     """One canonical column as an Arrow array of ``typ`` (ids given as numbers become text)."""
     try:
-        return pa.array(series, type=typ, from_pandas=True)
+        if series.dtype.kind == "f" and (pa.types.is_string(typ) or pa.types.is_large_string(typ)):
+            if series.isna().all():   # an all-missing text column read as float NaN
+                return pa.nulls(len(series), type=typ)
+            raise TypeError("numbers in a text column")
+        arr = pa.array(series, type=typ, from_pandas=True)
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        return arr if arr.type == typ else arr.cast(typ)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as exc:
         if pa.types.is_string(typ) or pa.types.is_large_string(typ):
             as_text = series.map(lambda v: None if _is_missing(v) else str(v))
@@ -55,6 +62,8 @@ def _column_to_arrow(series: pd.Series, typ: pa.DataType, where: str) -> pa.Arra
 def _frame_to_arrow(df: pd.DataFrame | None, spec: tuple, what: str) -> pa.Table:
     """Check a canonical frame's columns and convert it to a typed Arrow table."""
     names = [c for c, _, _ in spec]
+    if isinstance(df, pa.Table):
+        return _arrow_to_spec(df, spec, what)
     if df is None:
         df = pd.DataFrame({c: pd.Series(dtype="object") for c in names})
     extra = [c for c in df.columns if c not in names]
@@ -80,8 +89,46 @@ def _frame_to_arrow(df: pd.DataFrame | None, spec: tuple, what: str) -> pa.Table
     return pa.Table.from_arrays(arrays, names=names)
 
 
+def _arrow_to_spec(table: pa.Table, spec: tuple, what: str) -> pa.Table:
+    """A canonical table given as Arrow: same column check as for a frame, then a cast to
+    the spec's types (text ids given as numbers become text)."""
+    names = [c for c, _, _ in spec]
+    missing = [c for c in names if c not in table.column_names]
+    extra = [c for c in table.column_names if c not in names]
+    if extra or missing:
+        parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
+            [f"unexpected {', '.join(extra)}"] if extra else [])
+        raise StoreError(f"{what}: columns do not match the canonical record "
+                         f"({'; '.join(parts)}; expected {', '.join(names)})")
+    arrays = []
+    for col, typ, required in spec:
+        arr = table.column(col).combine_chunks()
+        try:
+            arr = arr.cast(typ)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+            raise StoreError(f"{what}, column {col!r}: expected {typ} values ({exc})") from exc
+        if required and arr.null_count:
+            raise StoreError(f"{what}, column {col!r}: {arr.null_count} missing value(s); "
+                             "expected a value in every row")
+        arrays.append(arr)
+    return pa.Table.from_arrays(arrays, names=names)
+
+
 def _check_finite_scores(df: pd.DataFrame | None, what: str) -> None:
     """StoreError naming the first item whose score is NaN, inf or missing."""
+    if isinstance(df, pa.Table):
+        if "score" not in df.column_names or df.num_rows == 0:
+            return
+        try:
+            values = np.asarray(df.column("score").cast(pa.float64()).to_numpy(
+                zero_copy_only=False), dtype=float)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError, ValueError):
+            return  # not numbers at all: the Arrow conversion names the column
+        if np.isfinite(values).all():
+            return
+        df = df.select([c for c in ("task", "metric", "item_id") if c in df.column_names]
+                       ).to_pandas()
+        df["score"] = values
     if df is None or "score" not in df.columns or len(df) == 0:
         return
     try:
@@ -155,6 +202,188 @@ def _scratch_cursor() -> Iterator[duckdb.DuckDBPyConnection]:
         cur.close()
 
 
+_RUNS_SCHEMA = pa.schema([("run_id", pa.int32()), ("name", pa.string()), ("model", pa.string()),
+                          ("source_format", pa.string()), ("harness", pa.string()),
+                          ("harness_version", pa.string()), ("protocol", pa.string()),
+                          ("tags", pa.list_(pa.string())), ("created_at", pa.timestamp("us")),
+                          ("source_key", pa.string())])
+_FILES_SCHEMA = pa.schema([("key", pa.string()), ("sha256", pa.string()), ("run_id", pa.int32()),
+                           ("name", pa.string()), ("size", pa.int64()), ("format", pa.string()),
+                           ("added_at", pa.timestamp("us"))])
+_TASKS_SCHEMA = pa.schema([("run_id", pa.int32()), ("task", pa.string()),
+                           ("n_choices", pa.int32()), ("protocol", pa.string())])
+# column order of the data tables as stored (run_id first, then the incoming table's columns)
+_TABLE_COLUMNS = {
+    "scores": "run_id, task, metric, item_id, answer_idx, score, cluster, item_hash, prompt_hash",
+    "cells": "run_id, task, metric, n_items, n_scores, k_max, sum, sumsq, is_binary, has_cluster",
+    "summaries": "run_id, task, metric, value, stderr, stderr_raw, n, is_group",
+    "texts": "run_id, task, item_id, answer_idx, prompt, target, response",
+}
+
+
+class _Batch:
+    """What one ingest call writes, gathered run by run and written by ``flush`` with one
+    statement per table. Lookups see the store plus the runs decided earlier in the call
+    (two halves of one run in one call merge as they would in two calls)."""
+
+    def __init__(self, file_owner: dict[str, int], unique_name):
+        self._unique_name = unique_name               # Store._unique_name
+        self.file_owner = dict(file_owner)            # file key -> run (stored or new)
+        self.new_runs: dict[int, dict] = {}           # run rows to insert
+        self.updated_runs: set[int] = set()           # stored runs merged into
+        self.run_rows: dict[int, dict] = {}           # rows of stored runs read (and changed)
+        self.source_keys: dict[str, int] = {}
+        self.names: set[str] = set()
+        self.files: list[list] = []
+        self.tables: dict[str, list[tuple[int, pa.Table, bool]]] = {
+            "scores": [], "cells": [], "summaries": [], "texts": []}
+        self._cells: dict[int, set] = {}
+        self._summ: dict[int, set] = {}
+        self._tasks: dict[int, dict] = {}
+        self._next_run_id: int | None = None
+        self._first_run_id: int | None = None
+
+    # ---- lookups ------------------------------------------------------------------
+    def new_run_id(self, con: duckdb.DuckDBPyConnection) -> int:
+        if self._next_run_id is None:
+            self._next_run_id = int(_one(con, "SELECT CAST(value AS INTEGER) FROM meta "
+                                              "WHERE key = 'next_run_id'")[0])
+            self._first_run_id = self._next_run_id
+        rid = self._next_run_id
+        self._next_run_id += 1
+        return rid
+
+    def run_of_source_key(self, con: duckdb.DuckDBPyConnection, key: str) -> int | None:
+        if key in self.source_keys:
+            return self.source_keys[key]
+        row = _one(con, "SELECT min(run_id) FROM runs WHERE source_key = ?", [key])
+        return int(row[0]) if row and row[0] is not None else None
+
+    def run_row(self, con: duckdb.DuckDBPyConnection, rid: int) -> dict:
+        if rid in self.new_runs:
+            return self.new_runs[rid]
+        if rid not in self.run_rows:
+            name, model, harness, hv, proto, skey = _one(
+                con, "SELECT name, model, harness, harness_version, protocol, source_key FROM runs "
+                "WHERE run_id = ?", [rid])
+            self.run_rows[rid] = {"run_id": rid, "name": name, "model": model, "harness": harness,
+                                  "harness_version": hv, "protocol": _json_loads(proto),
+                                  "source_key": skey}
+        return self.run_rows[rid]
+
+    def name_of(self, con: duckdb.DuckDBPyConnection, rid: int) -> str:
+        return self.run_row(con, rid)["name"]
+
+    def unique_name(self, con: duckdb.DuckDBPyConnection, base: str, hint: str | None) -> str:
+        return self._unique_name(con, base, hint=hint, pending=self.names)
+
+    def cells_of(self, con: duckdb.DuckDBPyConnection, rid: int, status: str) -> set:
+        if rid not in self._cells:
+            self._cells[rid] = set() if rid in self.new_runs else {
+                (t, m) for t, m in con.execute("SELECT task, metric FROM cells WHERE run_id = ?",
+                                               [rid]).fetchall()}
+        return self._cells[rid]
+
+    def summaries_of(self, con: duckdb.DuckDBPyConnection, rid: int, status: str) -> set:
+        if rid not in self._summ:
+            self._summ[rid] = set() if rid in self.new_runs else {
+                (t, m) for t, m in con.execute(
+                    "SELECT task, metric FROM summaries WHERE run_id = ?", [rid]).fetchall()}
+        return self._summ[rid]
+
+    def tasks_of(self, con: duckdb.DuckDBPyConnection, rid: int, status: str) -> dict:
+        """task -> (n_choices, protocol dict, state: stored / updated / new)"""
+        if rid not in self._tasks:
+            self._tasks[rid] = {} if rid in self.new_runs else {
+                t: (nc, _json_loads(pr), "stored") for t, nc, pr in con.execute(
+                    "SELECT task, n_choices, protocol FROM tasks WHERE run_id = ?",
+                    [rid]).fetchall()}
+        return self._tasks[rid]
+
+    def add_table(self, table: str, rid: int, data: pa.Table, check: bool = False) -> None:
+        self.tables[table].append((rid, data, check))
+
+    # ---- the writes ---------------------------------------------------------------
+    @staticmethod
+    def _with_run_id(parts: list[tuple[int, pa.Table, bool]], flag: bool = False) -> pa.Table:
+        tables = []
+        for rid, t, check in parts:
+            t = t.add_column(0, "run_id", pa.array(np.full(t.num_rows, rid, dtype=np.int32)))
+            if flag:
+                t = t.append_column("_check", pa.array(np.full(t.num_rows, check)))
+            tables.append(t if not tables else t.cast(tables[0].schema))
+        return pa.concat_tables(tables)
+
+    def flush(self, con: duckdb.DuckDBPyConnection) -> None:
+        """One INSERT per table (and one UPDATE for merged stored runs / tasks)."""
+        def insert(sql: str, data: pa.Table, params: list | None = None) -> None:
+            con.register("_in_batch", data)
+            try:
+                con.execute(sql, params or [])
+            finally:
+                con.unregister("_in_batch")
+
+        if self.new_runs:
+            rows = sorted(self.new_runs.values(), key=lambda r: r["run_id"])
+            data = {c: [r[c] if c != "protocol" else _json_dumps(r[c]) for r in rows]
+                    for c in _RUNS_SCHEMA.names}
+            insert("INSERT INTO runs SELECT * FROM _in_batch",
+                   pa.Table.from_pydict(data, schema=_RUNS_SCHEMA))
+            con.execute("UPDATE meta SET value = ? WHERE key = 'next_run_id'",
+                        [str(self._next_run_id)])
+        if self.updated_runs:
+            rows = [self.run_rows[r] for r in sorted(self.updated_runs)]
+            upd = pa.table({"run_id": pa.array([r["run_id"] for r in rows], pa.int32()),
+                            "model": pa.array([r["model"] for r in rows], pa.string()),
+                            "harness": pa.array([r["harness"] for r in rows], pa.string()),
+                            "harness_version": pa.array([r["harness_version"] for r in rows],
+                                                        pa.string()),
+                            "protocol": pa.array([_json_dumps(r["protocol"]) for r in rows],
+                                                 pa.string()),
+                            "source_key": pa.array([r["source_key"] for r in rows], pa.string())})
+            insert("UPDATE runs SET model = u.model, harness = u.harness, "
+                   "harness_version = u.harness_version, protocol = u.protocol, "
+                   "source_key = u.source_key FROM _in_batch u WHERE runs.run_id = u.run_id", upd)
+        if self.files:
+            cols = list(zip(*self.files))
+            insert("INSERT INTO files SELECT * FROM _in_batch", pa.Table.from_arrays(
+                [pa.array(c, type=f.type) for c, f in zip(cols, _FILES_SCHEMA)],
+                schema=_FILES_SCHEMA))
+        for table in ("scores", "cells", "summaries"):
+            if self.tables[table]:
+                data = self._with_run_id(self.tables[table])
+                t0 = time.perf_counter()
+                insert(f"INSERT INTO {table} SELECT {_TABLE_COLUMNS[table]} FROM _in_batch", data)
+                _log.debug("ingest: %d %s rows in %.2f s", data.num_rows, table,
+                           time.perf_counter() - t0)
+        if self.tables["texts"]:
+            data = self._with_run_id(self.tables["texts"], flag=True)
+            data = data.append_column("_rn", pa.array(np.arange(data.num_rows, dtype=np.int64)))
+            cols = _TABLE_COLUMNS["texts"]
+            # the first row of each (run, task, item, answer) in this call; for a merge into a
+            # stored run only the rows the run does not have yet
+            insert(f"INSERT INTO texts SELECT {cols} FROM _in_batch t WHERE NOT (t._check AND "
+                   "EXISTS (SELECT 1 FROM texts x WHERE x.run_id = t.run_id AND x.task = t.task "
+                   "AND x.item_id = t.item_id AND x.answer_idx = t.answer_idx)) "
+                   "QUALIFY row_number() OVER (PARTITION BY t.run_id, t.task, t.item_id, "
+                   "t.answer_idx ORDER BY t._rn) = 1 ORDER BY t._rn", data)
+        new_tasks, upd_tasks = [], []
+        for rid, info in sorted(self._tasks.items()):
+            for t, (nc, proto, state) in info.items():
+                if state == "new":
+                    new_tasks.append((rid, t, nc, _json_dumps(proto)))
+                elif state == "updated":
+                    upd_tasks.append((rid, t, nc, _json_dumps(proto)))
+        for rows, sql in ((new_tasks, "INSERT INTO tasks SELECT * FROM _in_batch"),
+                          (upd_tasks, "UPDATE tasks SET n_choices = u.n_choices, "
+                                      "protocol = u.protocol FROM _in_batch u "
+                                      "WHERE tasks.run_id = u.run_id AND tasks.task = u.task")):
+            if rows:
+                cols = list(zip(*rows))
+                insert(sql, pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in
+                                                  zip(cols, _TASKS_SCHEMA)], schema=_TASKS_SCHEMA))
+
+
 class _Writes:
     """Write methods of Store (each call is one transaction)."""
 
@@ -212,7 +441,11 @@ class _Writes:
             warnings = tuple(w for p in prepared for w in p.warnings)
             return IngestReport(pd.DataFrame(rows, columns=list(REPORT_COLUMNS)), True, warnings,
                                 tuple(rejected))
-        rows = self._write(lambda con: [self._write_run(con, p) for p in prepared], "ingest")
+        rows = self._write(lambda con: self._write_runs(con, prepared), "ingest")
+        t1 = time.perf_counter()
+        merged = self.compact()   # keeps file counts bounded (maintain.MERGE_LEVELS)
+        if merged:
+            _log.debug("ingest: merged %s in %.2f s", merged, time.perf_counter() - t1)
         warnings = [w for p in prepared for w in p.warnings]
         warnings += [w for r in rows for w in r[REPORT_COLUMNS.index("warnings")].split("\n") if w]
         return IngestReport(pd.DataFrame(rows, columns=list(REPORT_COLUMNS)), False,
@@ -365,11 +598,13 @@ class _Writes:
 
     @staticmethod
     def _unique_name(con: duckdb.DuckDBPyConnection, base: str, exclude_run: int | None = None,
-                     hint: str | None = None) -> str:
+                     hint: str | None = None, pending: set[str] | frozenset = frozenset()) -> str:
         """``base`` if free; else ``base @ hint`` (e.g. the run's time) if free; else
-        ``base (2)``, ``base (3)``, ..."""
-        taken = {n for (n,) in con.execute("SELECT name FROM runs WHERE run_id IS DISTINCT FROM ?",
-                                           [exclude_run]).fetchall()}
+        ``base (2)``, ``base (3)``, ... (``pending``: names taken in this transaction but
+        not written yet). Reads only the names that start with ``base``."""
+        taken = {n for (n,) in con.execute(
+            "SELECT name FROM runs WHERE starts_with(name, ?) AND run_id IS DISTINCT FROM ?",
+            [base, exclude_run]).fetchall()} | {n for n in pending if n.startswith(base)}
         if base not in taken:
             return base
         if hint and f"{base} @ {hint}" not in taken:
@@ -379,15 +614,25 @@ class _Writes:
             k += 1
         return f"{base} ({k})"
 
-    def _write_run(self, con: duckdb.DuckDBPyConnection, p: _Prepared) -> list:
-        """Insert or merge one prepared run inside the open transaction; a report row."""
+    def _write_runs(self, con: duckdb.DuckDBPyConnection, prepared: list[_Prepared]) -> list:
+        """Insert or merge prepared runs inside the open transaction: every run is decided
+        in order against the store plus what this call has already decided (``_Batch``),
+        then ONE statement per table writes all of it (DuckLake writes a Parquet file per
+        INSERT, so one file per table per call, however many runs). Report rows."""
+        batch = _Batch(self._known_files(con, [_file_key(f) for p in prepared
+                                               for f in p.run.files]), self._unique_name)
+        rows = [self._decide_run(con, batch, p) for p in prepared]
+        batch.flush(con)
+        return rows
+
+    def _decide_run(self, con: duckdb.DuckDBPyConnection, b: "_Batch", p: _Prepared) -> list:
+        """One run's rows into the batch (a new run or a merge); its report row."""
         run = p.run
         files = {_file_key(f): f for f in run.files}
-        known = self._known_files(con, list(files))
+        known = {k: b.file_owner[k] for k in files if k in b.file_owner}
         if files and len(known) == len(files):
             rid = next(iter(known.values()))
-            name = _one(con, "SELECT name FROM runs WHERE run_id = ?", [rid])[0]
-            return self._report_row(p, rid, name, "already present", 0, [])
+            return self._report_row(p, rid, b.name_of(con, rid), "already present", 0, [])
         warnings: list[str] = []
         target: int | None = None
         if known:
@@ -397,129 +642,93 @@ class _Writes:
                 warnings.append(f"files of {p.name!r} belong to several stored runs "
                                 f"({', '.join(map(str, owners))}); merged into run {target}")
         elif run.source_key:
-            row = _one(con, "SELECT min(run_id) FROM runs WHERE source_key = ?",
-                              [run.source_key])
-            target = row[0] if row and row[0] is not None else None
+            target = b.run_of_source_key(con, run.source_key)
         now = datetime.now(timezone.utc).replace(tzinfo=None)
 
         if target is None:
-            rid = int(_one(con, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_run_id'")[0])
-            con.execute("UPDATE meta SET value = ? WHERE key = 'next_run_id'", [str(rid + 1)])
-            name = self._unique_name(con, p.name, hint=_name_hint(run.source_key))
+            rid = b.new_run_id(con)
+            name = b.unique_name(con, p.name, hint=_name_hint(run.source_key))
             if name != p.name:
                 warnings.append(f"a run named {p.name!r} exists; this one is stored as {name!r}")
-            con.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [rid, name, run.model, run.source_format, run.harness, run.harness_version,
-                         _json_dumps(run.protocol), [], now, run.source_key])
+            b.new_runs[rid] = {"run_id": rid, "name": name, "model": run.model,
+                               "source_format": run.source_format, "harness": run.harness,
+                               "harness_version": run.harness_version,
+                               "protocol": run.protocol, "tags": [], "created_at": now,
+                               "source_key": run.source_key}
+            b.names.add(name)
+            if run.source_key:
+                b.source_keys.setdefault(run.source_key, rid)
             status = "added"
-            skip_cells: set[tuple[str, str]] = set()
-            skip_summ: set[tuple[str, str]] = set()
-            stored_tasks: dict[str, tuple[int | None, dict]] = {}
         else:
             rid = int(target)
-            name, model, harness, hv, proto_text, skey = _one(
-                con, "SELECT name, model, harness, harness_version, protocol, source_key FROM runs "
-                "WHERE run_id = ?", [rid])
+            row = b.run_row(con, rid)
+            name = row["name"]
             conflicts: list[str] = []
-            merged = _deep_merge(_json_loads(proto_text), run.protocol, "", conflicts)
+            merged = _deep_merge(row["protocol"], run.protocol, "", conflicts)
             if conflicts:
                 warnings.append(f"merged into {name!r}: protocol setting(s) "
                                 f"{', '.join(conflicts[:8])} differ; the stored values were kept")
+            hv = row["harness_version"]
             if hv and run.harness_version and hv != run.harness_version:
                 warnings.append(f"merged into {name!r}: harness version {run.harness_version} "
                                 f"differs from the stored {hv}; kept {hv}")
-            con.execute("UPDATE runs SET model = coalesce(model, ?), harness = coalesce(harness, ?), "
-                        "harness_version = coalesce(harness_version, ?), protocol = ?, "
-                        "source_key = coalesce(source_key, ?) WHERE run_id = ?",
-                        [run.model, run.harness, run.harness_version, _json_dumps(merged),
-                         run.source_key, rid])
+            for col, val in (("model", run.model), ("harness", run.harness),
+                             ("harness_version", run.harness_version),
+                             ("source_key", run.source_key)):
+                if row[col] is None:
+                    row[col] = val
+            row["protocol"] = merged
+            if rid not in b.new_runs:
+                b.updated_runs.add(rid)
             status = "merged"
-            skip_cells = {(t, m) for t, m in con.execute(
-                "SELECT task, metric FROM cells WHERE run_id = ?", [rid]).fetchall()}
-            skip_summ = {(t, m) for t, m in con.execute(
-                "SELECT task, metric FROM summaries WHERE run_id = ?", [rid]).fetchall()}
-            stored_tasks = {t: (nc, _json_loads(pr)) for t, nc, pr in con.execute(
-                "SELECT task, n_choices, protocol FROM tasks WHERE run_id = ?", [rid]).fetchall()}
+        for key, f in files.items():
+            if key not in known:
+                b.files.append([key, f.sha256.lower(), rid, f.name, int(f.size), f.format, now])
+                b.file_owner[key] = rid
 
-        # files
-        new_files = [[key, f.sha256.lower(), rid, f.name, int(f.size), f.format, now]
-                     for key, f in files.items() if key not in known]
-        if new_files:
-            con.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", new_files)
-
-        # scores + cells (bulk, from Arrow; cells were computed in _prepare)
+        # scores + cells (cells were computed in _prepare); a cell the run has keeps its scores
         scores, cells = p.scores, p.cells
-        if skip_cells and scores.num_rows:
-            present = sorted(skip_cells)
-            scores, dropped = self._drop_pairs_sql(con, scores, present)
-            cells, _ = self._drop_pairs_sql(con, cells, present)
+        have_cells = b.cells_of(con, rid, status)
+        if have_cells and scores.num_rows:
+            scores, dropped = self._drop_pairs_sql(con, scores, sorted(have_cells))
+            cells, _ = self._drop_pairs_sql(con, cells, sorted(have_cells))
             for t, m in dropped:
                 warnings.append(f"merged into {name!r}: task {t!r} metric {m!r} already has item "
                                 "scores; kept the stored ones")
         added = 0
         if scores.num_rows:
-            con.register("_in_scores", scores)
-            con.register("_in_cells", cells)
-            try:
-                t0 = time.perf_counter()
-                con.execute("INSERT INTO scores SELECT ?, task, metric, item_id, answer_idx, score, "
-                            "cluster, item_hash, prompt_hash FROM _in_scores", [rid])
-                _log.debug("ingest: %d scores in %.2f s", scores.num_rows, time.perf_counter() - t0)
-                con.execute("INSERT INTO cells SELECT ?, task, metric, n_items, n_scores, k_max, sum, "
-                            "sumsq, is_binary, has_cluster FROM _in_cells", [rid])
-            finally:
-                con.unregister("_in_scores")
-                con.unregister("_in_cells")
+            b.add_table("scores", rid, scores)
+            b.add_table("cells", rid, cells)
+            have_cells.update(zip(cells.column("task").to_pylist(),
+                                  cells.column("metric").to_pylist()))
             added = scores.num_rows
-
-        # summaries
         summ = p.summaries
         if summ.num_rows:
-            if skip_summ:
-                summ, _ = self._drop_pairs_sql(con, summ, sorted(skip_summ))
+            have_summ = b.summaries_of(con, rid, status)
+            if have_summ:
+                summ, _ = self._drop_pairs_sql(con, summ, sorted(have_summ))
             if summ.num_rows:
-                con.register("_in_summ", summ)
-                try:
-                    con.execute("INSERT INTO summaries SELECT ?, task, metric, value, stderr, "
-                                "stderr_raw, n, is_group FROM _in_summ", [rid])
-                finally:
-                    con.unregister("_in_summ")
-
-        # texts (a merge adds only rows the run lacks)
+                b.add_table("summaries", rid, summ)
+                have_summ.update(zip(summ.column("task").to_pylist(),
+                                     summ.column("metric").to_pylist()))
         if p.texts.num_rows:
-            con.register("_in_texts", p.texts)
-            t0 = time.perf_counter()
-            try:
-                if status == "added":
-                    con.execute("INSERT INTO texts SELECT ?, task, item_id, answer_idx, prompt, "
-                                "target, response FROM _in_texts", [rid])
-                else:
-                    con.execute("INSERT INTO texts SELECT ?, t.task, t.item_id, t.answer_idx, "
-                                "t.prompt, t.target, t.response FROM _in_texts t WHERE NOT EXISTS ("
-                                "SELECT 1 FROM texts x WHERE x.run_id = ? AND x.task = t.task AND "
-                                "x.item_id = t.item_id AND x.answer_idx = t.answer_idx)", [rid, rid])
-            finally:
-                con.unregister("_in_texts")
-            _log.debug("ingest: %d texts in %.2f s", p.texts.num_rows, time.perf_counter() - t0)
+            # a merge into a stored run adds only text rows the run lacks (checked in flush)
+            b.add_table("texts", rid, p.texts, check=rid not in b.new_runs)
 
         # per-task info
-        inserts, updates = [], []
+        task_info = b.tasks_of(con, rid, status)
         for t, nc, proto in p.tasks:
-            if t in stored_tasks:
-                old_nc, old_proto = stored_tasks[t]
+            if t in task_info:
+                old_nc, old_proto, state = task_info[t]
                 conflicts = []
-                merged = _deep_merge(old_proto, proto, t, conflicts)
+                merged_t = _deep_merge(old_proto, proto, t, conflicts)
                 if conflicts:
                     warnings.append(f"merged into {name!r}: task setting(s) {', '.join(conflicts[:8])} "
                                     "differ; the stored values were kept")
-                updates.append([old_nc if old_nc is not None else nc, _json_dumps(merged), rid, t])
+                task_info[t] = (old_nc if old_nc is not None else nc, merged_t,
+                                "new" if state == "new" else "updated")
             else:
-                inserts.append([rid, t, nc, _json_dumps(proto)])
-        if inserts:
-            con.executemany("INSERT INTO tasks VALUES (?, ?, ?, ?)", inserts)
-        if updates:
-            con.executemany("UPDATE tasks SET n_choices = ?, protocol = ? WHERE run_id = ? AND task = ?",
-                            updates)
+                task_info[t] = (nc, proto, "new")
         return self._report_row(p, rid, name, status, added, warnings)
 
     @staticmethod

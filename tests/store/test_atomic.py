@@ -58,17 +58,16 @@ def _big_run(name: str, n: int) -> object:
 def test_exception_mid_ingest_after_a_bulk_insert_commits_nothing(store, monkeypatch):
     store.ingest([make_run("kept", files=["kept"])])
     before, version = store_fingerprint(store), store.version()
-    original = Store._write_run
+    original = Store._write_runs
     calls = []
 
-    def crash_on_second(self, con, prepared):
-        row = original(self, con, prepared)  # the big run's rows are inserted ...
-        calls.append(prepared.name)
-        if len(calls) == 2:
-            raise RuntimeError("simulated crash mid-ingest")  # ... then the ingest dies
-        return row
+    def crash_after_insert(self, con, prepared):
+        rows = original(self, con, prepared)  # both runs' rows are inserted ...
+        calls.extend(p.name for p in prepared)
+        con.execute("SELECT count(*) FROM scores").fetchall()
+        raise RuntimeError("simulated crash mid-ingest")  # ... then the ingest dies
 
-    monkeypatch.setattr(Store, "_write_run", crash_on_second)
+    monkeypatch.setattr(Store, "_write_runs", crash_after_insert)
     with pytest.raises(RuntimeError, match="simulated crash"):
         store.ingest([make_run("first", files=["f"]), _big_run("big", 150_000)])
     assert calls == ["first", "big"]
@@ -84,7 +83,7 @@ def test_duplicate_key_is_a_store_error_and_changes_nothing(store, monkeypatch):
     """DuckLake has no UNIQUE constraint: the keys are checked before COMMIT."""
     store.ingest([make_run("taken", files=["a"])])
     before = store_fingerprint(store)
-    monkeypatch.setattr(Store, "_unique_name", staticmethod(lambda con, base, exclude_run=None, hint=None: "taken"))
+    monkeypatch.setattr(Store, "_unique_name", staticmethod(lambda con, base, exclude_run=None, hint=None, pending=(): "taken"))
     with pytest.raises(StoreError) as err:
         store.ingest([make_run("other", files=["b"])])
     assert "constraint" in str(err.value) and "duplicate run name 'taken'" in str(err.value)
@@ -100,12 +99,12 @@ def test_killed_process_mid_ingest_leaves_the_catalog_unchanged(store):
         sys.path[:0] = [{str(ROOT)!r}, {str(Path(__file__).parent)!r}]
         from evalcore.store import Store
         from tests.store.test_atomic import _big_run
-        original = Store._write_run
+        original = Store._write_runs
         def die(self, con, prepared):
             original(self, con, prepared)
             con.execute("SELECT count(*) FROM scores").fetchall()   # the rows are written out
             os._exit(9)  # no cleanup, no rollback, no close: like a kill -9
-        Store._write_run = die
+        Store._write_runs = die
         Store({store.location!r}).ingest([_big_run("dies", 200_000)])
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
