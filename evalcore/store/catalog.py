@@ -176,7 +176,7 @@ def _open_connection(target: Target, timeout: float) -> duckdb.DuckDBPyConnectio
     elif target.kind == "sqlite":
         _prepare_sqlite_catalog(target.path)
     if target.kind == "legacy":
-        sql = f"ATTACH {_literal(target.attach)} AS {LAKE} (READ_ONLY)"
+        sql = f"ATTACH {_literal(target.attach)} AS {LAKE}_src (READ_ONLY)"
     else:
         # no data inlining (DATA_INLINING_ROW_LIMIT): with it, a run inserted and then
         # updated in one transaction (two halves of a run in one ingest) failed to commit
@@ -199,6 +199,8 @@ def _open_connection(target: Target, timeout: float) -> duckdb.DuckDBPyConnectio
             con.execute(sql)
             if target.kind != "legacy":
                 con.execute(f"SET GLOBAL ducklake_max_retry_count = {DUCKLAKE_MAX_RETRY_COUNT}")
+            else:
+                _load_legacy(con)
             return con
         except duckdb.Error as exc:
             con.close()
@@ -212,6 +214,32 @@ def _open_connection(target: Target, timeout: float) -> duckdb.DuckDBPyConnectio
                 raise _busy(f"{target.label} stayed locked for {timeout:g} s "
                             f"({str(exc).splitlines()[0]})") from exc
             attempt += 1
+
+
+def _load_legacy(con: duckdb.DuckDBPyConnection) -> None:
+    """An old single-file store (attached read-only as ``lake_src``) as an in-memory
+    database ``lake`` of the current schema, so every read query works on it: the small
+    tables are copied, scores and texts get integer item keys (``upgrade.fill_v3``). The
+    file itself is never written."""
+    from evalcore.store.schema import _DDL, TABLES
+    from evalcore.store.upgrade import fill_v3, set_counters
+    con.execute(f"ATTACH ':memory:' AS {LAKE}")
+    src = f"{LAKE}_src.main"
+    has_meta = _one(con, "SELECT count(*) FROM duckdb_tables() WHERE database_name = ? "
+                         "AND schema_name = 'main' AND table_name = 'meta'", [f"{LAKE}_src"])[0]
+    if not has_meta:
+        return          # not an evalbars store: _check_schema says so
+    con.execute(f"USE {LAKE}")
+    for ddl in _DDL:
+        con.execute(ddl)
+    for table in TABLES:
+        if table not in ("items", "labels", "scores", "texts"):
+            cols = ", ".join(f'"{c}"' for (c, *_) in con.execute(f"DESCRIBE {table}").fetchall())
+            con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {src}.{table}")
+    version = _one(con, "SELECT value FROM meta WHERE key = 'schema_version'")
+    if version is not None and version[0] in ("1", "2"):
+        set_counters(con, *fill_v3(con, f"{src}.scores", f"{src}.texts"))
+    con.execute("USE memory")
 
 
 def _connection(target: Target, timeout: float) -> duckdb.DuckDBPyConnection:
@@ -351,7 +379,7 @@ class _Catalog:
                 cur.close()
 
     def _write(self, body: Callable[[duckdb.DuckDBPyConnection], T],
-               action: str = "writing to the store") -> T:
+               action: str = "writing to the store", *, checks: tuple | None = None) -> T:
         """Run ``body(cursor)`` in one catalog transaction and commit it; retried as a whole.
 
         Before COMMIT the write counter is bumped and the keys DuckLake cannot declare are
@@ -372,7 +400,7 @@ class _Catalog:
                 result = body(cur)
                 cur.execute("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS VARCHAR) "
                             "WHERE key = 'write_counter'")
-                _check_keys(cur, action)
+                _check_keys(cur, action, KEY_CHECKS if checks is None else checks)
                 t0 = time.perf_counter()
                 cur.execute("COMMIT")
                 _log.debug("%s: commit %.2f s", action, time.perf_counter() - t0)
@@ -427,6 +455,10 @@ class _Catalog:
                                  "store (no meta table)")
             self._write(_create_tables, "creating the store")
         version = self._schema_version()
+        if version == "2" and not self._target.read_only:
+            from evalcore.store.upgrade import upgrade_v2
+            self._write(upgrade_v2, "upgrading the store to schema 3 (integer item keys)")
+            version = self._schema_version()
         if version != SCHEMA_VERSION:
             raise StoreError(f"{self._target.label} has store schema version {version or 'none'}; "
                              f"this evalbars reads version {SCHEMA_VERSION}")
@@ -459,13 +491,14 @@ def _create_tables(con: duckdb.DuckDBPyConnection) -> None:
     if _one(con, "SELECT count(*) FROM meta")[0] == 0:
         con.executemany("INSERT INTO meta VALUES (?, ?)",
                         [["schema_version", SCHEMA_VERSION], ["write_counter", "0"],
-                         ["next_run_id", "1"]])
+                         ["next_run_id", "1"], ["next_item", "1"], ["next_label", "1"]])
 
 
-def _check_keys(con: duckdb.DuckDBPyConnection, action: str) -> None:
-    """StoreError (the transaction is rolled back) when a key would be duplicated."""
-    for what, sql in KEY_CHECKS:
-        row = _one(con, sql)
+def _check_keys(con: duckdb.DuckDBPyConnection, action: str, checks: tuple = KEY_CHECKS) -> None:
+    """StoreError (the transaction is rolled back) when a key would be duplicated.
+    ``checks``: (what, sql, params) or (what, sql) pairs; default every key of KEY_CHECKS."""
+    for what, sql, *params in checks:
+        row = _one(con, sql, *params)
         if row is not None:
             key = ", ".join(repr(v) for v in row)
             raise StoreError(f"{action} failed: the data breaks a store constraint "

@@ -22,6 +22,7 @@ from evalcore.model import rows_key
 from evalcore.store._util import SCHEMA_VERSION, _one
 from evalcore.store.catalog import _literal, resolve_location
 from evalcore.store.schema import TABLES
+from evalcore.store.upgrade import fill_v3, set_counters
 
 
 @dataclass(frozen=True)
@@ -61,15 +62,15 @@ def migrate(old: str | Path, target) -> MigrateReport:
         raise StoreError(f"migrate: cannot read {old}: {str(exc).splitlines()[0]}") from exc
     try:
         version = _one(cur, f"SELECT value FROM {alias}.main.meta WHERE key = 'schema_version'")
-        if version is None or version[0] not in ("1", SCHEMA_VERSION):
+        if version is None or version[0] not in ("1", "2"):
             raise StoreError(f"migrate: {old} has store schema version "
                              f"{version[0] if version else 'none'}; this evalbars migrates "
-                             f"versions 1 and {SCHEMA_VERSION}")
+                             f"versions 1 and 2 (into schema {SCHEMA_VERSION})")
         v1 = version[0] == "1"
 
         def body(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
             for table in TABLES:
-                if table == "meta":
+                if table in ("meta", "items", "labels", "scores", "texts"):
                     continue
                 if table == "files" and v1:     # version 1: keyed on the sha256
                     con.execute("INSERT INTO files SELECT lower(sha256), sha256, run_id, name, "
@@ -79,8 +80,10 @@ def migrate(old: str | Path, target) -> MigrateReport:
                 col_list = ", ".join(f'"{c}"' for c in cols)
                 con.execute(f"INSERT INTO {table} ({col_list}) SELECT {col_list} "
                             f"FROM {alias}.main.{table}")
+            # schema 3: item ids, cluster labels and hashes become integer keys
+            set_counters(con, *fill_v3(con, f"{alias}.main.scores", f"{alias}.main.texts"))
             if v1:
-                _rekey_tidy_runs(con)
+                _rekey_tidy_runs(con, f"{alias}.main.scores")
             next_id = _one(con, f"SELECT value FROM {alias}.main.meta WHERE key = 'next_run_id'")
             if next_id is not None:
                 con.execute("UPDATE meta SET value = ? WHERE key = 'next_run_id'", [next_id[0]])
@@ -96,7 +99,7 @@ def migrate(old: str | Path, target) -> MigrateReport:
     return MigrateReport(str(old), target.location, n_runs, n_scores)
 
 
-def _rekey_tidy_runs(con: duckdb.DuckDBPyConnection) -> None:
+def _rekey_tidy_runs(con: duckdb.DuckDBPyConnection, old_scores: str) -> None:
     """Version 1 keyed a tidy table on its file's sha256 and so stored only its first
     model. Key each stored tidy run on its own rows (``rows_key`` of its stored scores, as
     the parser computes it), so that ingesting the table again finds that run "already
@@ -105,6 +108,6 @@ def _rekey_tidy_runs(con: duckdb.DuckDBPyConnection) -> None:
                        "USING (run_id) WHERE f.format LIKE 'tidy%' ORDER BY f.key").fetchall()
     for key, rid, name, model in rows:
         scores = con.execute("SELECT task, metric, item_id, answer_idx, score, cluster "
-                             "FROM scores WHERE run_id = ?", [rid]).df()
+                             f"FROM {old_scores} WHERE run_id = ?", [rid]).df()
         con.execute("UPDATE files SET key = ? WHERE key = ?",
                     [rows_key(name, model, scores), key])

@@ -169,6 +169,22 @@ class _Queries:
             params.append(str(metric))
         return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
+    @staticmethod
+    def _text_scores(where: str, task: str | None) -> tuple[str, list]:
+        """A subquery of score rows with their texts (item_id, cluster, item_hash,
+        prompt_hash as strings, plus the integer ``item``), the score rows filtered by
+        ``where`` (a ``_where`` clause on alias-less columns); with ``task`` the small
+        tables are read for that task only."""
+        tf = " WHERE task = ?" if task is not None else ""
+        sql = ("(SELECT s.run_id, s.task, s.metric, i.item_id, s.answer_idx, s.score, "
+               "c.value AS cluster, ih.value AS item_hash, ph.value AS prompt_hash, s.item "
+               f"FROM (SELECT * FROM scores{where}) s "
+               f"JOIN (SELECT item, item_id FROM items{tf}) i ON i.item = s.item "
+               f"LEFT JOIN (SELECT label, value FROM labels{tf}) c ON c.label = s.cluster "
+               f"LEFT JOIN (SELECT label, value FROM labels{tf}) ih ON ih.label = s.item_hash "
+               f"LEFT JOIN (SELECT label, value FROM labels{tf}) ph ON ph.label = s.prompt_hash)")
+        return sql, ([str(task)] * 4 if task is not None else [])
+
     @_per_snapshot
     def tasks(self, run_ids: list[int] | None = None) -> pd.DataFrame:
         """run_id, task, metric, n_items, k_max, has_cluster, binary, n_choices,
@@ -198,10 +214,12 @@ class _Queries:
                metric: str | None = None) -> pd.DataFrame:
         """run_id, task, metric, item_id, answer_idx, score, cluster, item_hash, prompt_hash"""
         where, params = self._where(run_ids, task, metric)
+        view, pv = self._text_scores(where, task)
         with self._read() as con:
             return _fetch_rows(con, "SELECT run_id, task, metric, item_id, answer_idx, score, "
-                               f"cluster, item_hash, prompt_hash FROM scores{where} "
-                               "ORDER BY run_id, task, metric, item_id, answer_idx", params)
+                               f"cluster, item_hash, prompt_hash FROM {view} "
+                               "ORDER BY run_id, task, metric, item_id, answer_idx",
+                               params + pv)
 
     def item_means(self, run_ids: list[int], task: str | None = None,
                    metric: str | None = None) -> pd.DataFrame:
@@ -213,13 +231,14 @@ class _Queries:
         repeats).
         """
         where, params = self._where(run_ids, task, metric)
+        view, pv = self._text_scores(where, task)
         with self._read() as con:
             return _fetch_rows(
                 con, "SELECT run_id, task, metric, item_id, avg(score) AS score, "
                 "CAST(count(*) AS INTEGER) AS n_answers, min(cluster) AS cluster, "
                 "min(item_hash) AS item_hash, min(prompt_hash) AS prompt_hash "
-                f"FROM scores{where} GROUP BY run_id, task, metric, item_id "
-                "ORDER BY run_id, task, metric, item_id", params)
+                f"FROM {view} GROUP BY run_id, task, metric, item_id "
+                "ORDER BY run_id, task, metric, item_id", params + pv)
 
     def paired_item_means(self, run_a: int, run_b: int, task: str, metric: str,
                           metric_b: str | None = None) -> pd.DataFrame:
@@ -230,18 +249,22 @@ class _Queries:
         differ). Only items both sides have; the pairing report lists the rest.
         """
         mb = metric if metric_b is None else metric_b
+        # grouped and joined on the integer keys; hashes compare as keys (one key per
+        # distinct text within a task, so equality is exact); texts joined at the end
         sql = """
-            WITH a AS (SELECT item_id, avg(score) AS s, count(*) AS k, min(cluster) AS cl,
+            WITH a AS (SELECT item, avg(score) AS s, count(*) AS k, min(cluster) AS cl,
                               min(item_hash) AS ih, min(prompt_hash) AS ph
-                       FROM scores WHERE run_id = ? AND task = ? AND metric = ? GROUP BY item_id),
-                 b AS (SELECT item_id, avg(score) AS s, count(*) AS k, min(cluster) AS cl,
+                       FROM scores WHERE run_id = ? AND task = ? AND metric = ? GROUP BY item),
+                 b AS (SELECT item, avg(score) AS s, count(*) AS k, min(cluster) AS cl,
                               min(item_hash) AS ih, min(prompt_hash) AS ph
-                       FROM scores WHERE run_id = ? AND task = ? AND metric = ? GROUP BY item_id)
-            SELECT a.item_id, a.s AS score_a, b.s AS score_b,
+                       FROM scores WHERE run_id = ? AND task = ? AND metric = ? GROUP BY item)
+            SELECT i.item_id, a.s AS score_a, b.s AS score_b,
                    CAST(a.k AS INTEGER) AS n_answers_a, CAST(b.k AS INTEGER) AS n_answers_b,
-                   coalesce(a.cl, b.cl) AS cluster,
+                   c.value AS cluster,
                    NOT (coalesce(a.ih <> b.ih, FALSE) OR coalesce(a.ph <> b.ph, FALSE)) AS hash_match
-            FROM a JOIN b USING (item_id) ORDER BY a.item_id"""
+            FROM a JOIN b USING (item) JOIN items i ON i.item = a.item
+            LEFT JOIN labels c ON c.label = coalesce(a.cl, b.cl)
+            ORDER BY i.item_id"""
         with self._read() as con:
             return _fetch_rows(con, sql, [int(run_a), task, metric, int(run_b), task, mb])
 
@@ -270,9 +293,9 @@ class _Queries:
         sql = ("SELECT run_id, task, metric, count(*) AS n, sum(m) AS sum, sum(m * m) AS sumsq, "
                "bool_and(bin) AS \"binary\", CAST(max(k) AS INTEGER) AS k_max, "
                "sum(k) AS n_scores, bool_or(hc) AS has_cluster FROM ("
-               "SELECT run_id, task, metric, item_id, avg(score) AS m, count(*) AS k, "
+               "SELECT run_id, task, metric, item, avg(score) AS m, count(*) AS k, "
                "bool_and(score = 0 OR score = 1) AS bin, bool_or(cluster IS NOT NULL) AS hc "
-               f"FROM scores{where} GROUP BY run_id, task, metric, item_id) "
+               f"FROM scores{where} GROUP BY run_id, task, metric, item) "
                "GROUP BY run_id, task, metric ORDER BY run_id, task, metric")
         with self._read() as con:
             return con.execute(sql, params).df()
@@ -289,9 +312,12 @@ class _Queries:
         """task, item_id, answer_idx, prompt, target, response"""
         ids = [str(i) for i in item_ids]
         with self._read() as con:
-            return con.execute("SELECT task, item_id, answer_idx, prompt, target, response FROM texts "
-                               "WHERE run_id = ? AND task = ? AND list_contains(?, item_id) "
-                               "ORDER BY item_id, answer_idx", [int(run_id), task, ids]).df()
+            return con.execute(
+                "SELECT t.task, i.item_id, t.answer_idx, t.prompt, t.target, t.response "
+                "FROM texts t JOIN (SELECT item, item_id FROM items WHERE task = ? AND "
+                "list_contains(?, item_id)) i ON i.item = t.item "
+                "WHERE t.run_id = ? AND t.task = ? ORDER BY i.item_id, t.answer_idx",
+                [task, ids, int(run_id), task]).df()
 
     def task_protocols(self, run_id: int) -> pd.DataFrame:
         """task, n_choices, protocol (dict)"""
@@ -320,14 +346,16 @@ class _Queries:
         runs recorded that hash). Item ids are in natural order (2 before 10).
         """
         sql = """
-            WITH a AS (SELECT item_id, min(item_hash) AS ih, min(prompt_hash) AS ph FROM scores
-                       WHERE run_id = ? AND task = ? AND metric = ? GROUP BY item_id),
-                 b AS (SELECT item_id, min(item_hash) AS ih, min(prompt_hash) AS ph FROM scores
-                       WHERE run_id = ? AND task = ? AND metric = ? GROUP BY item_id)
-            SELECT coalesce(a.item_id, b.item_id) AS item_id, a.item_id IS NOT NULL AS in_a,
-                   b.item_id IS NOT NULL AS in_b,
-                   coalesce(a.ih <> b.ih, FALSE) OR coalesce(a.ph <> b.ph, FALSE) AS mismatch
-            FROM a FULL OUTER JOIN b USING (item_id)"""
+            WITH a AS (SELECT item, min(item_hash) AS ih, min(prompt_hash) AS ph FROM scores
+                       WHERE run_id = ? AND task = ? AND metric = ? GROUP BY item),
+                 b AS (SELECT item, min(item_hash) AS ih, min(prompt_hash) AS ph FROM scores
+                       WHERE run_id = ? AND task = ? AND metric = ? GROUP BY item),
+                 p AS (SELECT coalesce(a.item, b.item) AS item, a.item IS NOT NULL AS in_a,
+                              b.item IS NOT NULL AS in_b,
+                              coalesce(a.ih <> b.ih, FALSE) OR coalesce(a.ph <> b.ph, FALSE)
+                                  AS mismatch
+                       FROM a FULL OUTER JOIN b USING (item))
+            SELECT i.item_id, p.in_a, p.in_b, p.mismatch FROM p JOIN items i USING (item)"""
         with self._read() as con:
             rows = con.execute(sql, [int(run_a), task, metric, int(run_b), task, metric]).fetchall()
         out: dict[str, list[str]] = {"shared": [], "only_a": [], "only_b": [], "hash_mismatch": []}
@@ -467,7 +495,7 @@ class _Queries:
     @staticmethod
     def _item_means_sql(con: duckdb.DuckDBPyConnection, tasks: list[str], metrics: list[str],
                         run_ids: list[int] | None) -> tuple[str, list]:
-        """SELECT run_id, task, metric, item_id, m (per-item mean over answers) for the
+        """SELECT run_id, task, metric, item (integer key), m (per-item mean over answers) for the
         (task, metric) pairs of the CTE ``tm`` and the given runs. Runs whose selected cells
         all have one answer per item (``cells.k_max = 1``) read their scores as the item
         means without a GROUP BY (a third of the time on 2M scores); the other runs average
@@ -481,11 +509,11 @@ class _Queries:
         many = [int(r) for r, k in rows if int(k) > 1]
         w1, p1 = _Queries._where(one, None, None, "s")
         wk, pk = _Queries._where(many, None, None, "s")
-        return ("SELECT s.run_id, s.task, s.metric, s.item_id, s.score AS m FROM scores s "
+        return ("SELECT s.run_id, s.task, s.metric, s.item, s.score AS m FROM scores s "
                 f"SEMI JOIN tm USING (task, metric){w1} UNION ALL "
-                "SELECT s.run_id, s.task, s.metric, s.item_id, avg(s.score) AS m FROM scores s "
+                "SELECT s.run_id, s.task, s.metric, s.item, avg(s.score) AS m FROM scores s "
                 f"SEMI JOIN tm USING (task, metric){wk} "
-                "GROUP BY s.run_id, s.task, s.metric, s.item_id"), p1 + pk
+                "GROUP BY s.run_id, s.task, s.metric, s.item"), p1 + pk
 
     def item_mean_rows(self, task_metrics: list[tuple[str, str]],
                        run_ids: list[int] | None = None) -> pd.DataFrame:
@@ -501,8 +529,8 @@ class _Queries:
         with self._read() as con:
             x_sql, px = self._item_means_sql(con, tasks, metrics, run_ids)
             sql = ("WITH tm AS (SELECT unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS metric) "
-                   f"SELECT run_id, task, metric, item_id, m AS score FROM ({x_sql}) "
-                   "ORDER BY run_id, task, metric, item_id")
+                   f"SELECT x.run_id, x.task, x.metric, i.item_id, x.m AS score FROM ({x_sql}) x "
+                   "JOIN items i USING (item) ORDER BY x.run_id, x.task, x.metric, i.item_id")
             return _fetch_rows(con, sql, [tasks, metrics] + px)
 
     def reference_moments(self, comparisons: list[tuple[str, str, int]],
@@ -537,17 +565,17 @@ class _Queries:
                 WITH cmp AS (SELECT unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS metric,
                                     unnest(?::INTEGER[]) AS ref_run, unnest(?::INTEGER[]) AS k),
                      tm AS (SELECT DISTINCT task, metric FROM cmp),
-                     r AS (SELECT cmp.k, s.task, s.metric, s.item_id, avg(s.score) AS y
+                     r AS (SELECT cmp.k, s.task, s.metric, s.item, avg(s.score) AS y
                            FROM scores s JOIN cmp ON s.run_id = cmp.ref_run AND s.task = cmp.task
                                                  AND s.metric = cmp.metric
-                           GROUP BY cmp.k, s.task, s.metric, s.item_id),
+                           GROUP BY cmp.k, s.task, s.metric, s.item),
                      x AS ({x_sql}),
                      agg AS (SELECT r.k, x.run_id, count(*) AS n, sum(x.m - r.y) AS sum_d,
                                     sum((x.m - r.y) * (x.m - r.y)) AS sum_d2,
                                     count(*) FILTER (WHERE x.m = 1 AND r.y = 0) AS b,
                                     count(*) FILTER (WHERE x.m = 0 AND r.y = 1) AS c
                              FROM x JOIN r ON x.task = r.task AND x.metric = r.metric
-                                          AND x.item_id = r.item_id
+                                          AND x.item = r.item
                              GROUP BY r.k, x.run_id)
                 SELECT cmp.task, cmp.metric, cmp.ref_run AS ref_run_id, agg.run_id, agg.n,
                        agg.sum_d, agg.sum_d2, agg.b, agg.c
@@ -563,19 +591,25 @@ class _Queries:
         task, metric, item_id."""
         tms = [(str(t), str(m)) for t, m in task_metrics]
         tasks, metrics = [t for t, _ in tms], [m for _, m in tms]
-        side = ("SELECT s.task, s.metric, s.item_id, avg(s.score) AS s, min(s.cluster) AS cl, "
+        side = ("SELECT s.task, s.metric, s.item, avg(s.score) AS s, min(s.cluster) AS cl, "
                 "min(s.item_hash) AS ih, min(s.prompt_hash) AS ph FROM scores s "
                 "SEMI JOIN tm USING (task, metric) WHERE s.run_id = ? "
-                "GROUP BY s.task, s.metric, s.item_id")
+                "GROUP BY s.task, s.metric, s.item")
+        # joined on the integer item keys; item ids and cluster labels joined at the end
         sql = f"""
             WITH tm AS (SELECT unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS metric),
-                 a AS ({side}), b AS ({side})
-            SELECT coalesce(a.task, b.task) AS task, coalesce(a.metric, b.metric) AS metric,
-                   coalesce(a.item_id, b.item_id) AS item_id, a.s AS score_a, b.s AS score_b,
-                   coalesce(a.cl, b.cl) AS cluster,
-                   NOT (coalesce(a.ih <> b.ih, FALSE) OR coalesce(a.ph <> b.ph, FALSE)) AS hash_match
-            FROM a FULL OUTER JOIN b
-              ON a.task = b.task AND a.metric = b.metric AND a.item_id = b.item_id
+                 a AS ({side}), b AS ({side}),
+                 p AS (SELECT coalesce(a.task, b.task) AS task,
+                              coalesce(a.metric, b.metric) AS metric,
+                              coalesce(a.item, b.item) AS item, a.s AS score_a, b.s AS score_b,
+                              coalesce(a.cl, b.cl) AS cl,
+                              NOT (coalesce(a.ih <> b.ih, FALSE) OR coalesce(a.ph <> b.ph, FALSE))
+                                  AS hash_match
+                       FROM a FULL OUTER JOIN b
+                         ON a.task = b.task AND a.metric = b.metric AND a.item = b.item)
+            SELECT p.task, p.metric, i.item_id, p.score_a, p.score_b, c.value AS cluster,
+                   p.hash_match
+            FROM p JOIN items i ON i.item = p.item LEFT JOIN labels c ON c.label = p.cl
             ORDER BY 1, 2, 3"""
         with self._read() as con:
             return _fetch_rows(con, sql, [tasks, metrics, int(run_a), int(run_b)])
@@ -587,9 +621,11 @@ class _Queries:
         from it."""
         ids = [int(r) for r in run_ids]
         with self._read() as con:
-            return _fetch_rows(con, "SELECT run_id, item_id, prompt, target, response FROM texts "
-                               "WHERE list_contains(?, run_id) AND task = ? AND answer_idx = 0 "
-                               "ORDER BY run_id, item_id", [ids, str(task)])
+            return _fetch_rows(
+                con, "SELECT t.run_id, i.item_id, t.prompt, t.target, t.response FROM texts t "
+                "JOIN (SELECT item, item_id FROM items WHERE task = ?) i ON i.item = t.item "
+                "WHERE list_contains(?, t.run_id) AND t.task = ? AND t.answer_idx = 0 "
+                "ORDER BY t.run_id, i.item_id", [str(task), ids, str(task)])
 
     # ---- read queries added for page speed (perf helper, issue 9 section 2) -------------
 
@@ -600,7 +636,7 @@ class _Queries:
         (the leaderboard's check whether continuous scores are credit in [0, 1])."""
         where, params = self._where(run_ids, task, metric)
         sql = ("SELECT count(m), min(m), max(m) FROM (SELECT avg(score) AS m FROM scores"
-               f"{where} GROUP BY run_id, item_id) WHERE NOT isnan(m)")
+               f"{where} GROUP BY run_id, item) WHERE NOT isnan(m)")
         with self._read() as con:
             n, lo, hi = _one(con, sql, params) or (0, None, None)
         return {"n": int(n or 0), "min": None if lo is None else float(lo),
@@ -617,10 +653,9 @@ class _Queries:
 
         One filtered scan for all cells (the cell number comes from ``list_position`` on the
         task and metric, not from a join); runs with one answer per item (``cells.k_max =
-        1``) skip the GROUP BY. Labels travel as 64-bit hashes and become dense codes in
-        numpy. The codes are exact: each cell's number of distinct hashes is checked against
-        count(DISTINCT label) in SQL, and where they differ (a hash collision, or labels that
-        differ between the answers of one item) that cell's labels themselves are fetched."""
+        1``) skip the GROUP BY. Labels travel as the store's integer label keys (one key per
+        distinct label of a task, so the codes are exact) and become dense codes in numpy;
+        an item whose answers carry different labels takes the smallest key's label."""
         tms = list(dict.fromkeys((str(t), str(m)) for t, m in task_metrics))
         empty = pd.DataFrame({"k": pd.Series(dtype="int32"), "run_id": pd.Series(dtype="int32"),
                               "score": pd.Series(dtype=float), "code": pd.Series(dtype="int64"),
@@ -647,16 +682,16 @@ class _Queries:
                 cond = f" AND task IN ({', '.join('?' * len(tasks))}) AND metric IN " \
                        f"({', '.join('?' * len(metrics))})"
                 return (f"SELECT {pos}, run_id, score AS m, {label.format('cluster')} AS lab, "
-                        "cluster IS NOT NULL AS has, CASE WHEN cluster IS NULL THEN item_id END "
+                        "cluster IS NOT NULL AS has, CASE WHEN cluster IS NULL THEN item END "
                         f"AS lone FROM scores{w1}{cond if one else ''} UNION ALL "
                         f"SELECT {pos}, run_id, avg(score), {label.format('min(cluster)')}, "
-                        "min(cluster) IS NOT NULL, CASE WHEN min(cluster) IS NULL THEN item_id "
+                        "min(cluster) IS NOT NULL, CASE WHEN min(cluster) IS NULL THEN item "
                         f"END FROM scores{wk}{cond if many else ''} "
-                        "GROUP BY task, metric, run_id, item_id",
+                        "GROUP BY task, metric, run_id, item",
                         [tasks, metrics] + p1 + (tasks + metrics if one else [])
                         + [tasks, metrics] + pk + (tasks + metrics if many else []))
 
-            sql, params = x_sql("hash({})")
+            sql, params = x_sql("{}")
             got = con.execute(sql, params).fetchnumpy()
             n_labels = {cell_of.get((int(a), int(b))): int(n) for a, b, n in con.execute(
                 f"SELECT {pos}, count(DISTINCT cluster) FROM scores{filt} GROUP BY task, metric",
@@ -738,7 +773,8 @@ class _Queries:
         ``items``: the store's integer item keys of the cell's items (every item any of
         those runs scored), ascending; ``scores``: NaN where a run lacks the item;
         ``binary``: every raw score of the cell in those runs is 0 or 1 (``cells.is_binary``).
-        Runs with one answer per item skip the GROUP BY (as ``item_cluster_codes``).
+        Runs with one answer per item skip the GROUP BY (as ``item_cluster_codes``). Reads
+        only integer columns of the score rows (the item keys of schema 3).
         """
         tms = list(dict.fromkeys((str(t), str(m)) for t, m in task_metrics))
         if not tms:
@@ -752,7 +788,7 @@ class _Queries:
               "unnest(range(?)) AS k)")
         cond = f"s.task IN ({', '.join('?' * len(set(tasks)))})"
         pcond = sorted(set(tasks))
-        key = self._ITEM_KEY_SQL.format("s.item_id")
+        key = "s.item"
         with self._read() as con:
             cells = con.execute(
                 f"WITH {tm} SELECT tm.k, s.run_id, s.k_max, s.is_binary FROM cells s "
@@ -774,20 +810,12 @@ class _Queries:
                     f"{'avg(s.score)' if grouped else 's.score'} AS m "
                     f"FROM scores s JOIN tm ON s.task = tm.task AND s.metric = tm.metric"
                     f"{w} AND {cond}"
-                    + (" GROUP BY tm.k, s.run_id, s.item_id" if grouped else ""))
+                    + (" GROUP BY tm.k, s.run_id, s.item" if grouped else ""))
                 params += p + pcond
             if not parts:
                 return {}
             got = con.execute(f"WITH {tm} " + " UNION ALL ".join(parts),
                               [tasks, metrics, len(tms)] + params).fetchnumpy()
-            # exactness of the 63-bit keys: distinct keys = distinct item ids in each task
-            tk = sorted(set(tasks))
-            bad = _one(con, f"SELECT task FROM scores s WHERE {cond.replace('s.task', 'task')} "
-                       f"GROUP BY task HAVING count(DISTINCT item_id) <> "
-                       f"count(DISTINCT {self._ITEM_KEY_SQL.format('item_id')}) LIMIT 1", tk)
-            if bad:
-                raise StoreError(f"task {bad[0]!r}: two item ids share one item key (a 63-bit "
-                                 "hash collision); item_matrices cannot tell them apart")
         cell = np.asarray(got["k"], dtype=np.int64)
         order = np.argsort(cell, kind="stable")
         bounds = np.searchsorted(cell[order], np.arange(len(tms) + 1))
@@ -806,10 +834,6 @@ class _Queries:
             out[(t, m)] = ItemMatrix(t, m, runs, items, mat, binary.get(k, False))
         return out
 
-    # the integer item key of a score row (schema 2: 63 bits of the item id's hash; checked
-    # for collisions by item_labels and by the matrix fill above)
-    _ITEM_KEY_SQL = "CAST(hash({}) >> 1 AS BIGINT)"
-
     def item_labels(self, task: str, items: np.ndarray | list[int]) -> list[str]:
         """The item ids (as the harness wrote them) of integer item keys of ``task``
         (``ItemMatrix.items``), in the given order; StoreError for a key the task lacks."""
@@ -817,17 +841,10 @@ class _Queries:
         if not keys:
             return []
         with self._read() as con:
-            rows = con.execute(
-                f"SELECT DISTINCT {self._ITEM_KEY_SQL.format('item_id')} AS item, item_id "
-                f"FROM scores WHERE task = ? AND list_contains(?, "
-                f"{self._ITEM_KEY_SQL.format('item_id')})", [str(task), sorted(set(keys))]
-            ).fetchall()
-        label: dict[int, str] = {}
-        for key, item_id in rows:
-            if int(key) in label and label[int(key)] != item_id:
-                raise StoreError(f"task {task!r}: item ids {label[int(key)]!r} and {item_id!r} "
-                                 "share one item key")
-            label[int(key)] = item_id
+            rows = con.execute("SELECT item, item_id FROM items WHERE task = ? AND "
+                               "list_contains(?, item)", [str(task), sorted(set(keys))]
+                               ).fetchall()
+        label = {int(k): v for k, v in rows}
         missing = [k for k in keys if k not in label]
         if missing:
             raise StoreError(f"task {task!r} has no item with key {missing[0]} "

@@ -41,16 +41,28 @@ _DDL = (
         format VARCHAR NOT NULL,
         added_at TIMESTAMP NOT NULL
     )""",
+    """CREATE TABLE IF NOT EXISTS items (
+        item INTEGER NOT NULL,              -- key; allocated from meta next_item
+        task VARCHAR NOT NULL,              -- unique (task, item_id)
+        item_id VARCHAR NOT NULL            -- the harness's item id
+    )""",
+    """CREATE TABLE IF NOT EXISTS labels (
+        label INTEGER NOT NULL,             -- key; allocated from meta next_label
+        task VARCHAR NOT NULL,              -- unique (task, value)
+        value VARCHAR NOT NULL              -- a cluster label, item hash or prompt hash
+    )""",
     """CREATE TABLE IF NOT EXISTS scores (
+        -- one row per (run, task, metric, item, answer); rows of one ingest call are
+        -- written sorted by task, metric, item, run_id
         run_id INTEGER NOT NULL,
         task VARCHAR NOT NULL,
         metric VARCHAR NOT NULL,
-        item_id VARCHAR NOT NULL,
+        item INTEGER NOT NULL,              -- items.item
         answer_idx INTEGER NOT NULL,
         score DOUBLE NOT NULL,
-        cluster VARCHAR,
-        item_hash VARCHAR,
-        prompt_hash VARCHAR
+        cluster INTEGER,                    -- labels.label of the cluster label
+        item_hash INTEGER,                  -- labels.label of the item hash
+        prompt_hash INTEGER                 -- labels.label of the prompt hash
     )""",
     """CREATE TABLE IF NOT EXISTS cells (
         run_id INTEGER NOT NULL,            -- key (run_id, task, metric)
@@ -77,7 +89,7 @@ _DDL = (
     """CREATE TABLE IF NOT EXISTS texts (
         run_id INTEGER NOT NULL,
         task VARCHAR NOT NULL,
-        item_id VARCHAR NOT NULL,
+        item INTEGER NOT NULL,              -- items.item
         answer_idx INTEGER NOT NULL,
         prompt VARCHAR,
         target VARCHAR,
@@ -104,8 +116,17 @@ KEY_CHECKS = (
     ("task", "SELECT run_id, task FROM tasks GROUP BY ALL HAVING count(*) > 1 LIMIT 1"),
     ("meta key", "SELECT key FROM meta GROUP BY key HAVING count(*) > 1 LIMIT 1"),
 )
+META_KEY_CHECK = KEY_CHECKS[-1:]   # an ingest checks the others over what it wrote
 
-TABLES = ("meta", "runs", "files", "scores", "cells", "summaries", "texts", "tasks")
+# items and labels grow with the store: their keys are checked by the write that adds rows,
+# over what it adds only (write._Batch.flush)
+
+# Schema 3 (integer item keys) in the catalog's own words; the v2 -> v3 upgrade rewrites
+# scores and texts (catalog.upgrade_v2).
+SCHEMA_V3_TABLES = ("items", "labels")
+
+TABLES = ("meta", "runs", "files", "items", "labels", "scores", "cells", "summaries", "texts",
+          "tasks")
 
 
 # Arrow schemas of the canonical frames: (column, type, required)

@@ -32,7 +32,14 @@ from evalcore.store._util import (
     _log,
     _one,
 )
-from evalcore.store.schema import _EMPTY_CELLS, _SCORE_SPEC, _SUMMARY_SPEC, _TEXT_SPEC
+from evalcore.store.catalog import _check_keys
+from evalcore.store.schema import (
+    _EMPTY_CELLS,
+    _SCORE_SPEC,
+    _SUMMARY_SPEC,
+    _TEXT_SPEC,
+    META_KEY_CHECK,
+)
 
 
 def _column_to_arrow(series: pd.Series, typ: pa.DataType, where: str) -> pa.Array:
@@ -242,6 +249,7 @@ class _Batch:
         self._tasks: dict[int, dict] = {}
         self._next_run_id: int | None = None
         self._first_run_id: int | None = None
+        self.meta: dict[str, str] = {}                # meta rows to update (one UPDATE)
 
     # ---- lookups ------------------------------------------------------------------
     def new_run_id(self, con: duckdb.DuckDBPyConnection) -> int:
@@ -303,6 +311,29 @@ class _Batch:
     def add_table(self, table: str, rid: int, data: pa.Table, check: bool = False) -> None:
         self.tables[table].append((rid, data, check))
 
+    def key_checks(self) -> tuple:
+        """The keys of schema.KEY_CHECKS, checked over what this call wrote only (so the
+        check costs the same in an empty and in a big store)."""
+        runs = sorted(set(self.new_runs) | self.updated_runs | set(self._tasks)
+                      | {rid for parts in self.tables.values() for rid, _, _ in parts})
+        names = sorted(r["name"] for r in self.new_runs.values())
+        keys = sorted(f[0] for f in self.files)
+        per_run = "list_contains(?, run_id)"
+        return (
+            ("run id", f"SELECT run_id FROM runs WHERE {per_run} GROUP BY run_id "
+                       "HAVING count(*) > 1 LIMIT 1", [runs]),
+            ("run name", "SELECT name FROM runs WHERE list_contains(?, name) GROUP BY name "
+                         "HAVING count(*) > 1 LIMIT 1", [names]),
+            ("file key", "SELECT key FROM files WHERE list_contains(?, key) GROUP BY key "
+                         "HAVING count(*) > 1 LIMIT 1", [keys]),
+            ("cell", f"SELECT run_id, task, metric FROM cells WHERE {per_run} GROUP BY ALL "
+                     "HAVING count(*) > 1 LIMIT 1", [runs]),
+            ("summary", f"SELECT run_id, task, metric FROM summaries WHERE {per_run} "
+                        "GROUP BY ALL HAVING count(*) > 1 LIMIT 1", [runs]),
+            ("task", f"SELECT run_id, task FROM tasks WHERE {per_run} GROUP BY ALL "
+                     "HAVING count(*) > 1 LIMIT 1", [runs]),
+        )
+
     # ---- the writes ---------------------------------------------------------------
     @staticmethod
     def _with_run_id(parts: list[tuple[int, pa.Table, bool]], flag: bool = False) -> pa.Table:
@@ -329,8 +360,7 @@ class _Batch:
                     for c in _RUNS_SCHEMA.names}
             insert("INSERT INTO runs SELECT * FROM _in_batch",
                    pa.Table.from_pydict(data, schema=_RUNS_SCHEMA))
-            con.execute("UPDATE meta SET value = ? WHERE key = 'next_run_id'",
-                        [str(self._next_run_id)])
+            self.meta["next_run_id"] = str(self._next_run_id)
         if self.updated_runs:
             rows = [self.run_rows[r] for r in sorted(self.updated_runs)]
             upd = pa.table({"run_id": pa.array([r["run_id"] for r in rows], pa.int32()),
@@ -349,24 +379,16 @@ class _Batch:
             insert("INSERT INTO files SELECT * FROM _in_batch", pa.Table.from_arrays(
                 [pa.array(c, type=f.type) for c, f in zip(cols, _FILES_SCHEMA)],
                 schema=_FILES_SCHEMA))
-        for table in ("scores", "cells", "summaries"):
+        for table in ("cells", "summaries"):
             if self.tables[table]:
-                data = self._with_run_id(self.tables[table])
-                t0 = time.perf_counter()
-                insert(f"INSERT INTO {table} SELECT {_TABLE_COLUMNS[table]} FROM _in_batch", data)
-                _log.debug("ingest: %d %s rows in %.2f s", data.num_rows, table,
-                           time.perf_counter() - t0)
-        if self.tables["texts"]:
-            data = self._with_run_id(self.tables["texts"], flag=True)
-            data = data.append_column("_rn", pa.array(np.arange(data.num_rows, dtype=np.int64)))
-            cols = _TABLE_COLUMNS["texts"]
-            # the first row of each (run, task, item, answer) in this call; for a merge into a
-            # stored run only the rows the run does not have yet
-            insert(f"INSERT INTO texts SELECT {cols} FROM _in_batch t WHERE NOT (t._check AND "
-                   "EXISTS (SELECT 1 FROM texts x WHERE x.run_id = t.run_id AND x.task = t.task "
-                   "AND x.item_id = t.item_id AND x.answer_idx = t.answer_idx)) "
-                   "QUALIFY row_number() OVER (PARTITION BY t.run_id, t.task, t.item_id, "
-                   "t.answer_idx ORDER BY t._rn) = 1 ORDER BY t._rn", data)
+                insert(f"INSERT INTO {table} SELECT {_TABLE_COLUMNS[table]} FROM _in_batch",
+                       self._with_run_id(self.tables[table]))
+        if self.tables["scores"] or self.tables["texts"]:
+            self._write_keyed(con)
+        if self.meta:
+            insert("UPDATE meta SET value = u.value FROM _in_batch u WHERE meta.key = u.key",
+                   pa.table({"key": pa.array(list(self.meta), pa.string()),
+                             "value": pa.array(list(self.meta.values()), pa.string())}))
         new_tasks, upd_tasks = [], []
         for rid, info in sorted(self._tasks.items()):
             for t, (nc, proto, state) in info.items():
@@ -382,6 +404,115 @@ class _Batch:
                 cols = list(zip(*rows))
                 insert(sql, pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in
                                                   zip(cols, _TASKS_SCHEMA)], schema=_TASKS_SCHEMA))
+
+
+    def _write_keyed(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Scores and texts with integer keys: the (task, item_id) and (task, label/hash)
+        strings of this call are looked up in items/labels (only the call's tasks are read),
+        new ones get the next keys from meta (so two writers adding keys conflict on meta
+        and the retry re-reads), then one INSERT each for items, labels, scores, texts."""
+        scores = self._with_run_id(self.tables["scores"]) if self.tables["scores"] else None
+        texts = (self._with_run_id(self.tables["texts"], flag=True)
+                 if self.tables["texts"] else None)
+        names = []
+        try:
+            if scores is not None:
+                con.register("_in_s", scores)
+                names.append("_in_s")
+            if texts is not None:
+                texts = texts.append_column("_rn", pa.array(np.arange(texts.num_rows,
+                                                                      dtype=np.int64)))
+                con.register("_in_t", texts)
+                names.append("_in_t")
+            keyed = " UNION ".join(f"SELECT DISTINCT task, item_id FROM {n}" for n in names)
+            tasks = sorted({t for n in names for (t,) in
+                            con.execute(f"SELECT DISTINCT task FROM {n}").fetchall()})
+            in_tasks = f"task IN ({', '.join('?' * len(tasks))})"
+            vals = ("SELECT task, cluster AS value FROM _in_s WHERE cluster IS NOT NULL UNION "
+                    "SELECT task, item_hash FROM _in_s WHERE item_hash IS NOT NULL UNION "
+                    "SELECT task, prompt_hash FROM _in_s WHERE prompt_hash IS NOT NULL"
+                    if scores is not None else None)
+            t0 = time.perf_counter()
+            item_map = self._keys(con, "items", "item", "item_id", "next_item", keyed,
+                                  in_tasks, tasks, self.meta)
+            con.register("_map_i", item_map)
+            names.append("_map_i")
+            if vals is not None:
+                label_map = self._keys(con, "labels", "label", "value", "next_label", vals,
+                                       in_tasks, tasks, self.meta)
+                con.register("_map_l", label_map)
+                names.append("_map_l")
+            _log.debug("ingest: keys in %.2f s", time.perf_counter() - t0)
+            if scores is not None:
+                t0 = time.perf_counter()
+                con.execute(
+                    "INSERT INTO scores SELECT s.run_id, s.task, s.metric, i.item, s.answer_idx, "
+                    "s.score, c.label, ih.label, ph.label FROM _in_s s "
+                    "JOIN _map_i i ON i.task = s.task AND i.item_id = s.item_id "
+                    "LEFT JOIN _map_l c ON c.task = s.task AND c.value = s.cluster "
+                    "LEFT JOIN _map_l ih ON ih.task = s.task AND ih.value = s.item_hash "
+                    "LEFT JOIN _map_l ph ON ph.task = s.task AND ph.value = s.prompt_hash "
+                    "ORDER BY s.task, s.metric, i.item, s.run_id, s.answer_idx")
+                _log.debug("ingest: %d scores in %.2f s", scores.num_rows,
+                           time.perf_counter() - t0)
+            if texts is not None:
+                # the first row of each (run, task, item, answer) in this call; for a merge
+                # into a stored run only the rows the run does not have yet
+                con.execute(
+                    "INSERT INTO texts SELECT t.run_id, t.task, i.item, t.answer_idx, t.prompt, "
+                    "t.target, t.response FROM _in_t t "
+                    "JOIN _map_i i ON i.task = t.task AND i.item_id = t.item_id "
+                    "WHERE NOT (t._check AND EXISTS (SELECT 1 FROM texts x WHERE "
+                    "x.run_id = t.run_id AND x.task = t.task AND x.item = i.item "
+                    "AND x.answer_idx = t.answer_idx)) "
+                    "QUALIFY row_number() OVER (PARTITION BY t.run_id, t.task, i.item, "
+                    "t.answer_idx ORDER BY t._rn) = 1 ORDER BY t.task, i.item, t.answer_idx, "
+                    "t.run_id")
+        finally:
+            for n in names:
+                con.unregister(n)
+
+    @staticmethod
+    def _keys(con: duckdb.DuckDBPyConnection, table: str, key: str, text: str, counter: str,
+              wanted_sql: str, in_tasks: str, tasks: list[str], meta: dict) -> pa.Table:
+        """(task, text, key) for every (task, text) of ``wanted_sql``: stored keys, and new
+        ones numbered from meta ``counter`` and inserted into ``table`` (fixed SQL names).
+        The new rows are checked against the stored ones before they are written (their
+        (task, text) must be new, their keys unused)."""
+        stored = con.execute(f"SELECT task, {text}, {key} FROM {table} WHERE {in_tasks}",
+                             tasks).fetch_arrow_table()
+        con.register("_stored_k", stored)
+        try:
+            new = con.execute(
+                f"SELECT w.task, w.value AS {text} FROM ({wanted_sql}) w(task, value) "
+                f"ANTI JOIN _stored_k k ON k.task = w.task AND k.{text} = w.value "
+                f"ORDER BY w.task, w.value").fetch_arrow_table()
+            if new.num_rows:
+                start = int(_one(con, "SELECT CAST(value AS BIGINT) FROM meta WHERE key = ?",
+                                 [counter])[0])
+                if start + new.num_rows >= 2 ** 31:
+                    raise StoreError(f"the store has run out of {table} keys (2^31)")
+                new = new.append_column(key, pa.array(
+                    np.arange(start, start + new.num_rows, dtype=np.int32)))
+                con.register("_new_k", new)
+                try:
+                    taken = _one(con, f"SELECT {key} FROM {table} WHERE {key} >= ? LIMIT 1",
+                                 [start])
+                    if taken:
+                        raise StoreError(f"{table} key {taken[0]} is already used although "
+                                         f"meta {counter} is {start}; the store is damaged")
+                    con.execute(f"INSERT INTO {table} SELECT {key}, task, {text} FROM _new_k")
+                finally:
+                    con.unregister("_new_k")
+                meta[counter] = str(start + new.num_rows)
+            schema = pa.schema([("task", pa.string()), (text, pa.string()), (key, pa.int32())])
+            parts = [stored.select(["task", text, key]).cast(schema)]
+            if new.num_rows:
+                parts.append(new.select(["task", text, key]).cast(schema))
+            out = pa.concat_tables(parts)
+        finally:
+            con.unregister("_stored_k")
+        return out
 
 
 class _Writes:
@@ -441,7 +572,8 @@ class _Writes:
             warnings = tuple(w for p in prepared for w in p.warnings)
             return IngestReport(pd.DataFrame(rows, columns=list(REPORT_COLUMNS)), True, warnings,
                                 tuple(rejected))
-        rows = self._write(lambda con: self._write_runs(con, prepared), "ingest")
+        rows = self._write(lambda con: self._write_runs(con, prepared), "ingest",
+                           checks=META_KEY_CHECK)
         t1 = time.perf_counter()
         merged = self.compact()   # keeps file counts bounded (maintain.MERGE_LEVELS)
         if merged:
@@ -623,6 +755,7 @@ class _Writes:
                                                for f in p.run.files]), self._unique_name)
         rows = [self._decide_run(con, batch, p) for p in prepared]
         batch.flush(con)
+        _check_keys(con, "ingest", batch.key_checks())
         return rows
 
     def _decide_run(self, con: duckdb.DuckDBPyConnection, b: "_Batch", p: _Prepared) -> list:

@@ -99,12 +99,20 @@ def store(store_location) -> Store:
 
 def export_legacy(store: Store, path: Path) -> Path:
     """Write ``store``'s tables into a single-file DuckDB store at ``path``: the layout of
-    evalbars before DuckLake (same tables and columns; read-only for today's Store)."""
+    evalbars before DuckLake (schema 2: item ids, labels and hashes as text in score and
+    text rows; read-only for today's Store)."""
     import duckdb
 
     from evalcore.store.schema import TABLES
+    sql = {t: f"SELECT * FROM {t}" for t in TABLES if t not in ("items", "labels")}
+    sql["scores"] = ("SELECT run_id, task, metric, item_id, answer_idx, score, cluster, item_hash, "
+                     f"prompt_hash FROM {store._text_scores('', None)[0]}")
+    sql["texts"] = ("SELECT t.run_id, t.task, i.item_id, t.answer_idx, t.prompt, t.target, "
+                    "t.response FROM texts t JOIN items i ON i.item = t.item")
+    sql["meta"] = ("SELECT key, CASE WHEN key = 'schema_version' THEN '2' ELSE value END AS value "
+                   "FROM meta WHERE key NOT IN ('next_item', 'next_label')")
     with store._read() as con:
-        frames = {t: con.execute(f"SELECT * FROM {t}").fetch_arrow_table() for t in TABLES}
+        frames = {t: con.execute(q).fetch_arrow_table() for t, q in sql.items()}
     out = duckdb.connect(str(path))
     try:
         for t, frame in frames.items():

@@ -1,0 +1,83 @@
+"""Schema 3 (integer item keys) from schema-2 rows: the in-place upgrade of a v2 DuckLake
+store on first open by a writer, and the conversion ``migrate`` applies to an old
+single-file store.
+
+Schema 2 kept item_id, cluster, item_hash and prompt_hash as text in every score row (two
+64-hex hashes per row: about 136 bytes per score on disk). Schema 3 keeps them once:
+``items`` (item, task, item_id) and ``labels`` (label, task, value) hold each distinct
+string of a task once, and score/text rows carry the integer keys. Keys are numbered
+in (task, text) order here; later ingests continue from meta ``next_item``/``next_label``.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from evalcore.store._util import _one
+
+V3_SCORES = """CREATE TABLE {name} (run_id INTEGER NOT NULL, task VARCHAR NOT NULL,
+    metric VARCHAR NOT NULL, item INTEGER NOT NULL, answer_idx INTEGER NOT NULL,
+    score DOUBLE NOT NULL, cluster INTEGER, item_hash INTEGER, prompt_hash INTEGER)"""
+V3_TEXTS = """CREATE TABLE {name} (run_id INTEGER NOT NULL, task VARCHAR NOT NULL,
+    item INTEGER NOT NULL, answer_idx INTEGER NOT NULL, prompt VARCHAR, target VARCHAR,
+    response VARCHAR)"""
+
+
+def fill_v3(con: duckdb.DuckDBPyConnection, scores_src: str, texts_src: str,
+            scores_dst: str = "scores", texts_dst: str = "texts") -> tuple[int, int]:
+    """Inside the open transaction: number every (task, item_id) and (task, label/hash)
+    of the schema-2 tables ``scores_src``/``texts_src`` (fixed SQL names) into the empty
+    ``items``/``labels``, and copy the rows into the schema-3 ``scores_dst``/``texts_dst``.
+    Returns (next_item, next_label)."""
+    con.execute(f"""INSERT INTO items
+        SELECT CAST(row_number() OVER (ORDER BY task, item_id) AS INTEGER), task, item_id
+        FROM (SELECT task, item_id FROM {scores_src} UNION SELECT task, item_id FROM {texts_src})""")
+    con.execute(f"""INSERT INTO labels
+        SELECT CAST(row_number() OVER (ORDER BY task, value) AS INTEGER), task, value FROM (
+            SELECT task, cluster AS value FROM {scores_src} WHERE cluster IS NOT NULL UNION
+            SELECT task, item_hash FROM {scores_src} WHERE item_hash IS NOT NULL UNION
+            SELECT task, prompt_hash FROM {scores_src} WHERE prompt_hash IS NOT NULL)""")
+    con.execute(f"""INSERT INTO {scores_dst}
+        SELECT s.run_id, s.task, s.metric, i.item, s.answer_idx, s.score, c.label, ih.label,
+               ph.label
+        FROM {scores_src} s JOIN items i ON i.task = s.task AND i.item_id = s.item_id
+        LEFT JOIN labels c ON c.task = s.task AND c.value = s.cluster
+        LEFT JOIN labels ih ON ih.task = s.task AND ih.value = s.item_hash
+        LEFT JOIN labels ph ON ph.task = s.task AND ph.value = s.prompt_hash
+        ORDER BY s.task, s.metric, i.item, s.run_id, s.answer_idx""")
+    con.execute(f"""INSERT INTO {texts_dst}
+        SELECT t.run_id, t.task, i.item, t.answer_idx, t.prompt, t.target, t.response
+        FROM {texts_src} t JOIN items i ON i.task = t.task AND i.item_id = t.item_id
+        ORDER BY t.task, i.item, t.answer_idx, t.run_id""")
+    n_items = int(_one(con, "SELECT coalesce(max(item), 0) FROM items")[0])
+    n_labels = int(_one(con, "SELECT coalesce(max(label), 0) FROM labels")[0])
+    return n_items + 1, n_labels + 1
+
+
+def set_counters(con: duckdb.DuckDBPyConnection, next_item: int, next_label: int) -> None:
+    """meta: schema_version 3 and the key counters (rows added when missing)."""
+    for key, value in (("schema_version", "3"), ("next_item", str(next_item)),
+                       ("next_label", str(next_label))):
+        if _one(con, "SELECT count(*) FROM meta WHERE key = ?", [key])[0]:
+            con.execute("UPDATE meta SET value = ? WHERE key = ?", [value, key])
+        else:
+            con.execute("INSERT INTO meta VALUES (?, ?)", [key, value])
+
+
+def upgrade_v2(con: duckdb.DuckDBPyConnection) -> None:
+    """Inside the open transaction: a schema-2 DuckLake store becomes schema 3 (new scores
+    and texts tables are filled from the old ones, which are then dropped)."""
+    if _one(con, "SELECT value FROM meta WHERE key = 'schema_version'")[0] != "2":
+        return          # another process upgraded it first
+    con.execute("CREATE TABLE items (item INTEGER NOT NULL, task VARCHAR NOT NULL, "
+                "item_id VARCHAR NOT NULL)")
+    con.execute("CREATE TABLE labels (label INTEGER NOT NULL, task VARCHAR NOT NULL, "
+                "value VARCHAR NOT NULL)")
+    con.execute(V3_SCORES.format(name="scores_v3"))
+    con.execute(V3_TEXTS.format(name="texts_v3"))
+    next_item, next_label = fill_v3(con, "scores", "texts", "scores_v3", "texts_v3")
+    con.execute("DROP TABLE scores")
+    con.execute("DROP TABLE texts")
+    con.execute("ALTER TABLE scores_v3 RENAME TO scores")
+    con.execute("ALTER TABLE texts_v3 RENAME TO texts")
+    set_counters(con, next_item, next_label)
