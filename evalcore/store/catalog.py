@@ -474,8 +474,21 @@ class _Catalog:
             except FileNotFoundError:
                 return "missing"
             return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
-        with self._read("reading the store version") as con:
-            return f"snapshot:{_one(con, f'SELECT id FROM {LAKE}.current_snapshot()')[0]}"
+        # a cursor kept per thread (a new cursor costs as much as the query): every call is
+        # its own autocommit transaction, so it sees the latest committed snapshot
+        local = self.__dict__.setdefault("_version_cursor", threading.local())
+        con = _connection(self._target, self.lock_timeout)
+        cur = getattr(local, "cur", None)
+        if cur is None or getattr(local, "con", None) is not con:
+            cur = local.cur = self._cursor()
+            local.con = con
+        try:
+            rows = cur.execute(f"SELECT id FROM {LAKE}.current_snapshot()").fetchall()
+        except duckdb.Error:
+            local.cur = None
+            with self._read("reading the store version") as fresh:
+                rows = fresh.execute(f"SELECT id FROM {LAKE}.current_snapshot()").fetchall()
+        return f"snapshot:{rows[0][0]}"
 
     def write_counter(self) -> int:
         """How many write transactions the store has committed (read from the catalog)."""
