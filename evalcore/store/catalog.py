@@ -458,6 +458,7 @@ class _Catalog:
         if version == "2" and not self._target.read_only:
             from evalcore.store.upgrade import upgrade_v2
             self._write(upgrade_v2, "upgrading the store to schema 3 (integer item keys)")
+            self.compact()   # the small files schema 2 wrote per row and per run
             version = self._schema_version()
         if version != SCHEMA_VERSION:
             raise StoreError(f"{self._target.label} has store schema version {version or 'none'}; "
