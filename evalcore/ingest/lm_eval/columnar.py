@@ -3,18 +3,24 @@
 Speed
 -----
 Sample logs on disk are streamed in record batches of ``CHUNK_LINES`` rows read with an
-explicit schema of only the needed fields (ids, hashes, filter, metric values, the
-first context, option texts, loglikelihoods, and only the cluster doc fields): by DuckDB's JSON reader (``read_json`` through
-the Python relational API on a private in-memory connection: no SQL statement, no store
-file; ENGINEERING.md recommends it for large sample logs) or, for in-memory uploads, by
-``pyarrow.json``. The reader runs in a helper thread a few batches ahead (``_prefetch``:
-DuckDB's streaming result is computed only when asked), so JSON parsing overlaps the
-per-batch Arrow work. Texts, hashes and ids stay Arrow strings (pandas 3 ``str`` dtype),
-kept as the reader's chunks (no concatenation copy); a metric present on every row shares
-the id/hash buffers; integer doc ids are deduplicated as numbers. The file's sha256 is
-computed in a thread while it is parsed. Any file the columnar readers cannot type (mixed types, NaN
-tokens, list-valued metrics, missing values, bad JSON) is re-read line by line with orjson
-(json without it), which handles every variant and gives exact line numbers in errors.
+explicit schema of only the needed fields (ids, hashes, filter, the metrics list and metric
+values, the first context, option texts, loglikelihoods, and only the cluster doc fields)
+by DuckDB's JSON reader (``read_json`` through the Python relational API on a private
+in-memory connection: no SQL statement, no store file; ENGINEERING.md recommends it for
+large sample logs). DuckDB also makes the per-record choices (the response option, the
+target's option text, the cluster labels) so only the needed texts cross into Arrow
+(``_batches_duckdb``). In-memory uploads are read by ``pyarrow.json`` and the choices made in
+Arrow (``_fast_batch``). The reader runs in a helper thread a few batches ahead
+(``_prefetch``: DuckDB's streaming result is computed only when asked), so JSON parsing
+overlaps the per-batch Arrow work; several large logs of one run are read in parallel
+(``evalcore.ingest.READ_WORKERS``). Texts, hashes and ids stay Arrow ``large_string``
+(what pandas 3's ``str`` dtype holds: no conversion copy), kept as the reader's chunks (no
+concatenation copy); a metric present on every row shares the id/hash buffers; integer doc
+ids are deduplicated as numbers. The file's sha256 is computed in a thread while it is
+parsed. Any file the columnar readers cannot read exactly (mixed types, NaN tokens, a
+metric value that is not a number, a record naming other metrics than the first, missing
+values, bad JSON) is re-read line by line with orjson (json without it), which handles every
+variant and gives exact line numbers in errors.
 """
 
 from __future__ import annotations
