@@ -80,6 +80,25 @@ def wrap_title(text: str, width: int = TITLE_WIDTH, lines: int = TITLE_LINES) ->
     return "<br>".join(plot_text(line) for line in out)
 
 
+def _chance_lines(fig: go.Figure, lines: list[tuple[int, int, float]]) -> None:
+    """Dotted vertical chance lines labelled "chance" in the given subplots: the shapes and
+    annotations ``fig.add_vline(x, row=, col=, annotation_text="chance")`` adds, set in one
+    layout update (plotly's add_vline re-validates the whole layout per call)."""
+    if not lines:
+        return
+    shapes, notes = [], []
+    for row, col, x in lines:
+        sp = fig.get_subplot(row, col)
+        xref = "x" + sp.xaxis.plotly_name[len("xaxis"):]
+        yref = "y" + sp.yaxis.plotly_name[len("yaxis"):] + " domain"
+        shapes.append(dict(type="line", x0=x, x1=x, xref=xref, y0=0, y1=1, yref=yref,
+                           line=dict(color="#888", dash="dot")))
+        notes.append(dict(text="chance", x=x, xref=xref, y=1, yref=yref, xanchor="center",
+                          yanchor="bottom", showarrow=False, font=dict(size=10)))
+    fig.update_layout(shapes=list(fig.layout.shapes) + shapes,
+                      annotations=list(fig.layout.annotations) + notes)
+
+
 def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_label: str,
                 confidence: float, percent: bool | dict[str, bool] = True,
                 run_order: Sequence[str] | None = None,
@@ -133,6 +152,7 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
     for ann in fig.layout.annotations:
         ann.font = dict(size=12)
     level = f"{confidence:.0%}"
+    chance_lines: list[tuple[int, int, float]] = []    # (row, col, x): drawn after the loop
     for idx, panel in enumerate(panels):
         row, col = idx // ncols + 1, idx % ncols + 1
         k = _scale(by_panel.get(panel, True))
@@ -175,14 +195,13 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
         ), row=row, col=col)
         chance = pd.to_numeric(df["chance"], errors="coerce").dropna()
         if len(chance):
-            fig.add_vline(x=float(chance.iloc[0]) * k, line_dash="dot", line_color="#888",
-                          row=row, col=col, annotation_text="chance",
-                          annotation_font_size=10, annotation_position="top")
+            chance_lines.append((row, col, float(chance.iloc[0]) * k))
         fig.update_xaxes(title_text="score (%)" if by_panel.get(panel, True) else "score",
                          title_font_size=11, row=row, col=col)
         fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(panel_runs)),
                          type="category", range=[-0.6, len(panel_runs) - 0.4], row=row,
                          col=col)
+    _chance_lines(fig, chance_lines)
     height = 110 + 18 * n_lines + plot_px
     fig = _base_layout(fig, f"Scores with {level} intervals ({plot_text(method_label)})", height)
     # room for the wrapped panel titles of the first row under the figure title
