@@ -560,7 +560,8 @@ def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
         all_runs = sorted({int(run_ids[i]) for t, _ in tms for i in rows_of[t]})
         codes = store.item_cluster_codes(tms, run_ids=all_runs)
         kk = codes["k"].to_numpy(dtype=np.int64)
-        order = np.argsort(kk, kind="stable")
+        # the store returns the cells in order; sort only if it did not
+        order = slice(None) if bool(np.all(kk[1:] >= kk[:-1])) else np.argsort(kk, kind="stable")
         bounds = np.searchsorted(kk[order], np.arange(len(tms) + 1))
         rid_all = codes["run_id"].to_numpy(dtype=np.int64)[order]
         x_all = codes["score"].to_numpy(dtype=float)[order]
