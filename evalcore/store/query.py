@@ -90,8 +90,8 @@ class _Queries:
         run's name and another run's id is refused as ambiguous (so ``delete 3`` can never
         delete the wrong run).
         """
-        with self._read() as con:
-            rows = con.execute("SELECT run_id, name FROM runs ORDER BY run_id").fetchall()
+        names = self._run_names()
+        rows = list(zip(names["run_id"].tolist(), names["name"].tolist()))
         ids = {int(rid) for rid, _ in rows}
         if isinstance(ref, (int, np.integer)) and not isinstance(ref, bool):
             if int(ref) in ids:
@@ -129,6 +129,12 @@ class _Queries:
         listed = ", ".join(f"{name!r} (id {rid})" for rid, name in rows[:20])
         more = f" and {len(rows) - 20} more" if len(rows) > 20 else ""
         raise StoreError(f"no run named or numbered {ref!r}; known runs: {listed}{more}")
+
+    @_per_snapshot
+    def _run_names(self) -> pd.DataFrame:
+        """run_id, name of every run (resolve_run's lookup, once per snapshot)."""
+        with self._read() as con:
+            return con.execute("SELECT run_id, name FROM runs ORDER BY run_id").df()
 
     @_per_snapshot
     def runs(self) -> pd.DataFrame:
