@@ -840,9 +840,10 @@ class _Queries:
                 params += [utasks, umetrics] + p + pcond
             if not parts:
                 return {}
-            got = con.execute(" UNION ALL ".join(parts), params).fetchnumpy()
-        cell = lut[np.asarray(got["kt"], dtype=np.int64) * width
-                   + np.asarray(got["km"], dtype=np.int64)]
+            # Arrow, then numpy: about half the time of fetchnumpy on 2M rows
+            table = con.execute(" UNION ALL ".join(parts), params).fetch_arrow_table()
+            got = {c: table.column(c).to_numpy() for c in table.column_names}
+        cell = lut[got["kt"].astype(np.int32) * width + got["km"].astype(np.int32)]
         order = np.argsort(cell, kind="stable")       # int16: a radix sort
         bounds = np.searchsorted(cell[order], np.arange(len(tms) + 1))
         run_col = np.asarray(got["run_id"], dtype=np.int64)[order]
