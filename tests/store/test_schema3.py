@@ -41,13 +41,22 @@ def _runs():
     return [a, b]
 
 
+def _codes(store: Store) -> pd.DataFrame:
+    codes = store.item_cluster_codes([("t", "acc")])
+    n_codes = codes.groupby("k")["code"].nunique().rename("n_codes")
+    rows = codes.drop(columns="code").sort_values(["k", "run_id", "score", "has_cluster"])
+    return rows.merge(n_codes, on="k").reset_index(drop=True)
+
+
 def _reads(store: Store) -> dict:
     return {"scores": store.scores([1, 2]), "means": store.item_means([1, 2]),
             "texts": store.texts(1, "t", ["0", "1", "3"]),
             "pairing": store.pairing(1, 2, "t", "acc"),
             "paired": store.paired_item_means(1, 2, "t", "acc"),
             "tasks": store.paired_item_means_tasks(1, 2, [("t", "acc")]),
-            "codes": store.item_cluster_codes([("t", "acc")]),
+            # row order and code numbers are not part of item_cluster_codes' contract: the
+            # rows sorted, and the partition of each run's items into clusters
+            "codes": _codes(store),
             "cells": store.recompute_cell_stats()}
 
 
