@@ -82,3 +82,13 @@ def test_item_labels_refuses_unknown_keys(kind, tmp_path):
     v = store.item_matrices([("v", "acc")])[("v", "acc")]
     with pytest.raises(StoreError, match="no item with key"):
         store.item_labels("v", [int(v.items.max()) + 12345])
+
+
+@pytest.mark.parametrize("kind", ["real", "memory"])
+def test_item_matrices_leave_out_metrics_not_asked(kind, tmp_path):
+    """Four or more tasks (no task filter in the query) and only one of a task's metrics."""
+    store = make_store(_runs(), tmp_path, kind=kind)
+    got = store.item_matrices([("u", "em"), ("t", "acc"), ("v", "acc"), ("w", "x")])
+    assert set(got) == {("u", "em"), ("t", "acc"), ("v", "acc")}
+    assert got[("u", "em")].scores.shape == (3, 1)
+    assert np.nanmean(got[("u", "em")].scores) == pytest.approx(2 / 3)

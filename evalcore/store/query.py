@@ -812,8 +812,8 @@ class _Queries:
         lut = np.full((len(utasks) + 1) * width, -1, dtype=np.int16)
         for k, (t, m) in enumerate(tms):
             lut[(utasks.index(t) + 1) * width + umetrics.index(m) + 1] = k
-        pos = ("list_position(?::VARCHAR[], s.task) AS kt, "
-               "list_position(?::VARCHAR[], s.metric) AS km")
+        pos = ("coalesce(list_position(?::VARCHAR[], s.task), 0) AS kt, "
+               "coalesce(list_position(?::VARCHAR[], s.metric), 0) AS km")
         few = len(utasks) <= 3
         cond = f" AND s.task IN ({', '.join('?' * len(utasks))})" if few else ""
         pcond = utasks if few else []
