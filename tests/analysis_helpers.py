@@ -245,10 +245,11 @@ class MemoryStore:
             return pd.DataFrame(columns=cols)
         return pd.concat(frames, ignore_index=True)[cols]
 
-    def task_protocol_table(self, run_ids=None) -> pd.DataFrame:
+    def task_protocol_table(self, run_ids=None, task=None) -> pd.DataFrame:
         rows = [{"run_id": rid, "task": t, "protocol": p if isinstance(p, dict) else {}}
                 for rid in self._ids(run_ids)
-                for t, p in zip(self._runs[rid].tasks["task"], self._runs[rid].tasks["protocol"])]
+                for t, p in zip(self._runs[rid].tasks["task"], self._runs[rid].tasks["protocol"])
+                if task is None or t == task]
         return pd.DataFrame(rows, columns=["run_id", "task", "protocol"])
 
     def tasks(self, run_ids=None) -> pd.DataFrame:

@@ -148,7 +148,8 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     summ = summ_all
     if len(summ):
         summ = summ[~summ["is_group"].fillna(False).astype(bool)]
-    protocols = _protocols(store, ids)
+    # a one-task board needs that task's protocols only (no group can form from one task)
+    protocols = _protocols(store, ids, task)
     if task is not None:
         tasks_df = tasks_df[tasks_df["task"] == task]
         summ = summ[summ["task"] == task]
@@ -359,9 +360,10 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
                        tuple(notes), metrics_by_task, task_notes, info, groups, group_cells)
 
 
-def _protocols(store, ids: list[int]) -> dict[tuple[int, str], dict]:
-    """(run id, task) -> stored task protocol, in run order (``store.task_protocol_table``)."""
-    tp = store.task_protocol_table(ids)
+def _protocols(store, ids: list[int], task: str | None = None) -> dict[tuple[int, str], dict]:
+    """(run id, task) -> stored task protocol, in run order (``store.task_protocol_table``;
+    only ``task``'s when given)."""
+    tp = store.task_protocol_table(ids) if task is None else store.task_protocol_table(ids, task)
     order = {r: i for i, r in enumerate(ids)}
     rows = sorted(zip(tp["run_id"].astype(int), tp["task"].astype(str), tp["protocol"]),
                   key=lambda x: order.get(x[0], len(order)))
