@@ -79,7 +79,17 @@ DISK_RESERVE = 5 * 2**30   # and leave 5 GB for everyone else on the disk
 
 
 def _peak_mb() -> float:
-    """Peak resident memory of this process in MB (Linux reports ru_maxrss in KB)."""
+    """Peak resident memory of this process in MB: VmHWM of /proc/self/status (the high-water
+    mark of this program's own memory, reset by exec), else ru_maxrss (in KB on Linux; a
+    child started by fork + exec inherits its parent's value there, so the query child's
+    figure would be at least the build process's)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 

@@ -119,7 +119,7 @@ KEY_CHECKS = (
 META_KEY_CHECK = KEY_CHECKS[-1:]   # an ingest checks the others over what it wrote
 
 # items and labels grow with the store: their keys are checked by the write that adds rows,
-# over what it adds only (write._Batch.flush)
+# over what it adds only (batch._Batch.flush)
 
 # Schema 3 (integer item keys) in the catalog's own words; the v2 -> v3 upgrade rewrites
 # scores and texts (catalog.upgrade_v2).

@@ -1,0 +1,321 @@
+"""One ingest call's writes: what ``Store.ingest`` gathers run by run (``_Batch``) and
+writes with one statement per table, including the integer keys of items and labels
+(schema 3: the (task, item_id) and (task, label/hash) strings of the call are looked up, new
+ones numbered from meta counters and inserted)."""
+
+from __future__ import annotations
+
+import time
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from evalcore.errors import StoreError
+from evalcore.store._util import _json_dumps, _json_loads, _log, _one
+
+
+_RUNS_SCHEMA = pa.schema([("run_id", pa.int32()), ("name", pa.string()), ("model", pa.string()),
+                          ("source_format", pa.string()), ("harness", pa.string()),
+                          ("harness_version", pa.string()), ("protocol", pa.string()),
+                          ("tags", pa.list_(pa.string())), ("created_at", pa.timestamp("us")),
+                          ("source_key", pa.string())])
+_FILES_SCHEMA = pa.schema([("key", pa.string()), ("sha256", pa.string()), ("run_id", pa.int32()),
+                           ("name", pa.string()), ("size", pa.int64()), ("format", pa.string()),
+                           ("added_at", pa.timestamp("us"))])
+_TASKS_SCHEMA = pa.schema([("run_id", pa.int32()), ("task", pa.string()),
+                           ("n_choices", pa.int32()), ("protocol", pa.string())])
+# column order of the data tables as stored (run_id first, then the incoming table's columns)
+_TABLE_COLUMNS = {
+    "scores": "run_id, task, metric, item_id, answer_idx, score, cluster, item_hash, prompt_hash",
+    "cells": "run_id, task, metric, n_items, n_scores, k_max, sum, sumsq, is_binary, has_cluster",
+    "summaries": "run_id, task, metric, value, stderr, stderr_raw, n, is_group",
+    "texts": "run_id, task, item_id, answer_idx, prompt, target, response",
+}
+
+
+class _Batch:
+    """What one ingest call writes, gathered run by run and written by ``flush`` with one
+    statement per table. Lookups see the store plus the runs decided earlier in the call
+    (two halves of one run in one call merge as they would in two calls)."""
+
+    def __init__(self, file_owner: dict[str, int], unique_name):
+        self._unique_name = unique_name               # Store._unique_name
+        self.file_owner = dict(file_owner)            # file key -> run (stored or new)
+        self.new_runs: dict[int, dict] = {}           # run rows to insert
+        self.updated_runs: set[int] = set()           # stored runs merged into
+        self.run_rows: dict[int, dict] = {}           # rows of stored runs read (and changed)
+        self.source_keys: dict[str, int] = {}
+        self.names: set[str] = set()
+        self.files: list[list] = []
+        self.tables: dict[str, list[tuple[int, pa.Table, bool]]] = {
+            "scores": [], "cells": [], "summaries": [], "texts": []}
+        self._cells: dict[int, set] = {}
+        self._summ: dict[int, set] = {}
+        self._tasks: dict[int, dict] = {}
+        self._next_run_id: int | None = None
+        self._first_run_id: int | None = None
+        self.meta: dict[str, str] = {}                # meta rows to update (one UPDATE)
+
+    # ---- lookups ------------------------------------------------------------------
+    def new_run_id(self, con: duckdb.DuckDBPyConnection) -> int:
+        if self._next_run_id is None:
+            self._next_run_id = int(_one(con, "SELECT CAST(value AS INTEGER) FROM meta "
+                                              "WHERE key = 'next_run_id'")[0])
+            self._first_run_id = self._next_run_id
+        rid = self._next_run_id
+        self._next_run_id += 1
+        return rid
+
+    def run_of_source_key(self, con: duckdb.DuckDBPyConnection, key: str) -> int | None:
+        if key in self.source_keys:
+            return self.source_keys[key]
+        row = _one(con, "SELECT min(run_id) FROM runs WHERE source_key = ?", [key])
+        return int(row[0]) if row and row[0] is not None else None
+
+    def run_row(self, con: duckdb.DuckDBPyConnection, rid: int) -> dict:
+        if rid in self.new_runs:
+            return self.new_runs[rid]
+        if rid not in self.run_rows:
+            name, model, harness, hv, proto, skey = _one(
+                con, "SELECT name, model, harness, harness_version, protocol, source_key FROM runs "
+                "WHERE run_id = ?", [rid])
+            self.run_rows[rid] = {"run_id": rid, "name": name, "model": model, "harness": harness,
+                                  "harness_version": hv, "protocol": _json_loads(proto),
+                                  "source_key": skey}
+        return self.run_rows[rid]
+
+    def name_of(self, con: duckdb.DuckDBPyConnection, rid: int) -> str:
+        return self.run_row(con, rid)["name"]
+
+    def unique_name(self, con: duckdb.DuckDBPyConnection, base: str, hint: str | None) -> str:
+        return self._unique_name(con, base, hint=hint, pending=self.names)
+
+    def cells_of(self, con: duckdb.DuckDBPyConnection, rid: int, status: str) -> set:
+        if rid not in self._cells:
+            self._cells[rid] = set() if rid in self.new_runs else {
+                (t, m) for t, m in con.execute("SELECT task, metric FROM cells WHERE run_id = ?",
+                                               [rid]).fetchall()}
+        return self._cells[rid]
+
+    def summaries_of(self, con: duckdb.DuckDBPyConnection, rid: int, status: str) -> set:
+        if rid not in self._summ:
+            self._summ[rid] = set() if rid in self.new_runs else {
+                (t, m) for t, m in con.execute(
+                    "SELECT task, metric FROM summaries WHERE run_id = ?", [rid]).fetchall()}
+        return self._summ[rid]
+
+    def tasks_of(self, con: duckdb.DuckDBPyConnection, rid: int, status: str) -> dict:
+        """task -> (n_choices, protocol dict, state: stored / updated / new)"""
+        if rid not in self._tasks:
+            self._tasks[rid] = {} if rid in self.new_runs else {
+                t: (nc, _json_loads(pr), "stored") for t, nc, pr in con.execute(
+                    "SELECT task, n_choices, protocol FROM tasks WHERE run_id = ?",
+                    [rid]).fetchall()}
+        return self._tasks[rid]
+
+    def add_table(self, table: str, rid: int, data: pa.Table, check: bool = False) -> None:
+        self.tables[table].append((rid, data, check))
+
+    def key_checks(self) -> tuple:
+        """The keys of schema.KEY_CHECKS, checked over what this call wrote only (so the
+        check costs the same in an empty and in a big store)."""
+        runs = sorted(set(self.new_runs) | self.updated_runs | set(self._tasks)
+                      | {rid for parts in self.tables.values() for rid, _, _ in parts})
+        names = sorted(r["name"] for r in self.new_runs.values())
+        keys = sorted(f[0] for f in self.files)
+        per_run = "list_contains(?, run_id)"
+        return (
+            ("run id", f"SELECT run_id FROM runs WHERE {per_run} GROUP BY run_id "
+                       "HAVING count(*) > 1 LIMIT 1", [runs]),
+            ("run name", "SELECT name FROM runs WHERE list_contains(?, name) GROUP BY name "
+                         "HAVING count(*) > 1 LIMIT 1", [names]),
+            ("file key", "SELECT key FROM files WHERE list_contains(?, key) GROUP BY key "
+                         "HAVING count(*) > 1 LIMIT 1", [keys]),
+            ("cell", f"SELECT run_id, task, metric FROM cells WHERE {per_run} GROUP BY ALL "
+                     "HAVING count(*) > 1 LIMIT 1", [runs]),
+            ("summary", f"SELECT run_id, task, metric FROM summaries WHERE {per_run} "
+                        "GROUP BY ALL HAVING count(*) > 1 LIMIT 1", [runs]),
+            ("task", f"SELECT run_id, task FROM tasks WHERE {per_run} GROUP BY ALL "
+                     "HAVING count(*) > 1 LIMIT 1", [runs]),
+        )
+
+    # ---- the writes ---------------------------------------------------------------
+    @staticmethod
+    def _with_run_id(parts: list[tuple[int, pa.Table, bool]], flag: bool = False) -> pa.Table:
+        tables = []
+        for rid, t, check in parts:
+            t = t.add_column(0, "run_id", pa.array(np.full(t.num_rows, rid, dtype=np.int32)))
+            if flag:
+                t = t.append_column("_check", pa.array(np.full(t.num_rows, check)))
+            tables.append(t if not tables else t.cast(tables[0].schema))
+        return pa.concat_tables(tables)
+
+    def flush(self, con: duckdb.DuckDBPyConnection) -> None:
+        """One INSERT per table (and one UPDATE for merged stored runs / tasks)."""
+        def insert(sql: str, data: pa.Table, params: list | None = None) -> None:
+            con.register("_in_batch", data)
+            try:
+                con.execute(sql, params or [])
+            finally:
+                con.unregister("_in_batch")
+
+        if self.new_runs:
+            rows = sorted(self.new_runs.values(), key=lambda r: r["run_id"])
+            data = {c: [r[c] if c != "protocol" else _json_dumps(r[c]) for r in rows]
+                    for c in _RUNS_SCHEMA.names}
+            insert("INSERT INTO runs SELECT * FROM _in_batch",
+                   pa.Table.from_pydict(data, schema=_RUNS_SCHEMA))
+            self.meta["next_run_id"] = str(self._next_run_id)
+        if self.updated_runs:
+            rows = [self.run_rows[r] for r in sorted(self.updated_runs)]
+            upd = pa.table({"run_id": pa.array([r["run_id"] for r in rows], pa.int32()),
+                            "model": pa.array([r["model"] for r in rows], pa.string()),
+                            "harness": pa.array([r["harness"] for r in rows], pa.string()),
+                            "harness_version": pa.array([r["harness_version"] for r in rows],
+                                                        pa.string()),
+                            "protocol": pa.array([_json_dumps(r["protocol"]) for r in rows],
+                                                 pa.string()),
+                            "source_key": pa.array([r["source_key"] for r in rows], pa.string())})
+            insert("UPDATE runs SET model = u.model, harness = u.harness, "
+                   "harness_version = u.harness_version, protocol = u.protocol, "
+                   "source_key = u.source_key FROM _in_batch u WHERE runs.run_id = u.run_id", upd)
+        if self.files:
+            cols = list(zip(*self.files))
+            insert("INSERT INTO files SELECT * FROM _in_batch", pa.Table.from_arrays(
+                [pa.array(c, type=f.type) for c, f in zip(cols, _FILES_SCHEMA)],
+                schema=_FILES_SCHEMA))
+        for table in ("cells", "summaries"):
+            if self.tables[table]:
+                insert(f"INSERT INTO {table} SELECT {_TABLE_COLUMNS[table]} FROM _in_batch",
+                       self._with_run_id(self.tables[table]))
+        if self.tables["scores"] or self.tables["texts"]:
+            self._write_keyed(con)
+        if self.meta:
+            insert("UPDATE meta SET value = u.value FROM _in_batch u WHERE meta.key = u.key",
+                   pa.table({"key": pa.array(list(self.meta), pa.string()),
+                             "value": pa.array(list(self.meta.values()), pa.string())}))
+        new_tasks, upd_tasks = [], []
+        for rid, info in sorted(self._tasks.items()):
+            for t, (nc, proto, state) in info.items():
+                if state == "new":
+                    new_tasks.append((rid, t, nc, _json_dumps(proto)))
+                elif state == "updated":
+                    upd_tasks.append((rid, t, nc, _json_dumps(proto)))
+        for rows, sql in ((new_tasks, "INSERT INTO tasks SELECT * FROM _in_batch"),
+                          (upd_tasks, "UPDATE tasks SET n_choices = u.n_choices, "
+                                      "protocol = u.protocol FROM _in_batch u "
+                                      "WHERE tasks.run_id = u.run_id AND tasks.task = u.task")):
+            if rows:
+                cols = list(zip(*rows))
+                insert(sql, pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in
+                                                  zip(cols, _TASKS_SCHEMA)], schema=_TASKS_SCHEMA))
+
+
+    def _write_keyed(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Scores and texts with integer keys: the (task, item_id) and (task, label/hash)
+        strings of this call are looked up in items/labels (only the call's tasks are read),
+        new ones get the next keys from meta (so two writers adding keys conflict on meta
+        and the retry re-reads), then one INSERT each for items, labels, scores, texts."""
+        scores = self._with_run_id(self.tables["scores"]) if self.tables["scores"] else None
+        texts = (self._with_run_id(self.tables["texts"], flag=True)
+                 if self.tables["texts"] else None)
+        names = []
+        try:
+            if scores is not None:
+                con.register("_in_s", scores)
+                names.append("_in_s")
+            if texts is not None:
+                texts = texts.append_column("_rn", pa.array(np.arange(texts.num_rows,
+                                                                      dtype=np.int64)))
+                con.register("_in_t", texts)
+                names.append("_in_t")
+            keyed = " UNION ".join(f"SELECT DISTINCT task, item_id FROM {n}" for n in names)
+            tasks = sorted({t for n in names for (t,) in
+                            con.execute(f"SELECT DISTINCT task FROM {n}").fetchall()})
+            in_tasks = f"task IN ({', '.join('?' * len(tasks))})"
+            vals = ("SELECT task, cluster AS value FROM _in_s WHERE cluster IS NOT NULL UNION "
+                    "SELECT task, item_hash FROM _in_s WHERE item_hash IS NOT NULL UNION "
+                    "SELECT task, prompt_hash FROM _in_s WHERE prompt_hash IS NOT NULL"
+                    if scores is not None else None)
+            t0 = time.perf_counter()
+            item_map = self._keys(con, "items", "item", "item_id", "next_item", keyed,
+                                  in_tasks, tasks, self.meta)
+            con.register("_map_i", item_map)
+            names.append("_map_i")
+            if vals is not None:
+                label_map = self._keys(con, "labels", "label", "value", "next_label", vals,
+                                       in_tasks, tasks, self.meta)
+                con.register("_map_l", label_map)
+                names.append("_map_l")
+            _log.debug("ingest: keys in %.2f s", time.perf_counter() - t0)
+            if scores is not None:
+                t0 = time.perf_counter()
+                con.execute(
+                    "INSERT INTO scores SELECT s.run_id, s.task, s.metric, i.item, s.answer_idx, "
+                    "s.score, c.label, ih.label, ph.label FROM _in_s s "
+                    "JOIN _map_i i ON i.task = s.task AND i.item_id = s.item_id "
+                    "LEFT JOIN _map_l c ON c.task = s.task AND c.value = s.cluster "
+                    "LEFT JOIN _map_l ih ON ih.task = s.task AND ih.value = s.item_hash "
+                    "LEFT JOIN _map_l ph ON ph.task = s.task AND ph.value = s.prompt_hash "
+                    "ORDER BY s.task, s.metric, i.item, s.run_id, s.answer_idx")
+                _log.debug("ingest: %d scores in %.2f s", scores.num_rows,
+                           time.perf_counter() - t0)
+            if texts is not None:
+                # the first row of each (run, task, item, answer) in this call; for a merge
+                # into a stored run only the rows the run does not have yet
+                con.execute(
+                    "INSERT INTO texts SELECT t.run_id, t.task, i.item, t.answer_idx, t.prompt, "
+                    "t.target, t.response FROM _in_t t "
+                    "JOIN _map_i i ON i.task = t.task AND i.item_id = t.item_id "
+                    "WHERE NOT (t._check AND EXISTS (SELECT 1 FROM texts x WHERE "
+                    "x.run_id = t.run_id AND x.task = t.task AND x.item = i.item "
+                    "AND x.answer_idx = t.answer_idx)) "
+                    "QUALIFY row_number() OVER (PARTITION BY t.run_id, t.task, i.item, "
+                    "t.answer_idx ORDER BY t._rn) = 1 ORDER BY t.task, i.item, t.answer_idx, "
+                    "t.run_id")
+        finally:
+            for n in names:
+                con.unregister(n)
+
+    @staticmethod
+    def _keys(con: duckdb.DuckDBPyConnection, table: str, key: str, text: str, counter: str,
+              wanted_sql: str, in_tasks: str, tasks: list[str], meta: dict) -> pa.Table:
+        """(task, text, key) for every (task, text) of ``wanted_sql``: stored keys, and new
+        ones numbered from meta ``counter`` and inserted into ``table`` (fixed SQL names).
+        The new rows are checked against the stored ones before they are written (their
+        (task, text) must be new, their keys unused)."""
+        stored = con.execute(f"SELECT task, {text}, {key} FROM {table} WHERE {in_tasks}",
+                             tasks).fetch_arrow_table()
+        con.register("_stored_k", stored)
+        try:
+            new = con.execute(
+                f"SELECT w.task, w.value AS {text} FROM ({wanted_sql}) w(task, value) "
+                f"ANTI JOIN _stored_k k ON k.task = w.task AND k.{text} = w.value "
+                f"ORDER BY w.task, w.value").fetch_arrow_table()
+            if new.num_rows:
+                start = int(_one(con, "SELECT CAST(value AS BIGINT) FROM meta WHERE key = ?",
+                                 [counter])[0])
+                if start + new.num_rows >= 2 ** 31:
+                    raise StoreError(f"the store has run out of {table} keys (2^31)")
+                new = new.append_column(key, pa.array(
+                    np.arange(start, start + new.num_rows, dtype=np.int32)))
+                con.register("_new_k", new)
+                try:
+                    taken = _one(con, f"SELECT {key} FROM {table} WHERE {key} >= ? LIMIT 1",
+                                 [start])
+                    if taken:
+                        raise StoreError(f"{table} key {taken[0]} is already used although "
+                                         f"meta {counter} is {start}; the store is damaged")
+                    con.execute(f"INSERT INTO {table} SELECT {key}, task, {text} FROM _new_k")
+                finally:
+                    con.unregister("_new_k")
+                meta[counter] = str(start + new.num_rows)
+            schema = pa.schema([("task", pa.string()), (text, pa.string()), (key, pa.int32())])
+            parts = [stored.select(["task", text, key]).cast(schema)]
+            if new.num_rows:
+                parts.append(new.select(["task", text, key]).cast(schema))
+            out = pa.concat_tables(parts)
+        finally:
+            con.unregister("_stored_k")
+        return out
