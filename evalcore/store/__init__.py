@@ -86,10 +86,11 @@ from evalcore.store.catalog import (  # noqa: F401
     resolve_location,
 )
 from evalcore.store.maintain import MaintainReport, _Maintain  # noqa: F401
+from evalcore.store.matrices import _MatrixQueries
 from evalcore.store.migrate import MigrateReport, migrate  # noqa: F401
 from evalcore.store.query import _Queries
 from evalcore.store.write import _Writes
 
 
-class Store(_Catalog, _Writes, _Queries, _Maintain):
+class Store(_Catalog, _Writes, _Queries, _MatrixQueries, _Maintain):
     __doc__ = _Catalog.__doc__

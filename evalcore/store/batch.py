@@ -14,7 +14,6 @@ import pyarrow as pa
 from evalcore.errors import StoreError
 from evalcore.store._util import _json_dumps, _json_loads, _log, _one
 
-
 _RUNS_SCHEMA = pa.schema([("run_id", pa.int32()), ("name", pa.string()), ("model", pa.string()),
                           ("source_format", pa.string()), ("harness", pa.string()),
                           ("harness_version", pa.string()), ("protocol", pa.string()),
