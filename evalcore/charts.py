@@ -17,7 +17,6 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
 FONT = dict(family="Inter, Helvetica, Arial, sans-serif", size=13)
@@ -49,10 +48,12 @@ def _vline_log(fig: go.Figure, x: float, text: str) -> None:
                        showarrow=False, yanchor="bottom", font=dict(size=11))
 
 
+_BASE_LAYOUT = dict(font=FONT, template="plotly_white", showlegend=False,
+                    margin=dict(l=10, r=20, t=60, b=40), hoverlabel=dict(align="left"))
+
+
 def _base_layout(fig: go.Figure, title: str, height: int) -> go.Figure:
-    fig.update_layout(title=dict(text=title, x=0, xanchor="left"), height=height,
-                      font=FONT, template="plotly_white", showlegend=False,
-                      margin=dict(l=10, r=20, t=60, b=40), hoverlabel=dict(align="left"))
+    fig.update_layout(title=dict(text=title, x=0, xanchor="left"), height=height, **_BASE_LAYOUT)
     return fig
 
 
@@ -80,23 +81,62 @@ def wrap_title(text: str, width: int = TITLE_WIDTH, lines: int = TITLE_LINES) ->
     return "<br>".join(plot_text(line) for line in out)
 
 
-def _chance_lines(fig: go.Figure, lines: list[tuple[int, int, float]]) -> None:
-    """Dotted vertical chance lines labelled "chance" in the given subplots: the shapes and
-    annotations ``fig.add_vline(x, row=, col=, annotation_text="chance")`` adds, set in one
-    layout update (plotly's add_vline re-validates the whole layout per call)."""
-    if not lines:
-        return
+def subplot_grid(rows: int, cols: int, horizontal_spacing: float, vertical_spacing: float,
+                 titles: Sequence[str] = ()) -> tuple[dict, list[tuple[str, str]], list[dict]]:
+    """The layout of ``make_subplots(rows, cols, horizontal_spacing=, vertical_spacing=,
+    subplot_titles=titles)`` as plain dicts, without building a Figure (``make_subplots``
+    builds and validates one, with the default template, which costs as much as the whole
+    forest plot otherwise).
+
+    Returns (axes: {"xaxis3": {"anchor": "y3", "domain": [x0, x1]}, ...}, one (xaxis, yaxis)
+    layout-key pair per cell in row-major order from the top left, the title annotations).
+    Same arithmetic as plotly's ``_subplots.make_subplots`` (default ``start_cell``
+    "top-left", equal widths and heights); a test holds the two equal.
+    """
+    widths = [(1.0 - horizontal_spacing * (cols - 1)) / cols] * cols
+    heights = [(1.0 - vertical_spacing * (rows - 1)) / rows] * rows
+    grid = [[(sum(widths[:c]) + c * horizontal_spacing,
+              sum(heights[:r]) + r * vertical_spacing) for c in range(cols)]
+            for r in range(rows)[::-1]]
+
+    def clamp(v: float) -> float:
+        return 0.0 if -0.01 < v < 0.0 else 1.0 if 1.0 < v < 1.01 else v
+
+    axes: dict[str, dict] = {}
+    keys: list[tuple[str, str]] = []
+    domains: list[tuple[list[float], list[float]]] = []
+    for r in range(rows):
+        for c in range(cols):
+            n = len(keys) + 1
+            suffix = str(n) if n > 1 else ""
+            x_dom = [grid[r][c][0], grid[r][c][0] + widths[c]]
+            y_dom = [clamp(grid[r][c][1]), clamp(grid[r][c][1] + heights[-1 - r])]
+            axes["xaxis" + suffix] = {"anchor": "y" + suffix, "domain": x_dom}
+            axes["yaxis" + suffix] = {"anchor": "x" + suffix, "domain": y_dom}
+            keys.append(("xaxis" + suffix, "yaxis" + suffix))
+            domains.append((x_dom, y_dom))
+    notes = [{"font": {"size": 16}, "showarrow": False, "text": text,
+              "x": sum(x_dom) / 2.0, "xanchor": "center", "xref": "paper",
+              "y": y_dom[1], "yanchor": "bottom", "yref": "paper"}
+             for text, (x_dom, y_dom) in zip(titles, domains)]
+    return axes, keys, notes
+
+
+def _chance_marks(keys: dict[tuple[int, int], tuple[str, str]],
+                  lines: list[tuple[int, int, float]]) -> tuple[list[dict], list[dict]]:
+    """Dotted vertical chance lines labelled "chance" in the given subplots, as the shapes and
+    annotations ``fig.add_vline(x, row=, col=, annotation_text="chance")`` would add (plain
+    dicts for one layout). ``keys``: (row, col) -> the subplot's (xaxis, yaxis) layout keys."""
     shapes, notes = [], []
     for row, col, x in lines:
-        sp = fig.get_subplot(row, col)
-        xref = "x" + sp.xaxis.plotly_name[len("xaxis"):]
-        yref = "y" + sp.yaxis.plotly_name[len("yaxis"):] + " domain"
+        xname, yname = keys[(row, col)]
+        xref = "x" + xname[len("xaxis"):]
+        yref = "y" + yname[len("yaxis"):] + " domain"
         shapes.append(dict(type="line", x0=x, x1=x, xref=xref, y0=0, y1=1, yref=yref,
                            line=dict(color="#888", dash="dot")))
         notes.append(dict(text="chance", x=x, xref=xref, y=1, yref=yref, xanchor="center",
                           yanchor="bottom", showarrow=False, font=dict(size=10)))
-    fig.update_layout(shapes=list(fig.layout.shapes) + shapes,
-                      annotations=list(fig.layout.annotations) + notes)
+    return shapes, notes
 
 
 def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_label: str,
@@ -146,12 +186,12 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
     n_lines = max((t.count("<br>") + 1 for t in titles), default=1)
     row_px, gap_px = 70 + 26 * len(run_order), 60 + 16 * n_lines
     plot_px = nrows * row_px + (nrows - 1) * gap_px
-    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=titles,
-                        shared_yaxes=False, horizontal_spacing=0.22 if ncols > 1 else 0.04,
-                        vertical_spacing=gap_px / plot_px if nrows > 1 else 0.0)
-    for ann in fig.layout.annotations:
-        ann.font = dict(size=12)
+    axes, cell_keys, title_notes = subplot_grid(
+        nrows, ncols, 0.22 if ncols > 1 else 0.04,
+        gap_px / plot_px if nrows > 1 else 0.0, titles)
+    subplot_titles = [dict(a, font=dict(size=12)) for a in title_notes]
     level = f"{confidence:.0%}"
+    traces: list[dict] = []
     chance_lines: list[tuple[int, int, float]] = []    # (row, col, x): drawn after the loop
     for idx, panel in enumerate(panels):
         row, col = idx // ncols + 1, idx % ncols + 1
@@ -181,8 +221,9 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
         custom = np.column_stack([low, high, np.array(n_text, dtype=object),
                                   np.where(open_mark, "yes", "no")])
         n_label = "tasks" if panel == AVERAGE_PANEL else "n"
-        fig.add_trace(go.Scatter(
-            x=_list(score), y=[plot_text(r) for r in df.index], mode="markers",
+        xname, yname = cell_keys[idx]
+        traces.append(dict(
+            type="scatter", x=_list(score), y=panel_runs, mode="markers",
             marker=dict(symbol=list(symbols), size=10, color=COLORS[0],
                         line=dict(width=2, color=COLORS[0])),
             error_x=dict(type="data", symmetric=False, array=_list(high - score),
@@ -192,22 +233,25 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
                            f"{level} CI [%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]<br>"
                            f"{n_label} = %{{customdata[2]}}<br>contains chance: %{{customdata[3]}}"
                            f"<br>{plot_text(what)}<extra></extra>"),
-        ), row=row, col=col)
+            xaxis="x" + xname[len("xaxis"):], yaxis="y" + yname[len("yaxis"):]))
         chance = pd.to_numeric(df["chance"], errors="coerce").dropna()
         if len(chance):
             chance_lines.append((row, col, float(chance.iloc[0]) * k))
-        fig.update_xaxes(title_text="score (%)" if by_panel.get(panel, True) else "score",
-                         title_font_size=11, row=row, col=col)
-        fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(panel_runs)),
-                         type="category", range=[-0.6, len(panel_runs) - 0.4], row=row,
-                         col=col)
-    _chance_lines(fig, chance_lines)
+        axes[xname] = dict(axes[xname], title=dict(text="score (%)" if by_panel.get(panel, True) else "score",
+                                      font=dict(size=11)))
+        axes[yname] = dict(axes[yname], categoryorder="array", categoryarray=list(reversed(panel_runs)),
+                           type="category", range=[-0.6, len(panel_runs) - 0.4])
+    # one validated construction of the whole figure from plain dicts (each update_layout
+    # on a figure with 40 axes re-walks them all)
+    shapes, notes = _chance_marks({(i // ncols + 1, i % ncols + 1): k
+                                   for i, k in enumerate(cell_keys)}, chance_lines)
     height = 110 + 18 * n_lines + plot_px
-    fig = _base_layout(fig, f"Scores with {level} intervals ({plot_text(method_label)})", height)
+    layout = dict(axes, **_BASE_LAYOUT, annotations=subplot_titles + notes, shapes=shapes,
+                  title=dict(text=f"Scores with {level} intervals ({plot_text(method_label)})",
+                             x=0, xanchor="left"), height=height)
     # room for the wrapped panel titles of the first row under the figure title
-    fig.update_layout(margin=dict(t=50 + 18 * n_lines))
-    return fig
-
+    layout["margin"] = dict(_BASE_LAYOUT["margin"], t=50 + 18 * n_lines)
+    return go.Figure(data=traces, layout=layout)
 
 def difference_plot(per_task: pd.DataFrame, overall: dict | None, *, label_a: str, label_b: str,
                     confidence: float, scales: Sequence[float] | None = None) -> go.Figure:

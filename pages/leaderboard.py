@@ -167,11 +167,12 @@ else:
     shown = plot_tasks
 # the macro-average panel compares like with like: only runs averaged over every task shown
 full_averages = averages[averages["n_tasks"] == n_tasks_full] if len(averages) else averages
+cell_runs = set(cells["run"].astype(str))
 fig = charts.forest_plot(cells[cells["task"].astype(str).isin(shown)],
                          full_averages if n_tasks_shown > 1 and len(full_averages) else None,
                          method_label=method_label, confidence=lb.confidence,
                          percent=percent_by_task,
-                         run_order=[r for r in order if r in set(cells["run"].astype(str))],
+                         run_order=[r for r in order if r in cell_runs],
                          directions={t: i.direction for t, i in lb.metric_info.items()})
 common.show_chart(fig, f"forest_{task}_{lb.method}", "lb_forest")
 st.caption("Filled circle: interval excludes chance. Open circle: interval contains chance. "

@@ -70,7 +70,8 @@ def scores_table(lb, run_order: Sequence[str], percent_by_task: dict[str, bool],
     Missing values are "–", never None.
     """
     cells = lb.cells
-    runs = [r for r in run_order if r in set(cells["run"].astype(str))]
+    present = set(cells["run"].astype(str))
+    runs = [r for r in run_order if r in present]
     text = {(str(row["run"]), str(row["task"])):
             cell_text(row, percent_by_task.get(str(row["task"]), False), lb.method)
             for row in cells.to_dict("records")}     # records: no Series per cell

@@ -1,0 +1,74 @@
+"""The forest plot builds its layout from plain dicts (``charts.subplot_grid``) instead of
+``plotly.subplots.make_subplots``: the grid must be the one make_subplots makes, and the
+figure must carry every panel, axis setting and chance line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from plotly.subplots import make_subplots
+
+from evalcore import charts
+
+
+@pytest.mark.parametrize("rows,cols,hs,vs,n_titles", [
+    (1, 1, 0.04, 0.0, 1), (1, 3, 0.22, 0.0, 3), (2, 3, 0.22, 0.13, 5), (7, 3, 0.22, 0.021, 21),
+    (3, 2, 0.22, 0.1, 3), (34, 3, 0.22, 0.004, 100)])
+def test_subplot_grid_equals_make_subplots(rows, cols, hs, vs, n_titles):
+    titles = [f"t{i}<br>x" for i in range(n_titles)]
+    ref = make_subplots(rows=rows, cols=cols, subplot_titles=titles, shared_yaxes=False,
+                        horizontal_spacing=hs, vertical_spacing=vs)
+    want = ref.layout.to_plotly_json()
+    axes, keys, notes = charts.subplot_grid(rows, cols, hs, vs, titles)
+    assert axes == {k: v for k, v in want.items() if k.startswith(("xaxis", "yaxis"))}
+    assert notes == want["annotations"]
+    assert keys == [ref._grid_ref[r][c][0].layout_keys for r in range(rows) for c in range(cols)]
+
+
+def _cells(n_runs: int = 4, tasks=("arc", "hellaswag", "mmlu")) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = []
+    for t in tasks:
+        for r in range(n_runs):
+            p = rng.uniform(0.3, 0.9)
+            rows.append(dict(run=f"run<{r}>", task=t, n=100, score=p, low=p - 0.05,
+                             high=p + 0.05, chance=0.25 if t == "arc" else np.nan,
+                             contains_chance=False, has_items=r != 3))
+    return pd.DataFrame(rows)
+
+
+def test_forest_plot_panels_axes_and_chance_line():
+    cells = _cells()
+    averages = cells.groupby("run", as_index=False).agg(score=("score", "mean"),
+                                                        low=("low", "mean"), high=("high", "mean"))
+    averages["n_tasks"] = 3
+    fig = charts.forest_plot(cells, averages, method_label="Wilson", confidence=0.95,
+                             directions={"mmlu": "lower"})
+    spec = json.loads(fig.to_json())
+    traces = spec["data"]
+    assert [t["name"] for t in traces] == ["arc", "hellaswag", "mmlu", "Macro average"]
+    # each trace sits on its own subplot, whose y axis lists its runs best first (top)
+    assert [(t["xaxis"], t["yaxis"]) for t in traces] == [("x", "y"), ("x2", "y2"),
+                                                          ("x3", "y3"), ("x4", "y4")]
+    lay = spec["layout"]
+    arc = cells[cells.task == "arc"].set_index("run")
+    order = list(averages.sort_values("score", ascending=False)["run"])
+    assert lay["yaxis"]["categoryarray"] == [charts.plot_text(r) for r in reversed(order)]
+    assert traces[0]["x"] == pytest.approx([100 * arc.loc[r, "score"] for r in order])
+    assert lay["xaxis"]["title"]["text"] == "score (%)"
+    assert lay["xaxis2"]["domain"][0] > lay["xaxis"]["domain"][1]
+    # the lower-is-better task is named so in its panel title; titles at 12 px
+    titles = [a for a in lay["annotations"] if a["text"] != "chance"]
+    assert [a["text"] for a in titles][2] == "mmlu (lower is better)"
+    assert {a["font"]["size"] for a in titles} == {12}
+    # one chance line, in the arc panel, at 25 %
+    (shape,) = lay["shapes"]
+    assert (shape["xref"], shape["yref"], shape["x0"]) == ("x", "y domain", 25.0)
+    assert [a["xref"] for a in lay["annotations"] if a["text"] == "chance"] == ["x"]
+    # a summary-only run is a diamond; run names are escaped for Plotly
+    assert "diamond" in traces[0]["marker"]["symbol"]
+    assert "run&lt;0&gt;" in traces[0]["y"]
+    assert lay["template"]["layout"]["plot_bgcolor"] == "white"       # plotly_white
