@@ -11,6 +11,7 @@ from evalcore.threads import pin_blas_threads
 from ui import common, export, present
 
 pin_blas_threads()   # one BLAS thread: faster and steadier on a busy machine (evalcore/threads.py)
+export.start_image_probe()   # Chromium for slide images starts in the background, once
 
 st.set_page_config(page_title="evalbars: error bars for LLM evals", page_icon=":material/bar_chart:",
                    layout="wide")

@@ -19,6 +19,7 @@ import copy
 import io
 import json
 import tempfile
+import threading
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -62,15 +63,58 @@ def slide_figure(fig: Any, width: int, height: int) -> Any:
     return out
 
 
-@st.cache_resource(show_spinner=False)
-def images_available() -> bool:
-    """True when kaleido can render with a working Chromium (tried once per process)."""
+_PROBE: dict[str, Any] = {}
+_PROBE_LOCK = threading.Lock()
+
+
+def _render_probe() -> bool:
+    """True when kaleido renders a tiny PNG with a working Chromium (several seconds: it
+    starts the browser)."""
     try:
         import plotly.graph_objects as go
         go.Figure().to_image(format="png", width=20, height=20)
     except Exception:   # no kaleido, no browser, or a browser that cannot start
         return False
     return True
+
+
+def start_image_probe() -> threading.Thread:
+    """Start the render probe in a background thread, once per process (``app.py`` calls it
+    at start-up, so the first chart page does not wait for Chromium to start)."""
+    with _PROBE_LOCK:
+        if "thread" not in _PROBE:
+            def run() -> None:
+                _PROBE["ok"] = _render_probe()
+            _PROBE["thread"] = threading.Thread(target=run, name="evalbars-image-probe",
+                                                daemon=True)
+            _PROBE["thread"].start()
+        return _PROBE["thread"]
+
+
+def _browser_found() -> bool:
+    """kaleido importable and a Chromium executable found (``$BROWSER_PATH``, else
+    ``chromium`` / ``chromium-browser`` / ``google-chrome`` on PATH): the quick guess used
+    until the render probe has finished."""
+    import importlib.util
+    import os
+    import shutil
+    if importlib.util.find_spec("kaleido") is None:
+        return False
+    named = os.environ.get("BROWSER_PATH")
+    if named:
+        return Path(named).exists() or shutil.which(named) is not None
+    return any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome"))
+
+
+def images_available(wait: bool = True) -> bool:
+    """True when kaleido can render with a working Chromium (probed once per process, in a
+    background thread). ``wait=False`` (drawing a page) does not wait for the probe: until it
+    has finished, the answer is ``_browser_found()``; a download clicked in that window on a
+    machine whose Chromium cannot start fails with kaleido's error."""
+    thread = start_image_probe()
+    if wait:
+        thread.join()
+    return _PROBE["ok"] if "ok" in _PROBE else _browser_found()
 
 
 def figure_image(fig: Any, fmt: str, size: str) -> bytes:
@@ -154,7 +198,7 @@ def chart_exports(fig: Any, name: str, key: str) -> None:
     """Slide-size PNG/SVG downloads for one chart (rendered on click), and its registration
     for the page's zip."""
     register(fig, name)
-    if not images_available():
+    if not images_available(wait=False):
         st.caption("Slide images need Chromium on the server; use the camera button in the "
                    "chart's toolbar for a PNG.")
         return
