@@ -65,7 +65,7 @@ if cells.empty:
     st.stop()
 
 method_label = METHOD_LABELS.get(lb.method, lb.method)
-percent_by_task = {str(t): common.is_proportion(g["score"]) for t, g in cells.groupby("task")}
+percent_by_task = common.proportion_by(cells, "task")
 percent = all(percent_by_task.values())
 st.caption(common.method_caption(lb.method, lb.confidence)
            + (" Scores in percent; differences in percentage points (pp)." if percent else

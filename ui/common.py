@@ -250,6 +250,18 @@ def is_proportion(values: Sequence[float] | pd.Series) -> bool:
     return bool(len(s)) and bool(((s >= 0) & (s <= 1)).all())
 
 
+def proportion_by(frame: pd.DataFrame, key: str, value: str = "score") -> dict[str, bool]:
+    """``{key value: is_proportion(frame[value] of that key)}`` for every key, in one pass."""
+    if frame.empty:
+        return {}
+    x = pd.to_numeric(frame[value], errors="coerce")
+    flags = pd.DataFrame({"key": frame[key].astype(str).to_numpy(),
+                          "seen": x.notna().to_numpy(),
+                          "bad": (x.notna() & ~x.between(0, 1)).to_numpy()})
+    agg = flags.groupby("key", sort=False).agg(seen=("seen", "any"), bad=("bad", "any"))
+    return {str(k): bool(r.seen and not r.bad) for k, r in agg.iterrows()}
+
+
 def fmt_value(x: float | None, percent: bool, digits: int = 1, signed: bool = False) -> str:
     """A number for display: ``100*x`` with ``digits`` decimals when ``percent``, else 4 sig.
     digits; "–" for missing values."""
@@ -293,6 +305,8 @@ def display_frame(df: pd.DataFrame, digits: int = 4, decimals: int | None = None
         elif pd.api.types.is_float_dtype(col):
             fmt = f".{decimals}f" if decimals is not None else f".{digits}g"
             out[c] = ["–" if pd.isna(v) else format(float(v), fmt) for v in col]
+        elif pd.api.types.is_string_dtype(col) and not pd.api.types.is_object_dtype(col):
+            out[c] = col.astype(object).where(col.notna(), "–")    # no per-value Arrow reads
         else:
             out[c] = ["–" if v is None or (not isinstance(v, (list, tuple, dict))
                                            and pd.isna(v)) else v for v in col]

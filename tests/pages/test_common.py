@@ -63,3 +63,23 @@ def test_formatting_helpers():
     assert common.fmt_p(0.015625) == "0.0156" and common.fmt_p(1e-6) == "<0.0001"
     assert common.is_proportion([0, 0.5, 1]) and not common.is_proportion([0.5, 3.2])
     assert common.slug("Mistral/7B vs <x>") == "Mistral_7B_vs_x"
+
+
+def test_proportion_by_equals_is_proportion_per_group():
+    import numpy as np
+    df = pd.DataFrame({"task": ["a", "a", "b", "b", "c", "d", "e"],
+                       "score": [0.2, 0.9, 0.5, 3.0, np.nan, 1.0, -0.1]})
+    want = {str(t): common.is_proportion(g["score"]) for t, g in df.groupby("task")}
+    assert common.proportion_by(df, "task") == want == {
+        "a": True, "b": False, "c": False, "d": True, "e": False}
+    assert common.proportion_by(df.iloc[:0], "task") == {}
+
+
+def test_display_frame_arrow_strings_missing_as_dash():
+    df = pd.DataFrame({"run": pd.array(["m1", None, "m<3>"], dtype="string[pyarrow]"),
+                       "task": pd.array(["arc", "mmlu", None], dtype="string"),
+                       "tags": [["demo"], None, []]})
+    out = common.display_frame(df)
+    assert out["run"].tolist() == ["m1", "–", "m<3>"]
+    assert out["task"].tolist() == ["arc", "mmlu", "–"]
+    assert out["tags"].tolist() == [["demo"], "–", []]
