@@ -92,3 +92,47 @@ def test_item_matrices_leave_out_metrics_not_asked(kind, tmp_path):
     assert set(got) == {("u", "em"), ("t", "acc"), ("v", "acc")}
     assert got[("u", "em")].scores.shape == (3, 1)
     assert np.nanmean(got[("u", "em")].scores) == pytest.approx(2 / 3)
+
+
+def _oracle(store, cells, run_ids=None):
+    """{(task, metric): {run_id: {item_id: mean}}} from item_means (the string-keyed read)."""
+    im = store.item_means(run_ids)
+    out: dict = {}
+    for t, m, r, i, s in zip(im["task"], im["metric"], im["run_id"], im["item_id"], im["score"]):
+        if (t, m) in cells:
+            out.setdefault((t, m), {}).setdefault(int(r), {})[str(i)] = float(s)
+    return out
+
+
+def test_item_matrices_with_scattered_keys_and_several_metrics(tmp_path):
+    """Items of a task added by later ingests get keys after other tasks' keys (a task's
+    keys are no longer one range); several metrics of one task; tasks not asked."""
+    from evalcore.store import Store
+    rng = np.random.default_rng(3)
+    store = Store(tmp_path / "s")
+    store.ingest([make_run("a", {("t", "acc"): rng.integers(0, 2, 6).astype(float),
+                                 ("t", "em"): rng.integers(0, 2, 6).astype(float),
+                                 ("u", "acc"): rng.random((4, 3))})])
+    store.ingest([make_run("b", {("w", "acc"): rng.integers(0, 2, 5).astype(float),
+                                 ("t", "acc"): {str(i): float(i % 2) for i in range(3, 10)},
+                                 ("u", "acc"): rng.random(6)})])
+    store.ingest([make_run("c", {("t", "em"): {"11": 1.0, "0": 0.0},
+                                 ("u", "acc"): rng.random(2), ("x", "acc"): np.ones(3)})])
+    keys = store.item_matrices([("t", "acc")])[("t", "acc")].items
+    assert np.any(np.diff(keys) > 1)            # the case this test is about
+    for cells, runs in [([("t", "acc"), ("t", "em"), ("u", "acc")], None),
+                        ([("t", "em"), ("u", "acc"), ("w", "acc"), ("x", "acc")], [1, 3]),
+                        ([("u", "acc")], [2, 3]), ([("t", "em")], None)]:
+        got = store.item_matrices(cells, run_ids=runs)
+        want = _oracle(store, cells, runs)
+        assert set(got) == set(want)
+        for cell, mat in got.items():
+            assert mat.run_ids.tolist() == sorted(want[cell])
+            labels = store.item_labels(cell[0], mat.items)
+            assert np.all(np.diff(mat.items) > 0)
+            assert sorted(labels) == sorted({i for d in want[cell].values() for i in d})
+            for j, rid in enumerate(mat.run_ids.tolist()):
+                for i, lab in enumerate(labels):
+                    v = want[cell][rid].get(lab)
+                    assert (np.isnan(mat.scores[i, j]) if v is None
+                            else mat.scores[i, j] == pytest.approx(v, abs=1e-12))

@@ -14,19 +14,6 @@ from evalcore.store._util import _fetch_rows, _one
 from evalcore.store.query import _Queries
 
 
-def _dense_unique(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(x, return_inverse=True)`` for integer keys in a narrow range (run ids,
-    the item keys of one task): a presence table instead of a sort."""
-    lo, hi = int(x.min()), int(x.max())
-    if hi - lo > 4 * x.size + 1024:
-        return np.unique(x, return_inverse=True)
-    present = np.zeros(hi - lo + 1, dtype=bool)
-    present[x - lo] = True
-    uniq = np.flatnonzero(present)
-    rank = np.cumsum(present) - 1
-    return uniq + lo, rank[x - lo]
-
-
 class _MatrixQueries:
     """Batched reads for the leaderboard, compare and items analyses."""
 
@@ -303,8 +290,13 @@ class _MatrixQueries:
         ``items``: the store's integer item keys of the cell's items (every item any of
         those runs scored), ascending; ``scores``: NaN where a run lacks the item;
         ``binary``: every raw score of the cell in those runs is 0 or 1 (``cells.is_binary``).
-        Runs with one answer per item skip the GROUP BY (as ``item_cluster_codes``). Reads
-        only integer columns of the score rows (the item keys of schema 3).
+        Runs with one answer per item skip the GROUP BY (as ``item_cluster_codes``).
+
+        The score rows are read as integers and doubles only (run_id, item, score; plus a
+        metric number when several metrics are asked): an item key belongs to one task
+        (keys are global, ``items``), so the task of a row comes from a lookup table over
+        the asked tasks' key range, not from a string column. The matrices are filled by
+        one scatter into one buffer (no sort).
         """
         tms = list(dict.fromkeys((str(t), str(m)) for t, m in task_metrics))
         if not tms:
@@ -314,63 +306,76 @@ class _MatrixQueries:
         base, pbase = self._where(run_ids, None, None, "s")
         tm = ("tm AS (SELECT unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS metric, "
               "unnest(range(?)) AS k)")
-        # the cell of a score row from two list_position calls (a join with the list of
-        # cells costs twice as much on 2M rows); a task filter only for a few tasks (it lets
-        # the scan skip the other tasks' row groups, but costs a string test per row)
         utasks = sorted(set(tasks))
         umetrics = sorted(set(metrics))
-        width = len(umetrics) + 1
-        lut = np.full((len(utasks) + 1) * width, -1, dtype=np.int16)
-        for k, (t, m) in enumerate(tms):
-            lut[(utasks.index(t) + 1) * width + umetrics.index(m) + 1] = k
-        pos = ("coalesce(list_position(?::VARCHAR[], s.task), 0) AS kt, "
-               "coalesce(list_position(?::VARCHAR[], s.metric), 0) AS km")
+        # a task filter only for a few tasks (it lets the scan skip the other tasks' row
+        # groups, but costs a string test per row); one metric: a filter, no metric column
         few = len(utasks) <= 3
-        cond = f" AND s.task IN ({', '.join('?' * len(utasks))})" if few else ""
-        pcond = utasks if few else []
         with self._read() as con:
             cells = con.execute(
                 f"WITH {tm} SELECT tm.k, s.run_id, s.k_max, s.is_binary FROM cells s "
                 f"JOIN tm USING (task, metric){base}", [tasks, metrics, len(tms)] + pbase
             ).fetchall()
+            if not cells:
+                return {}
+            spans = con.execute(
+                "SELECT task, min(item), max(item), count(*) FROM items "
+                "WHERE list_contains(?::VARCHAR[], task) GROUP BY task", [utasks]).fetchall()
+            if not spans:
+                return {}
+            kmin = min(int(lo) for _, lo, _, _ in spans)
+            kmax = max(int(hi) for _, _, hi, _ in spans)
+            # lut[metric number, item key - kmin] -> cell number k (-1: not asked)
+            lut = np.full((len(umetrics), kmax - kmin + 1), -1, dtype=np.int32)
+            mpos = {m: i for i, m in enumerate(umetrics)}
+            cells_of: dict[str, list[tuple[int, int]]] = {}
+            for k, (t, m) in enumerate(tms):
+                cells_of.setdefault(t, []).append((mpos[m], k))
+            if all(int(hi) - int(lo) + 1 == int(n) for _, lo, hi, n in spans):
+                for t, lo, hi, _ in spans:          # each task's keys: one contiguous range
+                    for mi, k in cells_of[str(t)]:
+                        lut[mi, int(lo) - kmin:int(hi) - kmin + 1] = k
+            else:
+                got_keys = con.execute(
+                    "SELECT task, item FROM items WHERE list_contains(?::VARCHAR[], task)",
+                    [utasks]).fetch_arrow_table()
+                key_task = got_keys.column("task").to_numpy(zero_copy_only=False)
+                key_item = got_keys.column("item").to_numpy().astype(np.int64) - kmin
+                for t, pairs in cells_of.items():
+                    sel = key_item[key_task == t]
+                    for mi, k in pairs:
+                        lut[mi, sel] = k
             one = sorted({int(r) for _, r, km, _ in cells}
                          - {int(r) for _, r, km, _ in cells if int(km) > 1})
             many = sorted({int(r) for _, r, _, _ in cells} - set(one))
             binary: dict[int, bool] = {}
             for k, _, _, b in cells:
                 binary[int(k)] = binary.get(int(k), True) and bool(b)
+            if len(umetrics) == 1:
+                mcol, mcond, pm = "", " AND s.metric = ?", umetrics
+            else:
+                mcol = "list_position(?::VARCHAR[], s.metric) - 1 AS km, "
+                mcond = f" AND s.metric IN ({', '.join('?' * len(umetrics))})"
+                pm = umetrics
+            tcond = f" AND s.task IN ({', '.join('?' * len(utasks))})" if few else ""
+            pt = utasks if few else []
             parts, params = [], []
             for ids, grouped in ((one, False), (many, True)):
                 if not ids:
                     continue
                 w, p = self._where(ids, None, None, "s")
-                rows = f"SELECT {pos}, s.run_id, s.item, s.score FROM scores s{w}{cond}"
-                parts.append(f"SELECT kt, km, run_id, item, avg(score) AS m FROM ({rows}) "
-                             "GROUP BY kt, km, run_id, item" if grouped else
-                             rows.replace("s.score FROM", "s.score AS m FROM"))
-                params += [utasks, umetrics] + p + pcond
-            if not parts:
-                return {}
+                if grouped:
+                    parts.append(f"SELECT {mcol}s.run_id, s.item, avg(s.score) AS m "
+                                 f"FROM scores s{w}{mcond}{tcond} GROUP BY ALL")
+                else:
+                    parts.append(f"SELECT {mcol}s.run_id, s.item, s.score AS m "
+                                 f"FROM scores s{w}{mcond}{tcond}")
+                params += ([umetrics] if mcol else []) + p + pm + pt
             # Arrow, then numpy: about half the time of fetchnumpy on 2M rows
             table = con.execute(" UNION ALL ".join(parts), params).fetch_arrow_table()
             got = {c: table.column(c).to_numpy() for c in table.column_names}
-        cell = lut[got["kt"].astype(np.int32) * width + got["km"].astype(np.int32)]
-        order = np.argsort(cell, kind="stable")       # int16: a radix sort
-        bounds = np.searchsorted(cell[order], np.arange(len(tms) + 1))
-        run_col = np.asarray(got["run_id"], dtype=np.int64)[order]
-        item_col = np.asarray(got["item"], dtype=np.int64)[order]
-        mean_col = np.asarray(got["m"], dtype=np.float64)[order]
-        out: dict[tuple[str, str], ItemMatrix] = {}
-        for k, (t, m) in enumerate(tms):
-            sl = slice(bounds[k], bounds[k + 1])
-            if sl.stop <= sl.start:
-                continue
-            runs, ri = _dense_unique(run_col[sl])
-            items, ii = _dense_unique(item_col[sl])
-            mat = np.full((items.size, runs.size), np.nan)
-            mat[ii, ri] = mean_col[sl]
-            out[(t, m)] = ItemMatrix(t, m, runs, items, mat, binary.get(k, False))
-        return out
+            del table
+        return _fill_matrices(tms, got, lut, kmin, binary)
 
     def item_labels(self, task: str, items: np.ndarray | list[int]) -> list[str]:
         """The item ids (as the harness wrote them) of integer item keys of ``task``
@@ -388,3 +393,70 @@ class _MatrixQueries:
             raise StoreError(f"task {task!r} has no item with key {missing[0]} "
                              f"({len(missing)} unknown key(s))")
         return [label[k] for k in keys]
+
+
+def _fill_matrices(tms: list[tuple[str, str]], got: dict[str, np.ndarray], lut: np.ndarray,
+                   kmin: int, binary: dict[int, bool]) -> dict[tuple[str, str], ItemMatrix]:
+    """``item_matrices``' numpy half: rows (run_id, item, m, optional metric number km)
+    -> one items x runs matrix per cell k = ``lut[km, item - kmin]``, run ids and item keys
+    ascending, filled by one scatter into one NaN buffer (the matrices are views of it, one
+    region each). Every pass over the rows is a gather or a scatter through small tables
+    (cell x run id, metric number x item key): no sort, no unique."""
+    n_m, span = lut.shape
+    mean = np.asarray(got["m"], dtype=np.float64)
+    if mean.size == 0:
+        return {}
+    # key: flat index into lut (metric number x item key)
+    key = np.subtract(np.asarray(got["item"]), kmin, dtype=np.int64)
+    if "km" in got:
+        key += np.asarray(got["km"]).astype(np.int64) * span
+    run = np.asarray(got["run_id"]).astype(np.int64)
+    flat_lut = lut.ravel()
+    if int(key.min()) < 0 or int(key.max()) >= flat_lut.size:   # rows of other tasks
+        inside = (key >= 0) & (key < flat_lut.size)
+        key, run, mean = key[inside], run[inside], mean[inside]
+    cell = flat_lut[key].astype(np.int64)
+    if cell.size and int(cell.min()) < 0:                         # tasks asked, not this metric
+        keep = cell >= 0
+        key, run, mean, cell = key[keep], run[keep], mean[keep], cell[keep]
+    if cell.size == 0:
+        return {}
+    n_cells = len(tms)
+    rmin = int(run.min())
+    rspan = int(run.max()) - rmin + 1
+    # runs of each cell: presence over (cell, run id); the column of a run = its rank
+    rkey = cell * rspan + (run - rmin)
+    has_run = np.zeros(n_cells * rspan, dtype=bool)
+    has_run[rkey] = True
+    has_run = has_run.reshape(n_cells, rspan)
+    n_runs = has_run.sum(axis=1)
+    # items of each cell: presence over (metric number, item key); a key belongs to one task,
+    # so a (metric number, key) pair belongs to one cell; the row of an item = its rank
+    has_item = np.zeros(n_m * span, dtype=bool)
+    has_item[key] = True
+    where = np.flatnonzero(has_item)
+    owner = flat_lut[where]
+    order = np.argsort(owner, kind="stable")      # by cell; keys ascending within a cell
+    where, owner = where[order], owner[order]
+    starts = np.searchsorted(owner, np.arange(n_cells + 1))
+    n_items = np.diff(starts)
+    rank = np.arange(where.size) - starts[owner]
+    size = n_items * n_runs
+    offset = np.concatenate([[0], np.cumsum(size)])
+    # position of a row = offset of its cell + item row * runs of the cell + run column
+    item_term = np.zeros(n_m * span, dtype=np.int64)
+    item_term[where] = offset[owner] + rank * n_runs[owner]
+    run_term = (np.cumsum(has_run, axis=1, dtype=np.int64) - 1).ravel()
+    buf = np.full(int(offset[-1]), np.nan)
+    buf[item_term[key] + run_term[rkey]] = mean
+    out: dict[tuple[str, str], ItemMatrix] = {}
+    for k, (t, m) in enumerate(tms):
+        if size[k] == 0:
+            continue
+        keys = where[starts[k]:starts[k + 1]] % span + kmin
+        out[(t, m)] = ItemMatrix(t, m, np.flatnonzero(has_run[k]).astype(np.int64) + rmin,
+                                 keys.astype(np.int64),
+                                 buf[offset[k]:offset[k + 1]].reshape(int(n_items[k]),
+                                                                      int(n_runs[k])),
+                                 binary.get(k, False))
+    return out
