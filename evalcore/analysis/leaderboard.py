@@ -159,9 +159,9 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     # metric per task --------------------------------------------------------------
     item_rows = tasks_df[tasks_df["has_items"].fillna(True).astype(bool)] if len(tasks_df) else tasks_df
     avail: dict[str, set[str]] = {}
-    for t, m in zip(item_rows["task"], item_rows["metric"]):
+    for t, m in zip(item_rows["task"].tolist(), item_rows["metric"].tolist()):
         avail.setdefault(str(t), set()).add(str(m))
-    for t, m in zip(summ["task"], summ["metric"]):
+    for t, m in zip(summ["task"].tolist(), summ["metric"].tolist()):
         avail.setdefault(str(t), set()).add(str(m))
     protos_of: dict[str, list[dict]] = {}     # task -> its protocols, in run order
     for (_, pt), p in protocols.items():
@@ -259,9 +259,9 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     rep = rep.rename(columns={"value": "reported", "stderr": "reported_stderr",
                               "n": "n_reported"})
     cells = cells.merge(rep, on=["run_id", "task", "metric"], how="left")
-    have = set(zip(cells["run_id"], cells["task"], cells["metric"]))
+    have = set(zip(cells["run_id"].tolist(), cells["task"].tolist(), cells["metric"].tolist()))
     so = rep[[(r, t, m) not in have for r, t, m in
-              zip(rep["run_id"], rep["task"], rep["metric"])]]
+              zip(rep["run_id"].tolist(), rep["task"].tolist(), rep["metric"].tolist())]]
     if len(so):
         val = so["reported"].to_numpy(dtype=float)
         rse = so["reported_stderr"].to_numpy(dtype=float)
@@ -326,31 +326,34 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     info = _metric_infos(store, cells, metrics_by_task, protocols,
                          dict(zip(run_table["run_id"].astype(int),
                                   run_table["source_format"].astype(str))),
-                         {t: _item_mean_bounds(*m) for t, m in pulled.items()})
+                         {t: (lambda m=m: _item_mean_bounds(*m)) for t, m in pulled.items()})
     cells["direction"] = [info[str(t)].direction if str(t) in info else mx.UNKNOWN
                           for t in cells["task"].tolist()]
+    board_tasks = set(cells["task"].tolist())
     for t, i in sorted(info.items()):
-        if t in set(cells["task"]) and not i.rankable:
+        if t in board_tasks and not i.rankable:
             tnotes.append((t, "direction", f"{i.metric}: {i.label} ({i.source}); runs are "
                            f"not ranked, tiered or called best on this task"))
     sign = np.where(cells["direction"].to_numpy() == mx.LOWER, 1.0, -1.0)
     cells = cells.assign(_key=sign * cells["score"].to_numpy(dtype=float))
     cells = cells.sort_values(["task", "_key"], kind="stable")[list(CELL_COLUMNS)] \
         .reset_index(drop=True)
-    groups = task_groups(list(dict.fromkeys(cells["task"].astype(str))), _declared_groups(protocols))
+    groups = task_groups(list(dict.fromkeys(cells["task"].astype(str).tolist())),
+                         _declared_groups(protocols))
     averages = _macro_averages(cells, confidence, notes, info, tnotes, groups)
     tiers = _empty(TIER_COLUMNS)
     ranks = _empty(RANK_COLUMNS)
-    # rank intervals need the items x runs matrices of their tasks; the tiers of those
-    # tasks reuse them, the other tasks' tiers come from one SQL aggregate
-    mats = _in_board_order(pulled, _compared_runs(cells, metrics_by_task))
+    # the pulled matrices serve both: rank intervals put the columns in the board's order
+    # (their rows follow it); tiers look runs up by id, in the matrices' ascending order
+    compared = _compared_runs(cells, metrics_by_task)
     if include_ranks:
-        ranked = mats if rank_tasks is None else \
-            {t: m for t, m in mats.items() if t in {str(x) for x in rank_tasks}}
-        ranks = _ranks(ranked, names, confidence, n_resamples, seed, tnotes,
-                       lower={t for t, i in info.items() if i.direction == mx.LOWER},
+        ranked = pulled if rank_tasks is None else \
+            {t: m for t, m in pulled.items() if t in {str(x) for x in rank_tasks}}
+        ranks = _ranks(_in_board_order(ranked, compared), names, confidence, n_resamples, seed,
+                       tnotes, lower={t for t, i in info.items() if i.direction == mx.LOWER},
                        skip={t for t, i in info.items() if not i.rankable})
     if include_tiers:
+        mats = {t: (r.tolist(), x) for t, (r, x) in pulled.items() if t in compared}
         tiers = _tiers(store, cells, averages, metrics_by_task, names, confidence, mats, info,
                        groups)
     group_cells = _group_cells(cells, groups, summ_all, confidence)
@@ -365,7 +368,8 @@ def _protocols(store, ids: list[int], task: str | None = None) -> dict[tuple[int
     only ``task``'s when given)."""
     tp = store.task_protocol_table(ids) if task is None else store.task_protocol_table(ids, task)
     order = {r: i for i, r in enumerate(ids)}
-    rows = sorted(zip(tp["run_id"].astype(int), tp["task"].astype(str), tp["protocol"]),
+    rows = sorted(zip(tp["run_id"].astype(int).tolist(), tp["task"].astype(str).tolist(),
+                      tp["protocol"].tolist()),
                   key=lambda x: order.get(x[0], len(order)))
     return {(r, t): (p if isinstance(p, dict) else {}) for r, t, p in rows}
 
@@ -382,18 +386,27 @@ def _declared_groups(protocols: dict[tuple[int, str], dict]) -> dict[str, list[s
 
 def _metric_infos(store, cells: pd.DataFrame, metrics_by_task: dict[str, str],
                   protocols: dict[tuple[int, str], dict], formats: dict[int, str],
-                  bounds: dict[str, dict] | None = None) -> dict[str, mx.MetricInfo]:
-    """task -> MetricInfo of the metric shown (``_info``) for the leaderboard's cells;
-    ``bounds``: task -> the item means' range where the board already holds its matrix."""
+                  bounds: dict | None = None) -> dict[str, mx.MetricInfo]:
+    """task -> MetricInfo of the metric shown (``_info``) for the leaderboard's cells, tasks
+    in order of first appearance; ``bounds``: task -> the item means' range (or a function
+    computing it, called only when the credit check needs it) where the board already holds
+    its matrix."""
+    task_l = cells["task"].astype(str).tolist()
+    metric_l = cells["metric"].astype(str).tolist()
+    run_l = [int(r) for r in cells["run_id"].tolist()]
+    has_l = cells["has_items"].astype(bool).tolist()
+    bin_l = cells["binary"].astype(bool).tolist()
+    score_l = cells["score"].astype(float).tolist()
+    rows_of: dict[str, list[int]] = {}
+    for i, t in enumerate(task_l):
+        rows_of.setdefault(t, []).append(i)
     out: dict[str, mx.MetricInfo] = {}
-    for t, g in cells.groupby("task", sort=False):
-        t = str(t)
-        m = metrics_by_task.get(t, str(g["metric"].iloc[0]))
-        has = g["has_items"].astype(bool)
-        out[t] = _info(store, t, m, [int(r) for r in g["run_id"]], protocols, formats,
-                       binary=bool(g["binary"].astype(bool).all()),
-                       item_runs=[int(r) for r in g.loc[has, "run_id"]],
-                       reported=[float(v) for v in g.loc[~has, "score"]],
+    for t, idx in rows_of.items():
+        m = metrics_by_task.get(t, metric_l[idx[0]])
+        out[t] = _info(store, t, m, [run_l[i] for i in idx], protocols, formats,
+                       binary=all(bin_l[i] for i in idx),
+                       item_runs=[run_l[i] for i in idx if has_l[i]],
+                       reported=[score_l[i] for i in idx if not has_l[i]],
                        bounds=(bounds or {}).get(t))
     return out
 
@@ -401,14 +414,16 @@ def _metric_infos(store, cells: pd.DataFrame, metrics_by_task: dict[str, str],
 def _info(store, task: str, metric: str, run_ids: list[int],
           protocols: dict[tuple[int, str], dict], formats: dict[int, str], *, binary: bool,
           item_runs: list[int], reported: list[float],
-          bounds: dict | None = None) -> mx.MetricInfo:
+          bounds=None) -> mx.MetricInfo:
     """MetricInfo of one task's metric (``evalcore.metrics.metric_info``).
 
     The harness's declaration is read from the task protocols (first run that has one);
     the credit convention of inspect / tidy applies when every run comes from such a
     format and every value lies in [0, 1]: 0/1 item scores need no look, other item-level
     runs are checked on their per-item means (the values the leaderboard averages),
-    summary-only runs on their reported value.
+    summary-only runs on their reported value. ``bounds``: the item means' range
+    ({"n", "min", "max"}) or a function returning it, where the caller holds the matrix
+    (else one SQL aggregate, ``Store.item_mean_bounds``).
     """
     declared = None
     for rid in run_ids:
@@ -421,7 +436,8 @@ def _info(store, task: str, metric: str, run_ids: list[int],
         if item_runs:
             # the item means' range (``bounds``: from the matrix the board pulled; else one
             # SQL aggregate): finite_unit only needs the non-NaN values' extremes
-            b = bounds if bounds is not None else store.item_mean_bounds(item_runs, task, metric)
+            b = (bounds() if callable(bounds) else bounds) if bounds is not None \
+                else store.item_mean_bounds(item_runs, task, metric)
             vals += [b["min"], b["max"]] if b["n"] else []
         credit = mx.finite_unit(vals) and all(0.0 <= v <= 1.0 for v in vals if np.isfinite(v))
     return mx.metric_info(metric, harness_higher=declared, credit_scores=credit)
@@ -614,7 +630,7 @@ def _macro_averages(cells: pd.DataFrame, confidence: float, notes: list[str],
     is the mean over units of (the group's mean over its tasks, or an ungrouped task's
     score), SE = sqrt(sum_t w_t^2 SE_t^2) / sum_t w_t (``stats.aggregate_tasks``)."""
     rows = []
-    all_tasks = sorted(set(cells["task"]))
+    all_tasks = sorted(set(cells["task"].tolist()))
     if len(all_tasks) < 2:
         return _empty(AVERAGE_COLUMNS)
     left_out = {t: info[t].why_not_averaged() for t in all_tasks
@@ -633,7 +649,7 @@ def _macro_averages(cells: pd.DataFrame, confidence: float, notes: list[str],
     cells = cells[~cells["task"].isin(list(left_out))]
     usable = cells[np.isfinite(cells["score"].to_numpy(dtype=float))
                    & np.isfinite(cells["se"].to_numpy(dtype=float))]
-    if len(set(cells["task"])) < 2:
+    if len(set(cells["task"].tolist())) < 2:
         if left_out:
             notes.append("no macro average: fewer than 2 tasks have a higher-is-better "
                          "metric on [0, 1]")

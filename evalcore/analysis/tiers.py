@@ -25,7 +25,8 @@ from evalcore.analysis._common import (
     resolve_runs,
 )
 
-# task -> (run ids with item scores, in the board's order; items x runs matrix, NaN = missing)
+# task -> (run ids with item scores, items x runs matrix with their columns, NaN = missing);
+# in the board's order for rank intervals, any order for tiers (runs looked up by id)
 Matrices = dict[str, tuple[list[int], np.ndarray]]
 
 
@@ -67,7 +68,7 @@ def _pull_matrices(store, runs_of: dict[str, list[int]], metrics_by_task: dict[s
         m = got.get((t, metrics_by_task[t]))
         if m is not None:
             keep = np.isin(m[0], np.asarray(rids, dtype=np.int64))
-            out[t] = (m[0][keep], m[1][:, keep])
+            out[t] = m if keep.all() else (m[0][keep], m[1][:, keep])
     return out
 
 
