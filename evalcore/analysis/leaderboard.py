@@ -344,7 +344,9 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     tiers = _empty(TIER_COLUMNS)
     ranks = _empty(RANK_COLUMNS)
     # the pulled matrices serve both: rank intervals put the columns in the board's order
-    # (their rows follow it); tiers look runs up by id, in the matrices' ascending order
+    # (their rows follow it); tiers look runs up by id, so 0/1 matrices stay in ascending id
+    # order (their paired sums are whole numbers, exact in any order) and the others take
+    # the board's order (float sums follow the column order: the same numbers as before)
     compared = _compared_runs(cells, metrics_by_task)
     if include_ranks:
         ranked = pulled if rank_tasks is None else \
@@ -353,7 +355,11 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
                        tnotes, lower={t for t, i in info.items() if i.direction == mx.LOWER},
                        skip={t for t, i in info.items() if not i.rankable})
     if include_tiers:
-        mats = {t: (r.tolist(), x) for t, (r, x) in pulled.items() if t in compared}
+        whole = set(cells.loc[cells["has_items"].astype(bool), "task"].tolist()) - set(
+            cells.loc[cells["has_items"].astype(bool) & ~cells["binary"].astype(bool),
+                      "task"].tolist())
+        mats = {t: (r.tolist(), x) for t, (r, x) in pulled.items() if t in compared and t in whole}
+        mats |= _in_board_order({t: m for t, m in pulled.items() if t not in whole}, compared)
         tiers = _tiers(store, cells, averages, metrics_by_task, names, confidence, mats, info,
                        groups)
     group_cells = _group_cells(cells, groups, summ_all, confidence)
