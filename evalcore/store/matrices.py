@@ -176,15 +176,17 @@ class _MatrixQueries:
         """Per-item means with integer cluster codes for several (task, metric) cells, no
         text columns: k (position of the cell in ``task_metrics``), run_id, score (mean over
         the item's answers), code (dense 0..G-1 within the cell, the same code for the same
-        cluster label in every run; an item without a label is its own cluster, keyed by its
-        item_id), has_cluster (the item has a label). For the clustered interval method
-        (``stats.grouped_clustered_intervals``).
+        cluster label in every run, codes in the order of the labels' keys; an item without
+        a label is its own cluster, numbered after the labels in order of first appearance),
+        has_cluster (the item has a label). For the clustered interval method
+        (``stats.grouped_clustered_intervals``). Rows are grouped by k; within a cell, in
+        the order the store read them.
 
-        One filtered scan for all cells (the cell number comes from ``list_position`` on the
-        task and metric, not from a join); runs with one answer per item (``cells.k_max =
-        1``) skip the GROUP BY. Labels travel as the store's integer label keys (one key per
-        distinct label of a task, so the codes are exact) and become dense codes in numpy;
-        an item whose answers carry different labels takes the smallest key's label."""
+        One scan for all cells reading integer columns only (the cell of a row from its item
+        key, ``_cell_lut``); runs with one answer per item (``cells.k_max = 1``) skip the
+        GROUP BY. Labels are the store's integer label keys (one key per distinct label of a
+        task, so the codes are exact); an item whose answers carry different labels takes
+        the smallest key's label."""
         tms = list(dict.fromkeys((str(t), str(m)) for t, m in task_metrics))
         empty = pd.DataFrame({"k": pd.Series(dtype="int32"), "run_id": pd.Series(dtype="int32"),
                               "score": pd.Series(dtype=float), "code": pd.Series(dtype="int64"),
@@ -193,89 +195,85 @@ class _MatrixQueries:
             return empty
         tasks = list(dict.fromkeys(t for t, _ in tms))
         metrics = list(dict.fromkeys(m for _, m in tms))
-        cell_of = {(tasks.index(t) + 1, metrics.index(m) + 1): k for k, (t, m) in enumerate(tms)}
+        umetrics = sorted(set(metrics))
         base, pbase = self._where(run_ids, None, None)
         filt = (f"{base}{' AND' if base else ' WHERE'} task IN ({', '.join('?' * len(tasks))}) "
                 f"AND metric IN ({', '.join('?' * len(metrics))})")
         pfilt = pbase + tasks + metrics
-        pos = "list_position(?::VARCHAR[], task) AS kt, list_position(?::VARCHAR[], metric) AS km"
         with self._read() as con:
             ks = con.execute(f"SELECT run_id, max(k_max) FROM cells{filt} GROUP BY run_id",
                              pfilt).fetchall()
             one = [int(r) for r, km in ks if int(km) <= 1]
             many = [int(r) for r, km in ks if int(km) > 1]
-
-            def x_sql(label: str) -> tuple[str, list]:
+            got_lut = _cell_lut(con, tms) if ks else None
+            if got_lut is None:
+                return empty
+            lut, kmin = got_lut
+            mcol = "" if len(umetrics) == 1 else "list_position(?::VARCHAR[], metric) - 1 AS km, "
+            pm = [] if len(umetrics) == 1 else [umetrics]
+            # a task filter only for a few tasks (row groups of other tasks are skipped; a
+            # string test per row otherwise); the grouped part keeps both filters (few rows)
+            few = len(tasks) <= 3
+            tcond = f" AND task IN ({', '.join('?' * len(tasks))})" if few else ""
+            mcond = f" AND metric IN ({', '.join('?' * len(metrics))})"
+            parts, params = [], []
+            if one:
                 w1, p1 = self._where(one, None, None)
+                parts.append(f"SELECT {mcol}run_id, item, score AS m, coalesce(cluster, -1) AS lab "
+                             f"FROM scores{w1}{mcond}{tcond}")
+                params += pm + p1 + metrics + (tasks if few else [])
+            if many:
                 wk, pk = self._where(many, None, None)
-                cond = f" AND task IN ({', '.join('?' * len(tasks))}) AND metric IN " \
-                       f"({', '.join('?' * len(metrics))})"
-                return (f"SELECT {pos}, run_id, score AS m, {label.format('cluster')} AS lab, "
-                        "cluster IS NOT NULL AS has, CASE WHEN cluster IS NULL THEN item END "
-                        f"AS lone FROM scores{w1}{cond if one else ''} UNION ALL "
-                        f"SELECT {pos}, run_id, avg(score), {label.format('min(cluster)')}, "
-                        "min(cluster) IS NOT NULL, CASE WHEN min(cluster) IS NULL THEN item "
-                        f"END FROM scores{wk}{cond if many else ''} "
-                        "GROUP BY task, metric, run_id, item",
-                        [tasks, metrics] + p1 + (tasks + metrics if one else [])
-                        + [tasks, metrics] + pk + (tasks + metrics if many else []))
-
-            sql, params = x_sql("{}")
-            got = con.execute(sql, params).fetchnumpy()
-            n_labels = {cell_of.get((int(a), int(b))): int(n) for a, b, n in con.execute(
-                f"SELECT {pos}, count(DISTINCT cluster) FROM scores{filt} GROUP BY task, metric",
-                [tasks, metrics] + pfilt).fetchall()}
-            lut = np.full((len(tasks) + 1) * (len(metrics) + 1), -1, dtype=np.int64)
-            for (a, b), k in cell_of.items():
-                lut[a * (len(metrics) + 1) + b] = k
-
-            def split(res: dict) -> tuple[np.ndarray, np.ndarray]:
-                """Row order grouping the cells, and each cell's slice bounds in it."""
-                kt = np.asarray(res["kt"], dtype=np.int64)
-                km = np.asarray(res["km"], dtype=np.int64)
-                cell = lut[kt * (len(metrics) + 1) + km]
-                order = np.argsort(cell, kind="stable")
-                return order, np.searchsorted(cell[order], np.arange(-1, len(tms) + 1))
-
-            order, bounds = split(got)
-            labs = [np.asarray(got[c])[order] for c in ("lab", "has")]
-            hashed = True
-            for k in range(len(tms)):
-                sl = slice(bounds[k + 1], bounds[k + 2])
-                lab, has = labs[0][sl], labs[1][sl].astype(bool)
-                if has.any() and len(np.unique(lab[has])) != n_labels.get(k, -1):
-                    hashed = False   # hash collision or labels differing within an item
-                    break
-            if not hashed:           # fetch the labels themselves (text)
-                sql, params = x_sql("{}")
-                got = con.execute(sql, params).fetchnumpy()
-                order, bounds = split(got)
-            cols = {c: np.asarray(got[c], dtype=object if c in ("lone", "lab") and
-                                  (c == "lone" or not hashed) else None)[order]
-                    for c in ("run_id", "m", "lab", "has", "lone")}
-            frames = []
-            for k in range(len(tms)):
-                sl = slice(bounds[k + 1], bounds[k + 2])
-                if sl.stop <= sl.start:
-                    continue
-                has = cols["has"][sl].astype(bool)
-                code = np.zeros(has.size, dtype=np.int64)
-                g = 0
-                if has.any():
-                    lab = cols["lab"][sl][has]
-                    if hashed:
-                        uniq, inv = np.unique(lab, return_inverse=True)
-                    else:
-                        inv, uniq = pd.factorize(pd.Series(lab))
-                    code[has] = inv
-                    g = len(uniq)
-                if (~has).any():
-                    code[~has] = g + pd.factorize(pd.Series(cols["lone"][sl][~has]))[0]
-                frames.append(pd.DataFrame({
-                    "k": np.full(has.size, k, dtype=np.int32),
-                    "run_id": cols["run_id"][sl].astype(np.int32),
-                    "score": cols["m"][sl].astype(float), "code": code, "has_cluster": has}))
-        return pd.concat(frames, ignore_index=True) if frames else empty
+                parts.append(f"SELECT {mcol}run_id, item, avg(score), coalesce(min(cluster), -1) "
+                             f"FROM scores{wk}{mcond} AND task IN ({', '.join('?' * len(tasks))}) "
+                             "GROUP BY task, metric, run_id, item")
+                params += pm + pk + metrics + tasks
+            table = con.execute(" UNION ALL ".join(parts), params).fetch_arrow_table()
+            got = {c: table.column(c).to_numpy() for c in table.column_names}
+            del table
+        cell, kept = _row_cells(got, lut, kmin)
+        cols = {c: (got[c] if kept is None else got[c][kept]) for c in ("run_id", "m", "lab", "item")}
+        if cell.size == 0:
+            return empty
+        order = np.argsort(cell.astype(np.int16 if len(tms) < 2 ** 15 else np.int64),
+                           kind="stable")                 # by cell, read order within
+        cell = cell[order]
+        run = cols["run_id"][order]
+        mean = cols["m"][order].astype(np.float64, copy=False)
+        lab = cols["lab"][order].astype(np.int64)
+        has = lab >= 0
+        n_cells = len(tms)
+        code = np.zeros(cell.size, dtype=np.int64)
+        n_lab = np.zeros(n_cells, dtype=np.int64)
+        if has.any():
+            # dense rank of (cell, label key), the order np.unique gives, per cell from 0
+            lo = int(lab[has].min())
+            span = int(lab[has].max()) - lo + 1
+            key = cell[has] * span + (lab[has] - lo)
+            if n_cells * span <= 1 << 26:
+                seen = np.zeros(n_cells * span, dtype=bool)
+                seen[key] = True
+                rank = np.cumsum(seen, dtype=np.int64) - 1
+                n_lab = seen.reshape(n_cells, span).sum(axis=1)
+                dense = rank[key]
+            else:
+                uniq, dense = np.unique(key, return_inverse=True)
+                n_lab = np.bincount(uniq // span, minlength=n_cells)
+            first = np.concatenate([[0], np.cumsum(n_lab)[:-1]])
+            code[has] = dense - first[cell[has]]
+        if (~has).any():
+            # an unlabelled item is its own cluster, numbered after the cell's labels in order
+            # of first appearance (rows are grouped by cell, so each cell's new codes are one
+            # run of pd.factorize's codes)
+            lone_cell = cell[~has]
+            items = cols["item"][order][~has].astype(np.int64)
+            span_i = int(items.max()) + 1
+            f, uniq = pd.factorize(lone_cell * span_i + items)
+            n_lone = np.bincount(np.asarray(uniq) // span_i, minlength=n_cells)
+            first = np.concatenate([[0], np.cumsum(n_lone)[:-1]])
+            code[~has] = n_lab[lone_cell] + f - first[lone_cell]
+        return pd.DataFrame({"k": cell.astype(np.int32), "run_id": run.astype(np.int32),
+                             "score": mean, "code": code, "has_cluster": has})
 
     # ---- the analysis layer's matrix read (issue 9) ------------------------------------
 
@@ -318,33 +316,10 @@ class _MatrixQueries:
             ).fetchall()
             if not cells:
                 return {}
-            spans = con.execute(
-                "SELECT task, min(item), max(item), count(*) FROM items "
-                "WHERE list_contains(?::VARCHAR[], task) GROUP BY task", [utasks]).fetchall()
-            if not spans:
+            got_lut = _cell_lut(con, tms)
+            if got_lut is None:
                 return {}
-            kmin = min(int(lo) for _, lo, _, _ in spans)
-            kmax = max(int(hi) for _, _, hi, _ in spans)
-            # lut[metric number, item key - kmin] -> cell number k (-1: not asked)
-            lut = np.full((len(umetrics), kmax - kmin + 1), -1, dtype=np.int32)
-            mpos = {m: i for i, m in enumerate(umetrics)}
-            cells_of: dict[str, list[tuple[int, int]]] = {}
-            for k, (t, m) in enumerate(tms):
-                cells_of.setdefault(t, []).append((mpos[m], k))
-            if all(int(hi) - int(lo) + 1 == int(n) for _, lo, hi, n in spans):
-                for t, lo, hi, _ in spans:          # each task's keys: one contiguous range
-                    for mi, k in cells_of[str(t)]:
-                        lut[mi, int(lo) - kmin:int(hi) - kmin + 1] = k
-            else:
-                got_keys = con.execute(
-                    "SELECT task, item FROM items WHERE list_contains(?::VARCHAR[], task)",
-                    [utasks]).fetch_arrow_table()
-                key_task = got_keys.column("task").to_numpy(zero_copy_only=False)
-                key_item = got_keys.column("item").to_numpy().astype(np.int64) - kmin
-                for t, pairs in cells_of.items():
-                    sel = key_item[key_task == t]
-                    for mi, k in pairs:
-                        lut[mi, sel] = k
+            lut, kmin = got_lut
             one = sorted({int(r) for _, r, km, _ in cells}
                          - {int(r) for _, r, km, _ in cells if int(km) > 1})
             many = sorted({int(r) for _, r, _, _ in cells} - set(one))
@@ -460,3 +435,64 @@ def _fill_matrices(tms: list[tuple[str, str]], got: dict[str, np.ndarray], lut: 
                                                                       int(n_runs[k])),
                                  binary.get(k, False))
     return out
+
+
+def _cell_lut(con: duckdb.DuckDBPyConnection,
+              tms: list[tuple[str, str]]) -> tuple[np.ndarray, int] | None:
+    """(lut, kmin): ``lut[metric number, item key - kmin]`` = the number k of the cell
+    (task, metric) = ``tms[k]`` an item key and metric belong to, -1 when not asked; metric
+    numbers index the sorted distinct metrics of ``tms``. Item keys are global (one task
+    per key, table ``items``), so a score row's cell follows from its integer item key and
+    metric, without reading the task column. None when no asked task has items."""
+    utasks = sorted({t for t, _ in tms})
+    umetrics = sorted({m for _, m in tms})
+    spans = con.execute(
+        "SELECT task, min(item), max(item), count(*) FROM items "
+        "WHERE list_contains(?::VARCHAR[], task) GROUP BY task", [utasks]).fetchall()
+    if not spans:
+        return None
+    kmin = min(int(lo) for _, lo, _, _ in spans)
+    kmax = max(int(hi) for _, _, hi, _ in spans)
+    lut = np.full((len(umetrics), kmax - kmin + 1), -1, dtype=np.int32)
+    mpos = {m: i for i, m in enumerate(umetrics)}
+    cells_of: dict[str, list[tuple[int, int]]] = {}
+    for k, (t, m) in enumerate(tms):
+        cells_of.setdefault(t, []).append((mpos[m], k))
+    if all(int(hi) - int(lo) + 1 == int(n) for _, lo, hi, n in spans):
+        for t, lo, hi, _ in spans:          # each task's keys: one contiguous range
+            for mi, k in cells_of[str(t)]:
+                lut[mi, int(lo) - kmin:int(hi) - kmin + 1] = k
+    else:
+        got = con.execute("SELECT task, item FROM items WHERE list_contains(?::VARCHAR[], task)",
+                          [utasks]).fetch_arrow_table()
+        key_task = got.column("task").to_numpy(zero_copy_only=False)
+        key_item = got.column("item").to_numpy().astype(np.int64) - kmin
+        for t, pairs in cells_of.items():
+            sel = key_item[key_task == t]
+            for mi, k in pairs:
+                lut[mi, sel] = k
+    return lut, kmin
+
+
+def _row_cells(got: dict[str, np.ndarray], lut: np.ndarray, kmin: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """(cell number per row, rows kept) of score rows (``item``, optional metric number
+    ``km``) through ``_cell_lut``'s table; rows of cells not asked are dropped (``kept``:
+    a boolean mask, or None when every row is kept)."""
+    key = np.subtract(np.asarray(got["item"]), kmin, dtype=np.int64)
+    if "km" in got:
+        key += np.asarray(got["km"]).astype(np.int64) * lut.shape[1]
+    flat = lut.ravel()
+    kept = None
+    if key.size and (int(key.min()) < 0 or int(key.max()) >= flat.size):
+        kept = (key >= 0) & (key < flat.size)
+        key = key[kept]
+    cell = flat[key].astype(np.int64)
+    if cell.size and int(cell.min()) < 0:
+        ok = cell >= 0
+        if kept is None:
+            kept = ok
+        else:
+            kept[np.flatnonzero(kept)[~ok]] = False
+        cell = cell[ok]
+    return cell, kept
