@@ -384,20 +384,32 @@ def paired_moments(matrix: Any, refs: Any, *, binary: bool | None = None) -> Pai
     x = np.asarray(matrix, dtype=float)
     if x.ndim != 2 or x.shape[1] == 0:
         raise StatsInputError(f"matrix must be 2-D (items x runs), got shape {x.shape}")
-    if np.isinf(x).any():
+    fin = np.isfinite(x)
+    full = bool(fin.all())
+    if not full and np.isinf(x).any():
         raise StatsInputError("matrix contains infinite values")
     cols = [check_count(j, "ref") for j in np.atleast_1d(np.asarray(refs)).tolist()]
     r = x.shape[1]
     bad = [j for j in cols if not 0 <= j < r]
     if bad:
         raise StatsInputError(f"refs must be column indices in [0, {r}), got {bad[0]}")
-    fin = ~np.isnan(x)
-    x0 = np.where(fin, x, 0.0)
+    x0 = x if full else np.where(fin, x, 0.0)
     is01 = bool(np.all((x0 == 0.0) | (x0 == 1.0)))
     if binary is None:
         binary = is01
     elif binary and not is01:
         raise StatsInputError("binary=True needs every non-NaN value to be 0 or 1")
+    if binary and full:
+        # no missing value (F = 1): n = rows, b = 1'X - Y'X, c = 1'Y - Y'X (whole numbers,
+        # the same as the general products below), without forming F or F - X0
+        y0 = x0[:, cols]
+        xy = y0.T @ x0
+        n = np.full((len(cols), r), float(x0.shape[0]))
+        b = x0.sum(axis=0)[None, :] - xy
+        c = y0.sum(axis=0)[:, None] - xy
+        sum_d, sum_d2 = b - c, b + c
+        return PairedMoments(refs=tuple(cols), n=n.astype(np.int64), sum_d=sum_d,
+                             sum_d2=sum_d2, b=b.astype(np.int64), c=c.astype(np.int64))
     f = fin.astype(float)
     if binary:
         y0, fy = x0[:, cols], f[:, cols]

@@ -376,7 +376,8 @@ def _fill_matrices(tms: list[tuple[str, str]], got: dict[str, np.ndarray], lut: 
     -> one items x runs matrix per cell k = ``lut[km, item - kmin]``, run ids and item keys
     ascending, filled by one scatter into one NaN buffer (the matrices are views of it, one
     region each). Every pass over the rows is a gather or a scatter through small tables
-    (cell x run id, metric number x item key): no sort, no unique."""
+    (cell x run id, metric number x item key): no sort, no unique. One cell whose runs and
+    items are key ranges without gaps (the usual one-task board) needs no table at all."""
     n_m, span = lut.shape
     mean = np.asarray(got["m"], dtype=np.float64)
     if mean.size == 0:
@@ -387,20 +388,28 @@ def _fill_matrices(tms: list[tuple[str, str]], got: dict[str, np.ndarray], lut: 
         key += np.asarray(got["km"]).astype(np.int64) * span
     run = np.asarray(got["run_id"]).astype(np.int64)
     flat_lut = lut.ravel()
-    if int(key.min()) < 0 or int(key.max()) >= flat_lut.size:   # rows of other tasks
+    klo, khi = int(key.min()), int(key.max())
+    if klo < 0 or khi >= flat_lut.size:                       # rows of other tasks
         inside = (key >= 0) & (key < flat_lut.size)
         key, run, mean = key[inside], run[inside], mean[inside]
-    cell = flat_lut[key].astype(np.int64)
-    if cell.size and int(cell.min()) < 0:                         # tasks asked, not this metric
-        keep = cell >= 0
-        key, run, mean, cell = key[keep], run[keep], mean[keep], cell[keep]
-    if cell.size == 0:
-        return {}
+        if key.size == 0:
+            return {}
+        klo, khi = int(key.min()), int(key.max())
     n_cells = len(tms)
+    one = n_cells == 1 and bool(np.all(flat_lut[klo:khi + 1] == 0))
+    if one:                                                   # every row is cell 0
+        cell = None
+    else:
+        cell = flat_lut[key].astype(np.int64)
+        if int(cell.min()) < 0:                               # tasks asked, not this metric
+            keep = cell >= 0
+            key, run, mean, cell = key[keep], run[keep], mean[keep], cell[keep]
+            if cell.size == 0:
+                return {}
     rmin = int(run.min())
     rspan = int(run.max()) - rmin + 1
     # runs of each cell: presence over (cell, run id); the column of a run = its rank
-    rkey = cell * rspan + (run - rmin)
+    rkey = run - rmin if cell is None else cell * rspan + (run - rmin)
     has_run = np.zeros(n_cells * rspan, dtype=bool)
     has_run[rkey] = True
     has_run = has_run.reshape(n_cells, rspan)
@@ -415,15 +424,19 @@ def _fill_matrices(tms: list[tuple[str, str]], got: dict[str, np.ndarray], lut: 
     where, owner = where[order], owner[order]
     starts = np.searchsorted(owner, np.arange(n_cells + 1))
     n_items = np.diff(starts)
-    rank = np.arange(where.size) - starts[owner]
     size = n_items * n_runs
     offset = np.concatenate([[0], np.cumsum(size)])
-    # position of a row = offset of its cell + item row * runs of the cell + run column
-    item_term = np.zeros(n_m * span, dtype=np.int64)
-    item_term[where] = offset[owner] + rank * n_runs[owner]
-    run_term = (np.cumsum(has_run, axis=1, dtype=np.int64) - 1).ravel()
     buf = np.full(int(offset[-1]), np.nan)
-    buf[item_term[key] + run_term[rkey]] = mean
+    if one and n_runs[0] == rspan and where[-1] - where[0] + 1 == where.size:
+        # no gaps: row = key - first key, column = run id - first run id
+        buf[(key - int(where[0])) * rspan + rkey] = mean
+    else:
+        # position of a row = offset of its cell + item row * runs of the cell + run column
+        rank = np.arange(where.size) - starts[owner]
+        item_term = np.zeros(n_m * span, dtype=np.int64)
+        item_term[where] = offset[owner] + rank * n_runs[owner]
+        run_term = (np.cumsum(has_run, axis=1, dtype=np.int64) - 1).ravel()
+        buf[item_term[key] + run_term[rkey]] = mean
     out: dict[tuple[str, str], ItemMatrix] = {}
     for k, (t, m) in enumerate(tms):
         if size[k] == 0:

@@ -56,3 +56,22 @@ def test_paired_moments_checks_its_input():
     m = st.paired_moments(x, [1])           # detected: not 0/1, per-pair sums
     assert m.n.tolist() == [[2, 2]] and m.sum_d.tolist() == [[-1.5, 0.0]]
     assert m.b.tolist() == [[0, 0]] and m.c.tolist() == [[1, 0]]
+
+
+def test_paired_moments_of_a_complete_binary_matrix_are_exact():
+    """No missing value: the products without the presence matrix give the same whole
+    numbers as the per-pair sums (and as the general path on the same data)."""
+    rng = np.random.default_rng(8)
+    x = (rng.random((500, 9)) < 0.4).astype(float)
+    m = st.paired_moments(x, [4, 0, 8])
+    padded = np.vstack([x, np.full((1, 9), np.nan)])      # one all-missing row: general path
+    g = st.paired_moments(padded, [4, 0, 8])
+    for row, j in enumerate((4, 0, 8)):
+        n, sd, sd2, b, c = _direct(x, j)
+        assert np.array_equal(m.n[row], n) and np.array_equal(m.b[row], b)
+        assert np.array_equal(m.c[row], c)
+        assert np.array_equal(m.sum_d[row], sd) and np.array_equal(m.sum_d2[row], sd2)
+    for f in ("n", "sum_d", "sum_d2", "b", "c"):
+        assert np.array_equal(getattr(m, f), getattr(g, f))
+    with pytest.raises(StatsInputError, match="0 or 1"):
+        st.paired_moments(x + 0.5, [0], binary=True)
