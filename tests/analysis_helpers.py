@@ -312,10 +312,12 @@ class MemoryStore:
                              "value_b": pb.get(k)})
         return pd.DataFrame(rows, columns=["scope", "setting", "value_a", "value_b"])
 
-    def audit(self, run_ids=None) -> pd.DataFrame:
+    def audit(self, run_ids=None, task=None) -> pd.DataFrame:
         rows = []
         for rid in self._ids(run_ids):
             for s in self._runs[rid].summaries.itertuples(index=False):
+                if task is not None and s.task != task:
+                    continue
                 flag = None
                 if s.stderr_raw == "N/A":
                     flag = "N/A stderr"

@@ -294,7 +294,8 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
 
     # audit flags -----------------------------------------------------------------------
     cells["audit_flag"] = None
-    aud = store.audit(ids) if include_audit else None
+    aud = (store.audit(ids) if task is None else store.audit(ids, task=task)) \
+        if include_audit else None
     if aud is not None and len(aud):
         a = aud[["run_id", "task", "metric", "flag"]].copy()
         a["run_id"] = a["run_id"].astype(int)
@@ -433,7 +434,10 @@ def _info(store, task: str, metric: str, run_ids: list[int],
     """
     declared = None
     for rid in run_ids:
-        declared = mx.harness_higher_is_better(protocols.get((rid, task)), metric)
+        p = protocols.get((rid, task))
+        if not p or ("higher_is_better" not in p and "metric_list" not in p):
+            continue                # declares nothing (thousands of runs: skip the call)
+        declared = mx.harness_higher_is_better(p, metric)
         if declared is not None:
             break
     credit = bool(run_ids) and all(formats.get(int(r)) in mx.CREDIT_FORMATS for r in run_ids)

@@ -52,7 +52,10 @@ def _audit_flags(df: pd.DataFrame) -> list[str | None]:
         )
     hit = np.column_stack([m for _, m in rules]) if len(df) else np.zeros((0, len(rules)), bool)
     names = [n for n, _ in rules]
-    return ["; ".join(n for n, h in zip(names, row) if h) if row.any() else None for row in hit]
+    out: list[str | None] = [None] * len(hit)
+    for i in np.flatnonzero(hit.any(axis=1)).tolist():      # only the flagged rows
+        out[i] = "; ".join(n for n, h in zip(names, hit[i]) if h)
+    return out
 
 
 _MEMO_LOCK = threading.Lock()
@@ -470,7 +473,7 @@ class _Queries:
             df = df.sort_values(["_o", "_s", "scope", "setting"], kind="stable").drop(columns=["_o", "_s"])
         return df.reset_index(drop=True)
 
-    def audit(self, run_ids: list[int] | None = None) -> pd.DataFrame:
+    def audit(self, run_ids: list[int] | None = None, task: str | None = None) -> pd.DataFrame:
         """run_id, task, metric, reported, reported_stderr, stderr_raw, n_reported,
         recomputed_stderr, n_items, flag (str|None: 'stderr mismatch', 'zero stderr with
         0<p<1', 'N/A stderr', 'n mismatch')
@@ -484,9 +487,10 @@ class _Queries:
         'N/A stderr' when the stderr was written as text ("N/A"); 'n mismatch' when the
         reported n differs from the number of items. Several flags are joined with "; ".
         Groups (is_group) are audited only if item scores exist under the group name.
+        ``task``: only that task's rows (a one-task leaderboard).
         """
-        where, params = self._where(run_ids, None, None, "s")
-        where_x, params_x = self._where(run_ids, None, None, "x")
+        where, params = self._where(run_ids, task, None, "s")
+        where_x, params_x = self._where(run_ids, task, None, "x")
         sql = f"""
             WITH rc AS (
                 -- from the per-cell sums of item means kept at ingest (no scan of the scores):

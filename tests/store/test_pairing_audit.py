@@ -119,6 +119,10 @@ def test_audit_flags_known_cases(store):
     assert a.loc["onlysummary", "flag"] == "zero stderr with 0<p<1"
     assert math.isnan(a.loc["onlysummary", "recomputed_stderr"])
     assert a.loc["grp", "flag"] is None and bool(a.loc["grp", "is_group"])
+    # one task's rows (a one-task leaderboard): the same row as in the whole audit
+    one = store.audit(task="count")
+    assert one["task"].tolist() == ["count"] and one["flag"].tolist() == ["n mismatch"]
+    assert store.audit(task="nope").empty
 
 
 def test_audit_recomputes_from_item_means_with_several_answers(store):
