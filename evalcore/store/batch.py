@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from evalcore.errors import StoreError
+from evalcore.store import keys
 from evalcore.store._util import _json_dumps, _json_loads, _log, _one
 
 _RUNS_SCHEMA = pa.schema([("run_id", pa.int32()), ("name", pa.string()), ("model", pa.string()),
@@ -212,109 +213,123 @@ class _Batch:
 
 
     def _write_keyed(self, con: duckdb.DuckDBPyConnection) -> None:
-        """Scores and texts with integer keys: the (task, item_id) and (task, label/hash)
-        strings of this call are looked up in items/labels (only the call's tasks are read),
-        new ones get the next keys from meta (so two writers adding keys conflict on meta
-        and the retry re-reads), then one INSERT each for items, labels, scores, texts."""
+        """Scores and texts with integer keys (``keys.assign``: stored (task, item_id) and
+        (task, label/hash) pairs keep their keys, new ones are numbered from meta, so two
+        writers adding keys conflict on meta and the retry re-reads), then one INSERT each,
+        rows in the order (task, metric, item, run_id, answer_idx) for scores and (task,
+        item, answer_idx, run_id) for texts, sorted in numpy on integer codes. Texts: the
+        first row of each (run, task, item, answer) in this call, and for a merge into a
+        stored run only the rows it does not have yet; streamed to the INSERT in slices."""
         scores = self._with_run_id(self.tables["scores"]) if self.tables["scores"] else None
         texts = (self._with_run_id(self.tables["texts"], flag=True)
                  if self.tables["texts"] else None)
-        names = []
-        try:
-            if scores is not None:
-                con.register("_in_s", scores)
-                names.append("_in_s")
-            if texts is not None:
-                texts = texts.append_column("_rn", pa.array(np.arange(texts.num_rows,
-                                                                      dtype=np.int64)))
-                con.register("_in_t", texts)
-                names.append("_in_t")
-            keyed = " UNION ".join(f"SELECT DISTINCT task, item_id FROM {n}" for n in names)
-            tasks = sorted({t for n in names for (t,) in
-                            con.execute(f"SELECT DISTINCT task FROM {n}").fetchall()})
-            in_tasks = f"task IN ({', '.join('?' * len(tasks))})"
-            vals = ("SELECT task, cluster AS value FROM _in_s WHERE cluster IS NOT NULL UNION "
-                    "SELECT task, item_hash FROM _in_s WHERE item_hash IS NOT NULL UNION "
-                    "SELECT task, prompt_hash FROM _in_s WHERE prompt_hash IS NOT NULL"
-                    if scores is not None else None)
+        self.tables["scores"], self.tables["texts"] = [], []
+        parts = [t for t in (scores, texts) if t is not None]
+        t0 = time.perf_counter()
+        (task_codes, tasks) = keys.encode([t.column("task") for t in parts])
+        task_order = keys.byte_order(tasks)
+        task_rank = keys.rank_of(task_order)
+        item_codes, item_ids = keys.encode([t.column("item_id") for t in parts])
+        item = keys.assign(con, "items", "item", "item_id", "next_item",
+                           np.concatenate(task_codes), tasks, task_order,
+                           np.concatenate(item_codes), item_ids, self.meta)
+        del item_codes, item_ids
+        n_s = scores.num_rows if scores is not None else 0
+        if scores is not None:
+            lab_codes, values = keys.encode([scores.column(c) for c in
+                                             ("cluster", "item_hash", "prompt_hash")])
+            label = keys.assign(con, "labels", "label", "value", "next_label",
+                                np.tile(task_codes[0], 3), tasks, task_order,
+                                np.concatenate(lab_codes), values, self.meta)
+            del lab_codes, values
+        _log.debug("ingest: keys in %.2f s", time.perf_counter() - t0)
+        if scores is not None:
             t0 = time.perf_counter()
-            item_map = self._keys(con, "items", "item", "item_id", "next_item", keyed,
-                                  in_tasks, tasks, self.meta)
-            con.register("_map_i", item_map)
-            names.append("_map_i")
-            if vals is not None:
-                label_map = self._keys(con, "labels", "label", "value", "next_label", vals,
-                                       in_tasks, tasks, self.meta)
-                con.register("_map_l", label_map)
-                names.append("_map_l")
-            _log.debug("ingest: keys in %.2f s", time.perf_counter() - t0)
-            if scores is not None:
-                t0 = time.perf_counter()
-                con.execute(
-                    "INSERT INTO scores SELECT s.run_id, s.task, s.metric, i.item, s.answer_idx, "
-                    "s.score, c.label, ih.label, ph.label FROM _in_s s "
-                    "JOIN _map_i i ON i.task = s.task AND i.item_id = s.item_id "
-                    "LEFT JOIN _map_l c ON c.task = s.task AND c.value = s.cluster "
-                    "LEFT JOIN _map_l ih ON ih.task = s.task AND ih.value = s.item_hash "
-                    "LEFT JOIN _map_l ph ON ph.task = s.task AND ph.value = s.prompt_hash "
-                    "ORDER BY s.task, s.metric, i.item, s.run_id, s.answer_idx")
-                _log.debug("ingest: %d scores in %.2f s", scores.num_rows,
-                           time.perf_counter() - t0)
-            if texts is not None:
-                # the first row of each (run, task, item, answer) in this call; for a merge
-                # into a stored run only the rows the run does not have yet
-                con.execute(
-                    "INSERT INTO texts SELECT t.run_id, t.task, i.item, t.answer_idx, t.prompt, "
-                    "t.target, t.response FROM _in_t t "
-                    "JOIN _map_i i ON i.task = t.task AND i.item_id = t.item_id "
-                    "WHERE NOT (t._check AND EXISTS (SELECT 1 FROM texts x WHERE "
-                    "x.run_id = t.run_id AND x.task = t.task AND x.item = i.item "
-                    "AND x.answer_idx = t.answer_idx)) "
-                    "QUALIFY row_number() OVER (PARTITION BY t.run_id, t.task, i.item, "
-                    "t.answer_idx ORDER BY t._rn) = 1 ORDER BY t.task, i.item, t.answer_idx, "
-                    "t.run_id")
-        finally:
-            for n in names:
-                con.unregister(n)
+            metric_codes, metrics = keys.encode([scores.column("metric")])
+            metric_rank = keys.rank_of(keys.byte_order(metrics))
+            run = scores.column("run_id").to_numpy()
+            answer = scores.column("answer_idx").to_numpy()
+            s_item = item[:n_s]
+            order = np.lexsort((answer, run, s_item, metric_rank[metric_codes[0]],
+                                task_rank[task_codes[0]]))
 
-    @staticmethod
-    def _keys(con: duckdb.DuckDBPyConnection, table: str, key: str, text: str, counter: str,
-              wanted_sql: str, in_tasks: str, tasks: list[str], meta: dict) -> pa.Table:
-        """(task, text, key) for every (task, text) of ``wanted_sql``: stored keys, and new
-        ones numbered from meta ``counter`` and inserted into ``table`` (fixed SQL names).
-        The new rows are checked against the stored ones before they are written (their
-        (task, text) must be new, their keys unused)."""
-        stored = con.execute(f"SELECT task, {text}, {key} FROM {table} WHERE {in_tasks}",
-                             tasks).fetch_arrow_table()
-        con.register("_stored_k", stored)
+            def lab(k: int) -> pa.Array:
+                v = label[k * n_s:(k + 1) * n_s][order]
+                return pa.array(v.astype(np.int32), mask=v < 0)
+
+            out = pa.table({
+                "run_id": pa.array(run[order]),
+                "task": pa.DictionaryArray.from_arrays(
+                    pa.array(task_codes[0][order].astype(np.int32)), tasks),
+                "metric": pa.DictionaryArray.from_arrays(
+                    pa.array(metric_codes[0][order].astype(np.int32)), metrics),
+                "item": pa.array(s_item[order].astype(np.int32)),
+                "answer_idx": pa.array(answer[order]),
+                "score": scores.column("score").take(pa.array(order)),
+                "cluster": lab(0), "item_hash": lab(1), "prompt_hash": lab(2)})
+            del scores, label, order
+            con.register("_in_s", out)
+            try:
+                con.execute("INSERT INTO scores SELECT * FROM _in_s")
+            finally:
+                con.unregister("_in_s")
+            _log.debug("ingest: %d scores in %.2f s", out.num_rows, time.perf_counter() - t0)
+            del out
+        if texts is not None:
+            t0 = time.perf_counter()
+            self._write_texts(con, texts, task_codes[-1], tasks, task_rank, item[n_s:])
+            _log.debug("ingest: %d texts in %.2f s", texts.num_rows, time.perf_counter() - t0)
+
+    _TEXT_SLICE = 65_536   # rows per streamed slice of the texts INSERT
+
+    def _write_texts(self, con: duckdb.DuckDBPyConnection, texts: pa.Table,
+                     task_codes: np.ndarray, tasks: pa.Array, task_rank: np.ndarray,
+                     item: np.ndarray) -> None:
+        """The texts INSERT (see ``_write_keyed``)."""
+        run = texts.column("run_id").to_numpy()
+        answer = texts.column("answer_idx").to_numpy()
+        keep = np.ones(texts.num_rows, dtype=bool)
+        check = np.asarray(texts.column("_check"))
+        if check.any():   # a merge into a stored run: drop the rows it has
+            at = np.flatnonzero(check)
+            con.register("_chk", pa.table({"i": pa.array(at), "run_id": pa.array(run[at]),
+                                           "item": pa.array(item[at].astype(np.int32)),
+                                           "answer_idx": pa.array(answer[at])}))
+            try:
+                runs = sorted({int(r) for r in np.unique(run[at])})
+                have = con.execute(
+                    "SELECT c.i FROM _chk c WHERE EXISTS (SELECT 1 FROM texts x WHERE "
+                    "list_contains(?, x.run_id) AND x.run_id = c.run_id AND x.item = c.item "
+                    "AND x.answer_idx = c.answer_idx)", [runs]).fetchnumpy()["i"]
+            finally:
+                con.unregister("_chk")
+            keep[np.asarray(have, dtype=np.int64)] = False
+        rows = np.flatnonzero(keep)
+        order = rows[np.lexsort((run[rows], answer[rows], item[rows],
+                                 task_rank[task_codes[rows]]))]   # stable: first row first
+        if order.size > 1:   # the first of each (run, item, answer); the key fixes the task
+            same = ((item[order][1:] == item[order][:-1]) & (answer[order][1:] == answer[order][:-1])
+                    & (run[order][1:] == run[order][:-1]))
+            if same.any():
+                order = order[np.concatenate([[True], ~same])]
+        body = texts.select(["prompt", "target", "response"])
+        schema = pa.schema([("run_id", pa.int32()),
+                            ("task", pa.dictionary(pa.int32(), tasks.type)),
+                            ("item", pa.int32()), ("answer_idx", pa.int32())]
+                           + list(body.schema))
+
+        def batches():
+            for lo in range(0, order.size, self._TEXT_SLICE):
+                sl = order[lo:lo + self._TEXT_SLICE]
+                cols = body.take(pa.array(sl))
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array(run[sl]), pa.DictionaryArray.from_arrays(
+                        pa.array(task_codes[sl].astype(np.int32)), tasks),
+                     pa.array(item[sl].astype(np.int32)), pa.array(answer[sl])]
+                    + [c.combine_chunks() for c in cols.columns], schema=schema)
+
+        con.register("_in_t", pa.RecordBatchReader.from_batches(schema, batches()))
         try:
-            new = con.execute(
-                f"SELECT w.task, w.value AS {text} FROM ({wanted_sql}) w(task, value) "
-                f"ANTI JOIN _stored_k k ON k.task = w.task AND k.{text} = w.value "
-                f"ORDER BY w.task, w.value").fetch_arrow_table()
-            if new.num_rows:
-                start = int(_one(con, "SELECT CAST(value AS BIGINT) FROM meta WHERE key = ?",
-                                 [counter])[0])
-                if start + new.num_rows >= 2 ** 31:
-                    raise StoreError(f"the store has run out of {table} keys (2^31)")
-                new = new.append_column(key, pa.array(
-                    np.arange(start, start + new.num_rows, dtype=np.int32)))
-                con.register("_new_k", new)
-                try:
-                    taken = _one(con, f"SELECT {key} FROM {table} WHERE {key} >= ? LIMIT 1",
-                                 [start])
-                    if taken:
-                        raise StoreError(f"{table} key {taken[0]} is already used although "
-                                         f"meta {counter} is {start}; the store is damaged")
-                    con.execute(f"INSERT INTO {table} SELECT {key}, task, {text} FROM _new_k")
-                finally:
-                    con.unregister("_new_k")
-                meta[counter] = str(start + new.num_rows)
-            schema = pa.schema([("task", pa.string()), (text, pa.string()), (key, pa.int32())])
-            parts = [stored.select(["task", text, key]).cast(schema)]
-            if new.num_rows:
-                parts.append(new.select(["task", text, key]).cast(schema))
-            out = pa.concat_tables(parts)
+            con.execute("INSERT INTO texts SELECT * FROM _in_t")
         finally:
-            con.unregister("_stored_k")
-        return out
+            con.unregister("_in_t")

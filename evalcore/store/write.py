@@ -49,8 +49,8 @@ def _column_to_arrow(series: pd.Series, typ: pa.DataType, where: str) -> pa.Arra
                 return pa.nulls(len(series), type=typ)
             raise TypeError("numbers in a text column")
         arr = pa.array(series, type=typ, from_pandas=True)
-        if isinstance(arr, pa.ChunkedArray):
-            arr = arr.combine_chunks()
+        if isinstance(arr, pa.ChunkedArray) and arr.num_chunks == 1:
+            arr = arr.chunk(0)   # zero-copy (combine_chunks would copy even one chunk)
         return arr if arr.type == typ else arr.cast(typ)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as exc:
         if pa.types.is_string(typ) or pa.types.is_large_string(typ):
@@ -108,7 +108,8 @@ def _arrow_to_spec(table: pa.Table, spec: tuple, what: str) -> pa.Table:
                          f"({'; '.join(parts)}; expected {', '.join(names)})")
     arrays = []
     for col, typ, required in spec:
-        arr = table.column(col).combine_chunks()
+        arr = table.column(col)
+        arr = arr.chunk(0) if arr.num_chunks == 1 else arr   # no copy
         try:
             arr = arr.cast(typ)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:

@@ -1,0 +1,179 @@
+"""Integer keys of one ingest call (schema 3), computed in Arrow and numpy rather than with
+string joins and sorts in SQL.
+
+The (task, item_id) pairs of a call get ``items`` keys and the (task, value) pairs of its
+cluster labels and hashes get ``labels`` keys. Stored pairs keep their keys; new pairs are
+numbered from the meta counter in (task, text) order, byte by byte (what DuckDB's
+``ORDER BY task, text`` gives), so the same input gets the same keys as before.
+
+How: each string column is dictionary-encoded once (one hash per row), the dictionary
+entries are ranked in byte order (``byte_order``: an 8-bytes-at-a-time radix refinement,
+one pass for hashes and short ids), and a pair becomes one int64, ``rank(task) * n +
+rank(text)``; ``np.unique`` of those gives the distinct pairs in (task, text) order and every
+row's pair. Only the distinct pairs meet the stored keys (only when the store has keys for
+the call's tasks) and only the new ones are written.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from evalcore.errors import StoreError
+from evalcore.store._util import _one
+
+
+def _chunk_id(chunk: pa.Array) -> tuple:
+    """What makes two chunks the same array: their buffers, offset and length."""
+    return (tuple(b.address if b is not None else 0 for b in chunk.buffers()),
+            chunk.offset, len(chunk))
+
+
+def encode(columns: list[pa.ChunkedArray | pa.Array]) -> tuple[list[np.ndarray], pa.Array]:
+    """Dictionary codes of several string columns over one shared dictionary: (one int64
+    code array per column, -1 where null; the dictionary as a large_string Array).
+
+    A chunk that recurs (the same buffers: a parser shares one doc's id and hashes between
+    its metrics' score rows and its text row) is hashed once."""
+    chunks: list[pa.Array] = []
+    for col in columns:
+        col = col.cast(pa.large_string())
+        chunks.extend(col.chunks if isinstance(col, pa.ChunkedArray) else [col])
+    if not chunks:
+        return [np.zeros(0, np.int64) for _ in columns], pa.array([], pa.large_string())
+    first: dict[tuple, int] = {}
+    which = [first.setdefault(_chunk_id(c), len(first)) for c in chunks]
+    distinct = list({_chunk_id(c): c for c in chunks}.values())   # in order of first use
+    enc = pa.chunked_array(distinct, type=pa.large_string()).dictionary_encode()
+    last = enc.chunk(enc.num_chunks - 1)
+    if any(len(c.dictionary) != len(last.dictionary) for c in enc.chunks):
+        enc = pa.table({"x": enc}).unify_dictionaries().column("x")
+        last = enc.chunk(enc.num_chunks - 1)
+    codes = [c.indices.fill_null(-1).to_numpy().astype(np.int64) for c in enc.chunks]
+    flat = np.concatenate([codes[w] for w in which])
+    out, at = [], 0
+    for col in columns:
+        out.append(flat[at:at + len(col)])
+        at += len(col)
+    return out, last.dictionary.cast(pa.large_string())
+
+
+def byte_order(values: pa.Array) -> np.ndarray:
+    """The permutation that sorts distinct strings byte by byte (memcmp order, a prefix
+    first: DuckDB's and Arrow's order of VARCHAR).
+
+    Radix refinement, 7 bytes at a time: every round sorts the still tied strings by (their
+    group, one uint64 = the next 7 bytes big-endian, zero-padded, then how many bytes are
+    left, capped at 8); a group stays tied only while its strings agree and go on past those
+    7 bytes. Random hashes and ids of up to 7 bytes take one round; a common prefix costs a
+    round per 7 bytes (over the tied strings only).
+    """
+    values = values.cast(pa.large_string())
+    n = len(values)
+    if n <= 1:
+        return np.arange(n, dtype=np.int64)
+    if values.null_count:
+        raise ValueError("byte_order: null values")
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int64,
+                            count=n + 1, offset=values.offset * 8)
+    raw = values.buffers()[2]
+    data = np.frombuffer(raw, dtype=np.uint8) if raw is not None else np.zeros(0, np.uint8)
+    last = max(int(offsets[-1]) - 1, 0)       # reads past a string's end are masked
+    if data.size == 0:
+        data = np.zeros(1, np.uint8)
+    start, length = offsets[:-1], offsets[1:] - offsets[:-1]
+    order = np.arange(n, dtype=np.int64)
+    pos = np.arange(n, dtype=np.int64)        # positions (in order) still tied, ascending
+    grp = None                                # their group (its first position); None: one
+    depth = 0
+    while pos.size:
+        el = order[pos]
+        left = length[el] - depth
+        chunk = np.zeros((el.size, 8), dtype=np.uint8)
+        at = start[el] + depth
+        for j in range(7):
+            chunk[:, j] = data[np.minimum(at + j, last)] * (left > j)
+        chunk[:, 7] = np.clip(left, 0, 8)
+        key = chunk.view(">u8").ravel()
+        # equal keys stay tied and are sorted again next round: no stable sort needed
+        srt = (np.argsort(key) if grp is None
+               else np.lexsort((key, grp)))
+        el, key = el[srt], key[srt]
+        order[pos] = el
+        first = np.ones(el.size, dtype=bool)
+        first[1:] = key[1:] != key[:-1]
+        if grp is not None:
+            grp = grp[srt]
+            first[1:] |= grp[1:] != grp[:-1]
+        starts = np.flatnonzero(first)
+        sizes = np.diff(np.append(starts, el.size))
+        grp = np.repeat(pos[starts], sizes)
+        tied = np.repeat(sizes > 1, sizes) & ((key & np.uint64(0xFF)) == 8)
+        pos, grp = pos[tied], grp[tied]
+        depth += 7
+    return order
+
+
+def rank_of(order: np.ndarray) -> np.ndarray:
+    """The inverse permutation: rank[i] = where entry i stands in ``order``."""
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size, dtype=np.int64)
+    return rank
+
+
+def assign(con: duckdb.DuckDBPyConnection, table: str, key: str, text: str, counter: str,
+           task_codes: np.ndarray, tasks: pa.Array, task_order: np.ndarray,
+           codes: np.ndarray, values: pa.Array, meta: dict) -> np.ndarray:
+    """The ``table`` key (fixed SQL names ``key``, ``text``) of every row's (task, value)
+    pair, -1 where the value code is -1 (null). Stored pairs keep their keys; new pairs
+    are numbered from meta ``counter`` in (task, value) byte order and inserted (checked
+    first: their keys must be unused). ``task_order`` = ``byte_order(tasks)``."""
+    out = np.full(codes.size, -1, dtype=np.int64)
+    ok = codes >= 0
+    if not ok.any():
+        return out
+    n_val = len(values)
+    v_order = byte_order(values)
+    t_rank, v_rank = rank_of(task_order), rank_of(v_order)
+    pairs = t_rank[task_codes[ok]] * n_val + v_rank[codes[ok]]
+    uniq, inv = np.unique(pairs, return_inverse=True)
+    keys = np.full(uniq.size, -1, dtype=np.int64)
+    names = tasks.take(pa.array(task_order[np.unique(uniq // n_val)])).to_pylist()
+    stored = con.execute(f"SELECT task, {text}, {key} FROM {table} WHERE task IN "
+                         f"({', '.join('?' * len(names))})", names).fetch_arrow_table()
+    if stored.num_rows:
+        ti = pc.index_in(stored.column("task"), value_set=tasks.cast(pa.string()))
+        vi = pc.index_in(stored.column(text), value_set=values.cast(pa.string()))
+        hit = np.asarray(pc.and_(pc.is_valid(ti), pc.is_valid(vi)))
+        if hit.any():
+            sp = (t_rank[np.asarray(ti.filter(hit)).astype(np.int64)] * n_val
+                  + v_rank[np.asarray(vi.filter(hit)).astype(np.int64)])
+            at = np.searchsorted(uniq, sp)
+            at_ok = at < uniq.size
+            found = np.zeros(sp.size, dtype=bool)
+            found[at_ok] = uniq[at[at_ok]] == sp[at_ok]
+            keys[at[found]] = np.asarray(stored.column(key).filter(pa.array(hit)))[found]
+    new = np.flatnonzero(keys < 0)
+    if new.size:
+        start = int(_one(con, "SELECT CAST(value AS BIGINT) FROM meta WHERE key = ?",
+                         [counter])[0])
+        if start + new.size >= 2 ** 31:
+            raise StoreError(f"the store has run out of {table} keys (2^31)")
+        taken = _one(con, f"SELECT {key} FROM {table} WHERE {key} >= ? LIMIT 1", [start])
+        if taken:
+            raise StoreError(f"{table} key {taken[0]} is already used although meta "
+                             f"{counter} is {start}; the store is damaged")
+        keys[new] = np.arange(start, start + new.size, dtype=np.int64)
+        rows = pa.table({key: pa.array(keys[new].astype(np.int32)),
+                         "task": tasks.take(pa.array(task_order[uniq[new] // n_val])),
+                         text: values.take(pa.array(v_order[uniq[new] % n_val]))})
+        con.register("_new_k", rows)
+        try:
+            con.execute(f"INSERT INTO {table} SELECT {key}, task, {text} FROM _new_k")
+        finally:
+            con.unregister("_new_k")
+        meta[counter] = str(start + new.size)
+    out[ok] = keys[inv]
+    return out
