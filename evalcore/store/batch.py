@@ -229,18 +229,17 @@ class _Batch:
         (task_codes, tasks) = keys.encode([t.column("task") for t in parts])
         task_order = keys.byte_order(tasks)
         task_rank = keys.rank_of(task_order)
+        all_tasks = np.concatenate(task_codes)
         item_codes, item_ids = keys.encode([t.column("item_id") for t in parts])
-        item = keys.assign(con, "items", "item", "item_id", "next_item",
-                           np.concatenate(task_codes), tasks, task_order,
-                           np.concatenate(item_codes), item_ids, self.meta)
-        del item_codes, item_ids
+        (item,) = keys.assign(con, "items", "item", "item_id", "next_item", all_tasks, tasks,
+                              task_order, [np.concatenate(item_codes)], item_ids, self.meta)
+        del item_codes, item_ids, all_tasks
         n_s = scores.num_rows if scores is not None else 0
         if scores is not None:
             lab_codes, values = keys.encode([scores.column(c) for c in
                                              ("cluster", "item_hash", "prompt_hash")])
-            label = keys.assign(con, "labels", "label", "value", "next_label",
-                                np.tile(task_codes[0], 3), tasks, task_order,
-                                np.concatenate(lab_codes), values, self.meta)
+            label = keys.assign(con, "labels", "label", "value", "next_label", task_codes[0],
+                                tasks, task_order, lab_codes, values, self.meta)
             del lab_codes, values
         _log.debug("ingest: keys in %.2f s", time.perf_counter() - t0)
         if scores is not None:
@@ -254,16 +253,15 @@ class _Batch:
                                 task_rank[task_codes[0]]))
 
             def lab(k: int) -> pa.Array:
-                v = label[k * n_s:(k + 1) * n_s][order]
-                return pa.array(v.astype(np.int32), mask=v < 0)
+                v = label[k][order]
+                return pa.array(v, mask=v < 0)
 
             out = pa.table({
                 "run_id": pa.array(run[order]),
-                "task": pa.DictionaryArray.from_arrays(
-                    pa.array(task_codes[0][order].astype(np.int32)), tasks),
-                "metric": pa.DictionaryArray.from_arrays(
-                    pa.array(metric_codes[0][order].astype(np.int32)), metrics),
-                "item": pa.array(s_item[order].astype(np.int32)),
+                "task": pa.DictionaryArray.from_arrays(pa.array(task_codes[0][order]), tasks),
+                "metric": pa.DictionaryArray.from_arrays(pa.array(metric_codes[0][order]),
+                                                         metrics),
+                "item": pa.array(s_item[order]),
                 "answer_idx": pa.array(answer[order]),
                 "score": scores.column("score").take(pa.array(order)),
                 "cluster": lab(0), "item_hash": lab(1), "prompt_hash": lab(2)})
@@ -293,7 +291,7 @@ class _Batch:
         if check.any():   # a merge into a stored run: drop the rows it has
             at = np.flatnonzero(check)
             con.register("_chk", pa.table({"i": pa.array(at), "run_id": pa.array(run[at]),
-                                           "item": pa.array(item[at].astype(np.int32)),
+                                           "item": pa.array(item[at]),
                                            "answer_idx": pa.array(answer[at])}))
             try:
                 runs = sorted({int(r) for r in np.unique(run[at])})
@@ -324,8 +322,8 @@ class _Batch:
                 cols = body.take(pa.array(sl))
                 yield pa.RecordBatch.from_arrays(
                     [pa.array(run[sl]), pa.DictionaryArray.from_arrays(
-                        pa.array(task_codes[sl].astype(np.int32)), tasks),
-                     pa.array(item[sl].astype(np.int32)), pa.array(answer[sl])]
+                        pa.array(task_codes[sl]), tasks),
+                     pa.array(item[sl]), pa.array(answer[sl])]
                     + [c.combine_chunks() for c in cols.columns], schema=schema)
 
         con.register("_in_t", pa.RecordBatchReader.from_batches(schema, batches()))

@@ -32,7 +32,7 @@ def _chunk_id(chunk: pa.Array) -> tuple:
 
 
 def encode(columns: list[pa.ChunkedArray | pa.Array]) -> tuple[list[np.ndarray], pa.Array]:
-    """Dictionary codes of several string columns over one shared dictionary: (one int64
+    """Dictionary codes of several string columns over one shared dictionary: (one int32
     code array per column, -1 where null; the dictionary as a large_string Array).
 
     A chunk that recurs (the same buffers: a parser shares one doc's id and hashes between
@@ -42,7 +42,7 @@ def encode(columns: list[pa.ChunkedArray | pa.Array]) -> tuple[list[np.ndarray],
         col = col.cast(pa.large_string())
         chunks.extend(col.chunks if isinstance(col, pa.ChunkedArray) else [col])
     if not chunks:
-        return [np.zeros(0, np.int64) for _ in columns], pa.array([], pa.large_string())
+        return [np.zeros(0, np.int32) for _ in columns], pa.array([], pa.large_string())
     first: dict[tuple, int] = {}
     which = [first.setdefault(_chunk_id(c), len(first)) for c in chunks]
     distinct = list({_chunk_id(c): c for c in chunks}.values())   # in order of first use
@@ -51,7 +51,7 @@ def encode(columns: list[pa.ChunkedArray | pa.Array]) -> tuple[list[np.ndarray],
     if any(len(c.dictionary) != len(last.dictionary) for c in enc.chunks):
         enc = pa.table({"x": enc}).unify_dictionaries().column("x")
         last = enc.chunk(enc.num_chunks - 1)
-    codes = [c.indices.fill_null(-1).to_numpy().astype(np.int64) for c in enc.chunks]
+    codes = [np.asarray(c.indices.fill_null(-1), dtype=np.int32) for c in enc.chunks]
     flat = np.concatenate([codes[w] for w in which])
     out, at = [], 0
     for col in columns:
@@ -125,27 +125,30 @@ def rank_of(order: np.ndarray) -> np.ndarray:
 
 def assign(con: duckdb.DuckDBPyConnection, table: str, key: str, text: str, counter: str,
            task_codes: np.ndarray, tasks: pa.Array, task_order: np.ndarray,
-           codes: np.ndarray, values: pa.Array, meta: dict) -> np.ndarray:
+           codes: list[np.ndarray], values: pa.Array, meta: dict) -> list[np.ndarray]:
     """The ``table`` key (fixed SQL names ``key``, ``text``) of every row's (task, value)
-    pair, -1 where the value code is -1 (null). Stored pairs keep their keys; new pairs
-    are numbered from meta ``counter`` in (task, value) byte order and inserted (checked
+    pair, for each code array of ``codes`` (each aligned with ``task_codes``; int32, -1
+    where the value code is -1: null). Stored pairs keep their keys; new pairs are
+    numbered from meta ``counter`` in (task, value) byte order and inserted (checked
     first: their keys must be unused). ``task_order`` = ``byte_order(tasks)``."""
-    out = np.full(codes.size, -1, dtype=np.int64)
-    ok = codes >= 0
-    if not ok.any():
-        return out
+    outs = [np.full(c.size, -1, dtype=np.int32) for c in codes]
+    oks = [c >= 0 for c in codes]
+    if not any(ok.any() for ok in oks):
+        return outs
     n_val = len(values)
     v_order = byte_order(values)
     t_rank, v_rank = rank_of(task_order), rank_of(v_order)
-    pairs = t_rank[task_codes[ok]] * n_val + v_rank[codes[ok]]
+    pairs = np.concatenate([t_rank[task_codes[ok]] * n_val + v_rank[c[ok]]
+                            for c, ok in zip(codes, oks)])
     uniq, inv = np.unique(pairs, return_inverse=True)
+    del pairs
     keys = np.full(uniq.size, -1, dtype=np.int64)
     names = tasks.take(pa.array(task_order[np.unique(uniq // n_val)])).to_pylist()
     stored = con.execute(f"SELECT task, {text}, {key} FROM {table} WHERE task IN "
                          f"({', '.join('?' * len(names))})", names).fetch_arrow_table()
     if stored.num_rows:
-        ti = pc.index_in(stored.column("task"), value_set=tasks.cast(pa.string()))
-        vi = pc.index_in(stored.column(text), value_set=values.cast(pa.string()))
+        ti = pc.index_in(stored.column("task").cast(pa.large_string()), value_set=tasks)
+        vi = pc.index_in(stored.column(text).cast(pa.large_string()), value_set=values)
         hit = np.asarray(pc.and_(pc.is_valid(ti), pc.is_valid(vi)))
         if hit.any():
             sp = (t_rank[np.asarray(ti.filter(hit)).astype(np.int64)] * n_val
@@ -155,6 +158,7 @@ def assign(con: duckdb.DuckDBPyConnection, table: str, key: str, text: str, coun
             found = np.zeros(sp.size, dtype=bool)
             found[at_ok] = uniq[at[at_ok]] == sp[at_ok]
             keys[at[found]] = np.asarray(stored.column(key).filter(pa.array(hit)))[found]
+    del stored
     new = np.flatnonzero(keys < 0)
     if new.size:
         start = int(_one(con, "SELECT CAST(value AS BIGINT) FROM meta WHERE key = ?",
@@ -166,14 +170,38 @@ def assign(con: duckdb.DuckDBPyConnection, table: str, key: str, text: str, coun
             raise StoreError(f"{table} key {taken[0]} is already used although meta "
                              f"{counter} is {start}; the store is damaged")
         keys[new] = np.arange(start, start + new.size, dtype=np.int64)
-        rows = pa.table({key: pa.array(keys[new].astype(np.int32)),
-                         "task": tasks.take(pa.array(task_order[uniq[new] // n_val])),
-                         text: values.take(pa.array(v_order[uniq[new] % n_val]))})
-        con.register("_new_k", rows)
-        try:
-            con.execute(f"INSERT INTO {table} SELECT {key}, task, {text} FROM _new_k")
-        finally:
-            con.unregister("_new_k")
+        _insert_new(con, table, key, text, keys[new], task_order[uniq[new] // n_val], tasks,
+                    v_order[uniq[new] % n_val], values)
         meta[counter] = str(start + new.size)
-    out[ok] = keys[inv]
-    return out
+    at = 0
+    for out, ok in zip(outs, oks):
+        n = int(ok.sum())
+        out[ok] = keys[inv[at:at + n]]
+        at += n
+    return outs
+
+
+_SLICE = 262_144   # rows per streamed slice of a big INSERT
+
+
+def _insert_new(con: duckdb.DuckDBPyConnection, table: str, key: str, text: str,
+                keys: np.ndarray, task_idx: np.ndarray, tasks: pa.Array,
+                value_idx: np.ndarray, values: pa.Array) -> None:
+    """INSERT the new (key, task, text) rows, streamed in slices (the texts are taken from
+    the dictionary a slice at a time, never all at once)."""
+    schema = pa.schema([(key, pa.int32()), ("task", pa.dictionary(pa.int32(), tasks.type)),
+                        (text, values.type)])
+
+    def batches():
+        for lo in range(0, keys.size, _SLICE):
+            sl = slice(lo, lo + _SLICE)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(keys[sl].astype(np.int32)),
+                 pa.DictionaryArray.from_arrays(pa.array(task_idx[sl].astype(np.int32)), tasks),
+                 values.take(pa.array(value_idx[sl]))], schema=schema)
+
+    con.register("_new_k", pa.RecordBatchReader.from_batches(schema, batches()))
+    try:
+        con.execute(f"INSERT INTO {table} SELECT {key}, task, {text} FROM _new_k")
+    finally:
+        con.unregister("_new_k")
