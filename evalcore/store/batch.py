@@ -1,7 +1,7 @@
 """One ingest call's writes: what ``Store.ingest`` gathers run by run (``_Batch``) and
 writes with one statement per table, including the integer keys of items and labels
 (schema 3: the (task, item_id) and (task, label/hash) strings of the call are looked up, new
-ones numbered from meta counters and inserted)."""
+ones numbered from meta counters and inserted; store/keys.py does it in Arrow and numpy)."""
 
 from __future__ import annotations
 
@@ -223,7 +223,6 @@ class _Batch:
         scores = self._with_run_id(self.tables["scores"]) if self.tables["scores"] else None
         texts = (self._with_run_id(self.tables["texts"], flag=True)
                  if self.tables["texts"] else None)
-        self.tables["scores"], self.tables["texts"] = [], []
         parts = [t for t in (scores, texts) if t is not None]
         t0 = time.perf_counter()
         (task_codes, tasks) = keys.encode([t.column("task") for t in parts])
