@@ -6,8 +6,9 @@ cluster labels and hashes get ``labels`` keys. Stored pairs keep their keys; new
 numbered from the meta counter in (task, text) order, byte by byte (what DuckDB's
 ``ORDER BY task, text`` gives), so the same input gets the same keys as before.
 
-How: each string column is dictionary-encoded once (one hash per row), the dictionary
-entries are ranked in byte order (``byte_order``: an 8-bytes-at-a-time radix refinement,
+How: each string column is dictionary-encoded once (one hash per row of a distinct
+chunk: the lm_eval parser shares a doc's id and hashes between its metrics' rows), the dictionary
+entries are ranked in byte order (``byte_order``: a 7-bytes-at-a-time radix refinement,
 one pass for hashes and short ids), and a pair becomes one int64, ``rank(task) * n +
 rank(text)``; ``np.unique`` of those gives the distinct pairs in (task, text) order and every
 row's pair. Only the distinct pairs meet the stored keys (only when the store has keys for
