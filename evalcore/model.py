@@ -114,6 +114,34 @@ def rows_key(name: str, model: str | None, scores: pd.DataFrame) -> str:
 
 
 @dataclass(frozen=True)
+class PairedItems:
+    """Two sides of one task item by item (``Store.paired_items``): run A on ``metric_a`` and
+    run B on ``metric_b`` (two runs, or two metric variants of one run).
+
+    ``items``: the store's integer item keys of every item either side has, ascending
+    (``Store.item_labels`` names them); ``score_a`` / ``score_b``: the per-item mean over
+    answers, NaN where that side lacks the item; ``cluster``: the cluster's integer label
+    key (side A's, else side B's; -1 = no cluster), equal keys meaning equal labels within
+    the task; ``hash_match``: False where both sides recorded an item or prompt hash and
+    they differ.
+    """
+
+    task: str
+    metric_a: str
+    metric_b: str
+    items: np.ndarray       # int64 ascending
+    score_a: np.ndarray     # float64, NaN = side A lacks the item
+    score_b: np.ndarray     # float64, NaN = side B lacks the item
+    cluster: np.ndarray     # int64 label key, -1 = none
+    hash_match: np.ndarray  # bool
+
+    @property
+    def shared(self) -> np.ndarray:
+        """Mask of the items both sides have."""
+        return ~np.isnan(self.score_a) & ~np.isnan(self.score_b)
+
+
+@dataclass(frozen=True)
 class ItemMatrix:
     """Per-item means of one (task, metric) cell as an items x runs matrix
     (``Store.item_matrices``).

@@ -245,6 +245,53 @@ class MemoryStore:
             return pd.DataFrame(columns=cols)
         return pd.concat(frames, ignore_index=True)[cols]
 
+    def _label_keys(self, task) -> dict:
+        """label text -> integer key (1..) over every cluster label and hash of ``task``."""
+        vals = sorted({str(v) for r in self._runs.values()
+                       for c in ("cluster", "item_hash", "prompt_hash")
+                       for v in r.scores.loc[r.scores["task"] == task, c] if v is not None
+                       and not (isinstance(v, float) and np.isnan(v))})
+        return {v: n + 1 for n, v in enumerate(vals)}
+
+    def paired_items(self, run_a, run_b, cells) -> list:
+        """Store.paired_items by a pandas outer merge of two item_means on item_id."""
+        from evalcore.model import PairedItems
+        out = []
+        for task, ma, mb in cells:
+            keys, labs = self._item_keys(task), self._label_keys(task)
+            a = self.item_means([run_a], task, ma)
+            b = self.item_means([run_b], task, mb)
+            m = a.merge(b, on=["item_id"], how="outer", suffixes=("_a", "_b"))
+            m["item"] = m["item_id"].astype(str).map(keys)
+            m = m.sort_values("item")
+
+            def key(col):
+                return np.array([labs[str(v)] if isinstance(v, str) else -1 for v in m[col]],
+                                dtype=np.int64)
+            cl_a, cl_b = key("cluster_a"), key("cluster_b")
+            differ = np.zeros(len(m), dtype=bool)
+            for h in ("item_hash", "prompt_hash"):
+                ha, hb = key(h + "_a"), key(h + "_b")
+                differ |= (ha >= 0) & (hb >= 0) & (ha != hb)
+            out.append(PairedItems(task, ma, mb, m["item"].to_numpy(dtype=np.int64),
+                                   m["score_a"].to_numpy(dtype=float),
+                                   m["score_b"].to_numpy(dtype=float),
+                                   np.where(cl_a >= 0, cl_a, cl_b), ~differ))
+        return out
+
+    def first_texts(self, run_ids, task, items) -> pd.DataFrame:
+        inv = {v: k for k, v in self._item_keys(task).items()}
+        ids = {inv[int(i)]: int(i) for i in np.asarray(items, dtype=np.int64).ravel()}
+        rows = []
+        for rid in sorted({int(r) for r in run_ids}):
+            t = self._runs[rid].texts
+            t = t[(t["task"] == task) & t["item_id"].astype(str).isin(list(ids))]
+            t = t.sort_values("answer_idx").drop_duplicates("item_id")
+            rows += [{"run_id": rid, "item": ids[str(r.item_id)], "prompt": r.prompt,
+                      "target": r.target, "response": r.response}
+                     for r in t.itertuples(index=False)]
+        return pd.DataFrame(rows, columns=["run_id", "item", "prompt", "target", "response"])
+
     def task_protocol_table(self, run_ids=None, task=None) -> pd.DataFrame:
         rows = [{"run_id": rid, "task": t, "protocol": p if isinstance(p, dict) else {}}
                 for rid in self._ids(run_ids)

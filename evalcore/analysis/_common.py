@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,6 +130,13 @@ def is_store_busy(exc: BaseException) -> bool:
         return True
     text = str(exc).lower()
     return "busy" in text or "locked" in text
+
+
+def one_version(store):
+    """``store.one_version()``: the per-snapshot memos of one analysis call checked against
+    one store version (a context manager; a no-op for stores without it)."""
+    pin = getattr(store, "one_version", None)
+    return pin() if pin is not None else contextlib.nullcontext()
 
 
 def _run_names(store) -> dict[int, str]:

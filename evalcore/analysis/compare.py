@@ -26,6 +26,8 @@ from evalcore.analysis._common import (
     _natural_key,
     _resolve,
     _run_names,
+    one_version,
+    resolve_runs,
     _short,
     _sorted_items,
     _unit_scale,
@@ -162,59 +164,68 @@ def _threshold(mde_threshold: float | None, unit: bool, score_a: float, score_b:
     return 0.05 * max(abs(_fnum(score_a)), abs(_fnum(score_b)), 1e-12)
 
 
-def _paired_frames(store, a: int, b: int, task_metrics: list[tuple[str, str]]
-                   ) -> dict[tuple[str, str], tuple[pd.DataFrame, Pairing]]:
-    """Shared items (item_id, x_a, x_b, cluster) and the pairing report (shared, only in A,
-    only in B, hash mismatches) of two runs for several (task, metric) cells, from one store
-    query (``store.paired_item_means_tasks``) instead of two per task."""
+@dataclass(frozen=True)
+class _Shared:
+    """The items both sides of a pair have (item key order): x_a, x_b and, when any of
+    them has a cluster label, ``clusters`` (the label's integer key; an item without a
+    label is a cluster of its own, keyed -1 - item key), else None."""
+
+    items: np.ndarray
+    x_a: np.ndarray
+    x_b: np.ndarray
+    clusters: np.ndarray | None
+
+    def __len__(self) -> int:
+        return int(self.items.size)
+
+
+def _shared(p) -> _Shared:
+    """``_Shared`` of a ``PairedItems`` (``store.paired_items``)."""
+    both = p.shared
+    items = np.asarray(p.items, dtype=np.int64)[both]
+    cl = np.asarray(p.cluster, dtype=np.int64)[both]
+    clusters = np.where(cl >= 0, cl, -1 - items) if bool((cl >= 0).any()) else None
+    return _Shared(items, np.asarray(p.score_a, dtype=float)[both],
+                   np.asarray(p.score_b, dtype=float)[both], clusters)
+
+
+def _pairing(store, p) -> Pairing:
+    """The pairing report of a ``PairedItems``: shared count, items only in A / only in B
+    and shared items whose hashes differ, by item id in natural order (the ids are read
+    only for those items)."""
+    in_a, in_b = ~np.isnan(p.score_a), ~np.isnan(p.score_b)
+    both = in_a & in_b
+    mismatch = both & ~np.asarray(p.hash_match, dtype=bool)
+    lists = [in_a & ~in_b, in_b & ~in_a, mismatch]
+    named = np.logical_or.reduce(lists)
+    ids: dict[int, str] = {}
+    if named.any():
+        keys = np.asarray(p.items, dtype=np.int64)[named]
+        ids = dict(zip(keys.tolist(), store.item_labels(p.task, keys)))
+
+    def listed(mask: np.ndarray) -> tuple[str, ...]:
+        return tuple(_sorted_items(ids[int(k)] for k in np.asarray(p.items)[mask]))
+
+    return Pairing(task=p.task, metric=p.metric_a, n_shared=int(both.sum()),
+                   only_a=listed(lists[0]), only_b=listed(lists[1]),
+                   hash_mismatch=listed(lists[2]))
+
+
+def _paired_cells(store, a: int, b: int, task_metrics: list[tuple[str, str]]
+                  ) -> dict[tuple[str, str], tuple[_Shared, Pairing]]:
+    """Shared items and the pairing report (shared, only in A, only in B, hash mismatches)
+    of two runs for several (task, metric) cells, from one store query
+    (``store.paired_items``) on integer item keys."""
     if not task_metrics:
         return {}
-    pm = store.paired_item_means_tasks(a, b, task_metrics)
-    groups = {(str(t), str(m)): g for (t, m), g in pm.groupby(["task", "metric"], sort=False)}
-    out = {}
-    for t, m in task_metrics:
-        g = groups.get((t, m), pm.iloc[0:0])
-        ids = g["item_id"].astype(str).to_numpy(dtype=object)
-        in_a = g["score_a"].notna().to_numpy()
-        in_b = g["score_b"].notna().to_numpy()
-        both = in_a & in_b
-        shared = g[both]
-        frame = pd.DataFrame({"item_id": ids[both],
-                              "x_a": shared["score_a"].to_numpy(dtype=float),
-                              "x_b": shared["score_b"].to_numpy(dtype=float),
-                              "cluster": shared["cluster"].to_numpy(dtype=object)})
-        mismatch = both & ~g["hash_match"].fillna(True).to_numpy(dtype=bool)
-        out[(t, m)] = (frame, Pairing(task=t, metric=m, n_shared=int(both.sum()),
-                                      only_a=tuple(_sorted_items(ids[in_a & ~in_b])),
-                                      only_b=tuple(_sorted_items(ids[in_b & ~in_a])),
-                                      hash_mismatch=tuple(_sorted_items(ids[mismatch]))))
-    return out
+    got = store.paired_items(a, b, [(t, m, m) for t, m in task_metrics])
+    return {(t, m): (_shared(p), _pairing(store, p)) for (t, m), p in zip(task_metrics, got)}
 
 
-def _paired_frame(store, a: int, b: int, task: str, metric_a: str,
-                  metric_b: str | None = None) -> pd.DataFrame:
-    """Shared items of (a, metric_a) and (b, metric_b): item_id, x_a, x_b, cluster."""
-    metric_b = metric_b or metric_a
-    if hasattr(store, "paired_item_means"):
-        pm = store.paired_item_means(a, b, task, metric_a, metric_b)
-        m = pd.DataFrame({"item_id": pm["item_id"].astype(str),
-                          "x_a": pm["score_a"].to_numpy(float),
-                          "x_b": pm["score_b"].to_numpy(float), "cluster": pm["cluster"]})
-        return m.sort_values("item_id", key=lambda s: s.map(_natural_key)).reset_index(drop=True)
-    if a == b:
-        im = store.item_means([a], task=task, metric=None)
-        ia = im[im["metric"] == metric_a]
-        ib = im[im["metric"] == metric_b]
-    else:
-        ia = store.item_means([a], task=task, metric=metric_a)
-        ib = store.item_means([b], task=task, metric=metric_b)
-    ia = ia[["item_id", "score", "cluster"]].rename(columns={"score": "x_a", "cluster": "cl_a"})
-    ib = ib[["item_id", "score", "cluster"]].rename(columns={"score": "x_b", "cluster": "cl_b"})
-    m = ia.merge(ib, on="item_id", how="inner")
-    m["cluster"] = m["cl_a"].where(m["cl_a"].notna(), m["cl_b"])
-    m = m.drop(columns=["cl_a", "cl_b"])
-    m["item_id"] = m["item_id"].astype(str)
-    return m.sort_values("item_id", key=lambda s: s.map(_natural_key)).reset_index(drop=True)
+def _paired_cell(store, a: int, b: int, task: str, metric_a: str,
+                 metric_b: str | None = None) -> _Shared:
+    """Shared items of (a, metric_a) and (b, metric_b) (``store.paired_items``)."""
+    return _shared(store.paired_items(a, b, [(task, metric_a, metric_b or metric_a)])[0])
 
 
 @dataclass(frozen=True)
@@ -272,7 +283,7 @@ def _cells_of(xa: np.ndarray, xb: np.ndarray) -> tuple[int, int, int, int]:
             int(np.sum((xa == 1) & (xb == 0))), int(np.sum((xa == 0) & (xb == 0))))
 
 
-def _paired_row(frame: pd.DataFrame, task: str, metric: str, confidence: float,
+def _paired_row(shared: _Shared, task: str, metric: str, confidence: float,
                 mde_threshold: float | None, name_a: str, name_b: str,
                 direction: str = "higher") -> dict:
     """One per_task row from the shared items of two runs (or two metrics).
@@ -283,20 +294,16 @@ def _paired_row(frame: pd.DataFrame, task: str, metric: str, confidence: float,
     behind the headline. With no spread in the differences the MDE is planned from the upper
     bound of the discordance rate (sd_d^2 <= U), never from 0.
     """
-    xa = frame["x_a"].to_numpy(dtype=float)
-    xb = frame["x_b"].to_numpy(dtype=float)
+    xa, xb = shared.x_a, shared.x_b
     n = xa.size
     alpha = 1.0 - confidence
     unit = _unit_scale(xa, xb)
     scale = 100.0 if unit else 1.0
     clusters = None
     kind = "paired"
-    if frame["cluster"].notna().any():
-        cl = frame["cluster"].astype(object).where(frame["cluster"].notna(),
-                                                   "__item__" + frame["item_id"])
-        if cl.nunique() >= 2:
-            clusters = cl.astype(str).to_numpy()
-            kind = "paired, clustered SE"
+    if shared.clusters is not None and np.unique(shared.clusters).size >= 2:
+        clusters = shared.clusters
+        kind = "paired, clustered SE"
     if n < 2:
         raise AnalysisError(f"{task}: only {n} shared item(s); a paired comparison needs at "
                             f"least 2")
@@ -414,8 +421,9 @@ def _unpaired_row(store, a: int, b: int, task: str, metric: str, confidence: flo
             "mde_basis": "reported stderrs", "items_needed": float("nan")}
 
 
-def _item_metrics(store, rid: int) -> dict[str, set[str]]:
-    t = store.tasks([rid])
+def _item_metrics(tasks: pd.DataFrame, rid: int) -> dict[str, set[str]]:
+    """task -> metrics with item scores of run ``rid`` (rows of ``store.tasks``)."""
+    t = tasks[tasks["run_id"].astype(int) == rid]
     if len(t) and "has_items" in t:
         t = t[t["has_items"].fillna(True).astype(bool)]
     out: dict[str, set[str]] = {}
@@ -424,8 +432,9 @@ def _item_metrics(store, rid: int) -> dict[str, set[str]]:
     return out
 
 
-def _summary_metrics(store, rid: int) -> dict[str, set[str]]:
-    s = store.summaries([rid])
+def _summary_metrics(summaries: pd.DataFrame, rid: int) -> dict[str, set[str]]:
+    """task -> reported metrics (not groups) of run ``rid`` (rows of ``store.summaries``)."""
+    s = summaries[summaries["run_id"].astype(int) == rid]
     if len(s):
         s = s[~s["is_group"].fillna(False).astype(bool)]
     out: dict[str, set[str]] = {}
@@ -455,14 +464,23 @@ def compare(store, run_a: str | int, run_b: str | int, *, task: str | None = Non
     _check_confidence(confidence)
     if adjust not in ("holm", "bh"):
         raise AnalysisError(f"unknown adjustment {adjust!r}; use 'holm' or 'bh'")
-    a, b = _resolve(store, run_a), _resolve(store, run_b)
-    names = _run_names(store)
+    with one_version(store):
+        return _compare(store, run_a, run_b, task, metric, confidence, adjust, mde_threshold)
+
+
+def _compare(store, run_a: str | int, run_b: str | int, task: str | None, metric: str | None,
+             confidence: float, adjust: str, mde_threshold: float | None) -> Comparison:
+    """``compare`` against one store version (its per-snapshot reads checked once)."""
+    run_table = store.runs()
+    a, b = resolve_runs(store, [run_a, run_b], run_table)
+    names = {int(r): str(n) for r, n in zip(run_table["run_id"], run_table["name"])}
     name_a, name_b = names.get(a, str(a)), names.get(b, str(b))
     if a == b:
         raise AnalysisError(f"both runs are {name_a!r}; choose two different runs "
                             f"(for two metrics of one run use metric_variants)")
-    ia, ib = _item_metrics(store, a), _item_metrics(store, b)
-    sa, sb = _summary_metrics(store, a), _summary_metrics(store, b)
+    tdf, sdf = store.tasks([a, b]), store.summaries([a, b])
+    ia, ib = _item_metrics(tdf, a), _item_metrics(tdf, b)
+    sa, sb = _summary_metrics(sdf, a), _summary_metrics(sdf, b)
     tasks_a = set(ia) | set(sa)
     tasks_b = set(ib) | set(sb)
     common = sorted(tasks_a & tasks_b)
@@ -501,7 +519,7 @@ def compare(store, run_a: str | int, run_b: str | int, *, task: str | None = Non
             m = default_metric(both_items or both_any)
         plan.append((t, m, m in both_items))
     # item-level tasks: every shared-item frame and pairing report from one store query
-    frames = _paired_frames(store, a, b, [(t, m) for t, m, paired in plan if paired])
+    frames = _paired_cells(store, a, b, [(t, m) for t, m, paired in plan if paired])
     # direction and scale of each metric (evalcore.metrics): verdicts and the macro average
     info = metric_infos(store, [a, b], [(t, m) for t, m, _ in plan])
     for t, m, paired in plan:
@@ -676,39 +694,46 @@ def discordant_items(store, run_a: str | int, run_b: str | int, task: str, metri
     """Items in one cell of the 2x2 table, with texts.
 
     cell: "b" (only B right), "c" (only A right), "both" (both right), "neither".
-    columns: item_id, score_a, score_b, prompt, target, response_a, response_b
-    With several answers per item a cell uses the per-item means (b: x_B > x_A, c: x_A > x_B,
-    both: both = 1, neither: both = 0) and the texts of answer 0.
+    columns: item_id, score_a, score_b, prompt, target, response_a, response_b, in natural
+    order of item_id (2 before 10). With several answers per item a cell uses the per-item
+    means (b: x_B > x_A, c: x_A > x_B, both: both = 1, neither: both = 0) and the texts of
+    each run's first answer (the prompt and target of run A, else run B's). Item ids and
+    texts are read for the cell's items only.
     """
     cells = ("b", "c", "both", "neither")
     if cell not in cells:
         raise AnalysisError(f"unknown cell {cell!r}; use one of {', '.join(cells)}")
-    a, b = _resolve(store, run_a), _resolve(store, run_b)
-    frame = _paired_frame(store, a, b, task, metric)
-    xa, xb = frame["x_a"], frame["x_b"]
-    mask = {"b": xb > xa, "c": xa > xb, "both": (xa == 1) & (xb == 1),
-            "neither": (xa == 0) & (xb == 0)}[cell]
-    sel = frame[mask.to_numpy()]
-    ids = sel["item_id"].tolist()
-    out = pd.DataFrame({"item_id": ids, "score_a": sel["x_a"].to_numpy(float),
-                        "score_b": sel["x_b"].to_numpy(float)})
-    ta = _first_texts(store, a, task, ids)
-    tb = _first_texts(store, b, task, ids)
-    out["prompt"] = [ta.get(i, {}).get("prompt") or tb.get(i, {}).get("prompt") for i in ids]
-    out["target"] = [ta.get(i, {}).get("target") or tb.get(i, {}).get("target") for i in ids]
-    out["response_a"] = [ta.get(i, {}).get("response") for i in ids]
-    out["response_b"] = [tb.get(i, {}).get("response") for i in ids]
+    with one_version(store):
+        a, b = _resolve(store, run_a), _resolve(store, run_b)
+        sh = _paired_cell(store, a, b, task, metric)
+        xa, xb = sh.x_a, sh.x_b
+        mask = {"b": xb > xa, "c": xa > xb, "both": (xa == 1) & (xb == 1),
+                "neither": (xa == 0) & (xb == 0)}[cell]
+        keys = sh.items[mask]
+        ids = store.item_labels(task, keys) if keys.size else []
+        order = sorted(range(len(ids)), key=lambda i: _natural_key(ids[i]))
+        keys = keys[order]
+        texts = _first_texts(store, [a, b], task, keys)
+    ta, tb = texts.get(a, {}), texts.get(b, {})
+    ks = keys.tolist()
+    out = pd.DataFrame({"item_id": [ids[i] for i in order], "score_a": xa[mask][order],
+                        "score_b": xb[mask][order]})
+    out["prompt"] = [ta.get(k, {}).get("prompt") or tb.get(k, {}).get("prompt") for k in ks]
+    out["target"] = [ta.get(k, {}).get("target") or tb.get(k, {}).get("target") for k in ks]
+    out["response_a"] = [ta.get(k, {}).get("response") for k in ks]
+    out["response_b"] = [tb.get(k, {}).get("response") for k in ks]
     return out
 
 
-def _first_texts(store, rid: int, task: str, ids: list[str]) -> dict[str, dict]:
-    if not ids:
+def _first_texts(store, run_ids: list[int], task: str, keys: np.ndarray
+                 ) -> dict[int, dict[int, dict]]:
+    """run id -> item key -> prompt/target/response of its first answer
+    (``store.first_texts``)."""
+    if not keys.size:
         return {}
-    t = store.texts(rid, task, ids)
-    if t is None or t.empty:
-        return {}
-    t = t.sort_values("answer_idx").drop_duplicates("item_id")
-    return {str(r.item_id): {"prompt": r.prompt, "target": r.target, "response": r.response}
-            for r in t.itertuples(index=False)}
-
-
+    t = store.first_texts(run_ids, task, keys)
+    out: dict[int, dict[int, dict]] = {}
+    for r in t.itertuples(index=False):
+        out.setdefault(int(r.run_id), {})[int(r.item)] = {
+            "prompt": r.prompt, "target": r.target, "response": r.response}
+    return out

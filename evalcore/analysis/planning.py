@@ -13,7 +13,7 @@ from evalcore.analysis._common import (
     _resolve,
     _run_names,
 )
-from evalcore.analysis.compare import _paired_frame
+from evalcore.analysis.compare import _paired_cell
 from evalcore.analysis.repeats import _one_metric
 
 # ---------------------------------------------------------------------------------------
@@ -54,22 +54,19 @@ def plan_from_pair(store, run_a: str | int, run_b: str | int, task: str,
     ms_a = _one_metric(store, a, task, metric)
     m = metric or ms_a
     _one_metric(store, b, task, m)
-    frame = _paired_frame(store, a, b, task, m)
+    frame = _paired_cell(store, a, b, task, m)
     if len(frame) < 2:
         raise AnalysisError(f"{task!r}: the runs share {len(frame)} item(s); a pilot needs "
                             f"at least 2 shared items")
-    xa, xb = frame["x_a"].to_numpy(float), frame["x_b"].to_numpy(float)
+    xa, xb = frame.x_a, frame.x_b
     r = st.paired_difference(xa, xb)
     n = len(frame)
     sd_diff = float(np.std(xb - xa, ddof=1))
     deff = None
-    if frame["cluster"].notna().any():
-        cl = frame["cluster"].astype(object).where(frame["cluster"].notna(),
-                                                   "__item__" + frame["item_id"])
-        if cl.nunique() >= 2:
-            c = st.clustered_se(xb - xa, cl.astype(str).to_numpy())
-            deff = _fnum(c.design_effect)
-            deff = deff if np.isfinite(deff) else None
+    if frame.clusters is not None and np.unique(frame.clusters).size >= 2:
+        c = st.clustered_se(xb - xa, frame.clusters)
+        deff = _fnum(c.design_effect)
+        deff = deff if np.isfinite(deff) else None
     k = int(np.sum(xa != xb))
     upper = st.discordance_upper_bound(n, k)
     note = ""

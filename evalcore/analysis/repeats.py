@@ -22,7 +22,7 @@ from evalcore.analysis._common import (
     _unit_scale,
     default_metric,
 )
-from evalcore.analysis.compare import Comparison, Pairing, _paired_frame, _paired_row
+from evalcore.analysis.compare import Comparison, Pairing, _paired_cell, _paired_row
 
 # ---------------------------------------------------------------------------------------
 # one run: repeats, reruns, clusters, metric variants
@@ -137,17 +137,16 @@ def rerun_noise(store, run_a: str | int, run_b: str | int, task: str,
     a, b = _resolve(store, run_a), _resolve(store, run_b)
     names = _run_names(store)
     m = _one_metric(store, a, task, metric)
-    frame = _paired_frame(store, a, b, task, m)
+    frame = _paired_cell(store, a, b, task, m)
     if len(frame) == 0:
         raise AnalysisError(f"the two passes share no items on {task!r}")
     paired_se = None
     if against is not None:
         c = _resolve(store, against)
-        fc = _paired_frame(store, a, c, task, m)
+        fc = _paired_cell(store, a, c, task, m)
         if len(fc) >= 2:
-            paired_se = float(st.paired_difference(fc["x_a"].to_numpy(float),
-                                                   fc["x_b"].to_numpy(float)).se)
-    r = st.rerun_noise(frame["x_a"].to_numpy(float), frame["x_b"].to_numpy(float), paired_se)
+            paired_se = float(st.paired_difference(fc.x_a, fc.x_b).se)
+    r = st.rerun_noise(frame.x_a, frame.x_b, paired_se)
     return RerunReport(run_a=names.get(a, str(a)), run_b=names.get(b, str(b)), task=task,
                        metric=m, n=int(len(frame)), flip_rate=float(r.flip_rate),
                        variance_term=float(r.variance_term),
@@ -236,7 +235,7 @@ def metric_variants(store, run: str | int, task: str, metric_a: str, metric_b: s
         _one_metric(store, rid, task, mm)
     if metric_a == metric_b:
         raise AnalysisError("choose two different metrics")
-    frame = _paired_frame(store, rid, rid, task, metric_a, metric_b)
+    frame = _paired_cell(store, rid, rid, task, metric_a, metric_b)
     if len(frame) < 2:
         raise AnalysisError(f"{task!r}: metrics {metric_a!r} and {metric_b!r} share "
                             f"{len(frame)} item(s); need at least 2")

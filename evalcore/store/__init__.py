@@ -58,7 +58,8 @@ identifiers come only from fixed lists in this package.
 
 Modules: ``catalog`` (location, connection, transactions, errors), ``schema`` (tables),
 ``write`` (ingest, merge, rename, tags, delete), ``query`` (the reads the analysis layer
-uses), ``maintain`` (compaction and cleanup), ``migrate`` (old single-file stores).
+uses), ``matrices`` and ``pairs`` (batched and two-run reads on integer keys), ``maintain``
+(compaction and cleanup), ``migrate`` (old single-file stores).
 """
 
 from __future__ import annotations
@@ -88,9 +89,10 @@ from evalcore.store.catalog import (  # noqa: F401
 from evalcore.store.maintain import MaintainReport, _Maintain  # noqa: F401
 from evalcore.store.matrices import _MatrixQueries
 from evalcore.store.migrate import MigrateReport, migrate  # noqa: F401
+from evalcore.store.pairs import _PairQueries
 from evalcore.store.query import _Queries
 from evalcore.store.write import _Writes
 
 
-class Store(_Catalog, _Writes, _Queries, _MatrixQueries, _Maintain):
+class Store(_Catalog, _Writes, _Queries, _MatrixQueries, _PairQueries, _Maintain):
     __doc__ = _Catalog.__doc__

@@ -469,6 +469,9 @@ class _Catalog:
         """Changes whenever the content changes (use as a cache key): the id of the
         catalog's latest snapshot (every committed write makes one); for an old .duckdb
         store, the file's (inode, size, mtime)."""
+        pinned = getattr(self.__dict__.get("_pin"), "version", None)
+        if pinned is not None:
+            return pinned
         if self._target.read_only:
             try:
                 st = self._target.path.stat()
@@ -490,6 +493,23 @@ class _Catalog:
             with self._read("reading the store version") as fresh:
                 rows = fresh.execute(f"SELECT id FROM {LAKE}.current_snapshot()").fetchall()
         return f"snapshot:{rows[0][0]}"
+
+    @contextlib.contextmanager
+    def one_version(self) -> Iterator[str]:
+        """Within the block (in this thread), ``version()`` answers what it answered on
+        entry, without a catalog query: one page interaction checks its per-snapshot memos
+        (``query._per_snapshot``) against one version instead of querying it for each.
+        Reads inside still see the latest committed snapshot; a write committed during the
+        block is seen by the memos after it. Nested blocks keep the outer version."""
+        pin = self.__dict__.setdefault("_pin", threading.local())
+        outer = getattr(pin, "version", None)
+        if outer is None:
+            pin.version = self.version()
+        try:
+            yield pin.version
+        finally:
+            if outer is None:
+                pin.version = None
 
     def write_counter(self) -> int:
         """How many write transactions the store has committed (read from the catalog)."""

@@ -58,6 +58,16 @@ def _audit_flags(df: pd.DataFrame) -> list[str | None]:
     return out
 
 
+def _none(value: Any) -> Any:
+    """A value of a pandas frame as the Python value a fetchall gives: None for NULL
+    (None/NaN/NA), int for a whole number of an integer column read as float, else as is."""
+    if value is None or (not isinstance(value, (str, list, dict)) and pd.isna(value)):
+        return None
+    if isinstance(value, (np.integer, float, np.floating)) and float(value).is_integer():
+        return int(value)
+    return value
+
+
 _MEMO_LOCK = threading.Lock()
 _MEMO_SIZE = 64
 
@@ -367,13 +377,13 @@ class _Queries:
     @_per_snapshot
     def task_protocol_table(self, run_ids: list[int] | None = None,
                             task: str | None = None) -> pd.DataFrame:
-        """run_id, task, protocol (dict) of many runs in one query (the leaderboard reads
+        """run_id, task, protocol (dict), n_choices of many runs in one query (the leaderboard reads
         each task's declared metric direction, primary metric and subtasks from it); only
         ``task``'s rows when given (a one-task board of 4,000 runs need not copy 40,000)."""
         where, params = self._where(run_ids, task, None, "t")
         with self._read() as con:
-            df = con.execute(f"SELECT t.run_id, t.task, t.protocol FROM tasks t{where} "
-                             "ORDER BY t.run_id, t.task", params).df()
+            df = con.execute(f"SELECT t.run_id, t.task, t.protocol, t.n_choices FROM tasks t"
+                             f"{where} ORDER BY t.run_id, t.task", params).df()
         df["protocol"] = [_json_loads(p) for p in df["protocol"]]
         return df
 
@@ -424,33 +434,44 @@ class _Queries:
         prompt, model or other; rows are ordered by category, then scope and setting.
         """
         a, b = int(run_a), int(run_b)
-        with self._read() as con:
-            def run_side(rid: int) -> dict[str, Any]:
-                row = _one(con, "SELECT harness, harness_version, source_format, protocol "
-                                  "FROM runs WHERE run_id = ?", [rid])
-                if row is None:
-                    raise StoreError(f"no run with id {rid}")
-                flat = flatten_protocol(_json_loads(row[3]))
-                flat.update({"harness": row[0], "harness_version": row[1], "source_format": row[2]})
-                return flat
+        # from the per-snapshot reads (a compare has read them already): no query of its own
+        # when they are memoized
+        ids = sorted({a, b})
+        runs = self.runs()
+        runs = runs[runs["run_id"].isin(ids)]
+        known = {int(r) for r in runs["run_id"]}
+        for rid in (a, b):
+            if rid not in known:
+                raise StoreError(f"no run with id {rid}")
+        rp = self.run_protocols(ids)
+        protocols = dict(zip(rp["run_id"].astype(int), rp["protocol"]))
 
-            def task_side(rid: int) -> dict[str, dict[str, Any]]:
-                out: dict[str, dict[str, Any]] = {}
-                for t, nc, pr in con.execute("SELECT task, n_choices, protocol FROM tasks "
-                                             "WHERE run_id = ?", [rid]).fetchall():
-                    flat = flatten_protocol(_json_loads(pr))
-                    flat["n_choices"] = nc
-                    out[t] = flat
-                for t, ms in con.execute(
-                        "SELECT task, string_agg(DISTINCT metric, ', ' ORDER BY metric) FROM "
-                        "(SELECT task, metric FROM cells WHERE run_id = ? UNION "
-                        " SELECT task, metric FROM summaries WHERE run_id = ?) GROUP BY task",
-                        [rid, rid]).fetchall():
-                    out.setdefault(t, {"n_choices": None})["metrics"] = ms
-                return out
+        def run_side(rid: int) -> dict[str, Any]:
+            row = runs[runs["run_id"] == rid].iloc[0]
+            flat = flatten_protocol(protocols.get(rid, {}))
+            flat.update({"harness": _none(row["harness"]),
+                         "harness_version": _none(row["harness_version"]),
+                         "source_format": _none(row["source_format"])})
+            return flat
 
-            ra, rb = run_side(a), run_side(b)
-            ta, tb = task_side(a), task_side(b)
+        tp = self.task_protocol_table(ids)
+        cells = self.tasks(ids)
+
+        def task_side(rid: int) -> dict[str, dict[str, Any]]:
+            out: dict[str, dict[str, Any]] = {}
+            mine = tp[tp["run_id"] == rid]
+            for t, nc, pr in zip(mine["task"], mine["n_choices"], mine["protocol"]):
+                flat = flatten_protocol(pr)
+                flat["n_choices"] = _none(nc)
+                out[str(t)] = flat
+            mine = cells[cells["run_id"] == rid]
+            for t, ms in mine.groupby("task", sort=True)["metric"]:
+                out.setdefault(str(t), {"n_choices": None})["metrics"] = \
+                    ", ".join(sorted({str(m) for m in ms}))
+            return out
+
+        ra, rb = run_side(a), run_side(b)
+        ta, tb = task_side(a), task_side(b)
         rows: list[tuple[str, str, str | None, str | None, str]] = []
 
         def compare(scope: str, da: dict[str, Any], db: dict[str, Any]) -> None:

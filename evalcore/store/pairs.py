@@ -1,0 +1,133 @@
+"""The reads of two runs side by side (compare, discordant items, rerun noise, metric
+variants, the planner's pilot pair): per-item means on integer item keys, and item ids and
+texts fetched only for the items a caller shows. A mixin of ``Store`` beside
+``query._Queries``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from evalcore.model import PairedItems
+
+_NONE = np.iinfo(np.int64).max     # a missing label key while taking per-item minima
+
+
+def _item_side(item: np.ndarray, score: np.ndarray, labels: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One side of a cell: (item keys ascending, per-item mean score, per-item smallest
+    label key of each label column (columns of ``labels``; -1 = none)). Rows of an item with
+    one answer pass through; several answers are averaged (``np.bincount``)."""
+    if item.size and not bool(np.all(item[1:] >= item[:-1])):
+        order = np.argsort(item, kind="stable")
+        item, score, labels = item[order], score[order], labels[order]
+    if item.size < 2 or bool(np.all(item[1:] != item[:-1])):
+        return item, score, labels
+    keys, start = np.unique(item, return_index=True)
+    inv = np.repeat(np.arange(keys.size), np.diff(np.append(start, item.size)))
+    mean = np.bincount(inv, weights=score) / np.bincount(inv)
+    lab = np.where(labels < 0, _NONE, labels)
+    low = np.minimum.reduceat(lab, start, axis=0)
+    return keys, mean, np.where(low == _NONE, -1, low)
+
+
+class _PairQueries:
+    """Two runs (or two metrics of one run) item by item, on integer keys."""
+
+    def paired_items(self, run_a: int, run_b: int,
+                     cells: list[tuple[str, str, str]]) -> list[PairedItems]:
+        """Per-item means of run A on (task, metric_a) and run B on (task, metric_b) for
+        several cells in one query, joined on the integer item keys (a full outer join:
+        every item either side has).
+
+        ``cells``: (task, metric_a, metric_b) triples; one ``PairedItems`` per triple, in
+        order. Per item: the mean over its answers on each side (NaN where that side lacks
+        the item); ``cluster`` the cluster's integer label key (run A's, else run B's; the
+        smallest key when an item's answers differ; -1 = no cluster); ``hash_match`` False
+        when both sides recorded an item hash (or a prompt hash) and they differ. Label keys
+        are unique per distinct text within a task, so equal keys mean equal labels. No
+        item id or label text is read: ``item_labels`` names the items a caller shows.
+        """
+        cells = [(str(t), str(ma), str(mb)) for t, ma, mb in cells]
+        if not cells:
+            return []
+        a, b = int(run_a), int(run_b)
+        tasks = sorted({t for t, _, _ in cells})
+        metrics = sorted({m for _, ma, mb in cells for m in (ma, mb)})
+        sql = ("SELECT run_id, list_position(?::VARCHAR[], task) AS kt, "
+               "list_position(?::VARCHAR[], metric) AS km, item, score, "
+               "coalesce(cluster, -1) AS cl, coalesce(item_hash, -1) AS ih, "
+               "coalesce(prompt_hash, -1) AS ph FROM scores "
+               f"WHERE run_id IN (?, ?) AND task IN ({', '.join('?' * len(tasks))}) "
+               f"AND metric IN ({', '.join('?' * len(metrics))})")
+        with self._read() as con:
+            table = con.execute(sql, [tasks, metrics, a, b] + tasks + metrics
+                                ).fetch_arrow_table()
+        got = {c: table.column(c).to_numpy() for c in table.column_names}
+        # one stable sort of the rows by (task, metric, side) blocks: kt, km and the side are
+        # small integers, so the block code is too (a radix sort)
+        width = len(metrics) + 1
+        side = (np.asarray(got["run_id"]) != a).astype(np.int32)   # a == b: all side 0
+        block = (np.asarray(got["kt"], dtype=np.int32) * width
+                 + np.asarray(got["km"], dtype=np.int32)) * 2 + side
+        order = np.argsort(block, kind="stable")
+        bounds = np.searchsorted(block[order], np.arange((len(tasks) + 1) * width * 2 + 1))
+        item = np.asarray(got["item"], dtype=np.int64)[order]
+        score = np.asarray(got["score"], dtype=np.float64)[order]
+        labels = np.column_stack([np.asarray(got[c], dtype=np.int64)[order]
+                                  for c in ("cl", "ih", "ph")])
+
+        def rows(task: str, metric: str, s: int) -> slice:
+            k = ((tasks.index(task) + 1) * width + metrics.index(metric) + 1) * 2 + s
+            return slice(bounds[k], bounds[k + 1])
+
+        out = []
+        for t, ma, mb in cells:
+            sa, sb = rows(t, ma, 0), rows(t, mb, int(a != b))
+            out.append(_join_sides(t, ma, mb, _item_side(item[sa], score[sa], labels[sa]),
+                                   _item_side(item[sb], score[sb], labels[sb])))
+        return out
+
+    def first_texts(self, run_ids: list[int], task: str, items: np.ndarray | list[int]
+                    ) -> pd.DataFrame:
+        """run_id, item (integer key), prompt, target, response of the first stored answer
+        (smallest answer_idx) of the given items of ``task`` in the given runs; an item
+        without texts in a run has no row."""
+        keys = sorted({int(i) for i in np.asarray(items, dtype=np.int64).ravel()})
+        ids = sorted({int(r) for r in run_ids})
+        if not keys or not ids:
+            return pd.DataFrame({"run_id": pd.Series(dtype="int32"),
+                                 "item": pd.Series(dtype="int32"),
+                                 **{c: pd.Series(dtype=object)
+                                    for c in ("prompt", "target", "response")}})
+        sql = ("SELECT run_id, item, prompt, target, response FROM texts "
+               f"WHERE task = ? AND run_id IN ({', '.join('?' * len(ids))}) "
+               "AND list_contains(?, item) "
+               "QUALIFY row_number() OVER (PARTITION BY run_id, item ORDER BY answer_idx) = 1 "
+               "ORDER BY run_id, item")
+        with self._read() as con:   # .df(): a missing text is None (as ``texts``)
+            return con.execute(sql, [str(task)] + ids + [keys]).df()
+
+
+def _join_sides(task: str, metric_a: str, metric_b: str, side_a: tuple, side_b: tuple
+                ) -> PairedItems:
+    """Full outer join of two ``_item_side`` results on the item key."""
+    ia, xa, la = side_a
+    ib, xb, lb = side_b
+    if ia.size == ib.size and bool(np.all(ia == ib)):
+        items = ia
+        pa = pb = np.arange(ia.size)
+    else:
+        items = np.union1d(ia, ib)
+        pa, pb = np.searchsorted(items, ia), np.searchsorted(items, ib)
+    score_a = np.full(items.size, np.nan)
+    score_b = np.full(items.size, np.nan)
+    score_a[pa], score_b[pb] = xa, xb
+    lab_a = np.full((items.size, 3), -1, dtype=np.int64)
+    lab_b = np.full((items.size, 3), -1, dtype=np.int64)
+    lab_a[pa], lab_b[pb] = la, lb
+    cluster = np.where(lab_a[:, 0] >= 0, lab_a[:, 0], lab_b[:, 0])
+    differ = (lab_a[:, 1:] >= 0) & (lab_b[:, 1:] >= 0) & (lab_a[:, 1:] != lab_b[:, 1:])
+    return PairedItems(task=task, metric_a=metric_a, metric_b=metric_b, items=items,
+                       score_a=score_a, score_b=score_b, cluster=cluster,
+                       hash_match=~differ.any(axis=1))
