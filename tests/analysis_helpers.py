@@ -281,16 +281,24 @@ class MemoryStore:
 
     def first_texts(self, run_ids, task, items) -> pd.DataFrame:
         inv = {v: k for k, v in self._item_keys(task).items()}
-        ids = {inv[int(i)]: int(i) for i in np.asarray(items, dtype=np.int64).ravel()}
+        keys = sorted({int(i) for i in np.asarray(items, dtype=np.int64).ravel()} & set(inv))
         rows = []
-        for rid in sorted({int(r) for r in run_ids}):
-            t = self._runs[rid].texts
-            t = t[(t["task"] == task) & t["item_id"].astype(str).isin(list(ids))]
-            t = t.sort_values("answer_idx").drop_duplicates("item_id")
-            rows += [{"run_id": rid, "item": ids[str(r.item_id)], "prompt": r.prompt,
-                      "target": r.target, "response": r.response}
-                     for r in t.itertuples(index=False)]
-        return pd.DataFrame(rows, columns=["run_id", "item", "prompt", "target", "response"])
+        for key in keys:
+            found = False
+            for rid in sorted({int(r) for r in run_ids}):
+                t = self._runs[rid].texts
+                t = t[(t["task"] == task) & (t["item_id"].astype(str) == inv[key])]
+                if len(t):
+                    r = t.sort_values("answer_idx").iloc[0]
+                    rows.append({"item": key, "item_id": inv[key], "run_id": rid,
+                                 "prompt": r.prompt, "target": r.target,
+                                 "response": r.response})
+                    found = True
+            if not found:
+                rows.append({"item": key, "item_id": inv[key], "run_id": -1, "prompt": None,
+                             "target": None, "response": None})
+        return pd.DataFrame(rows, columns=["item", "item_id", "run_id", "prompt", "target",
+                                           "response"])
 
     def task_protocol_table(self, run_ids=None, task=None) -> pd.DataFrame:
         rows = [{"run_id": rid, "task": t, "protocol": p if isinstance(p, dict) else {}}

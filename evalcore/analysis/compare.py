@@ -710,13 +710,11 @@ def discordant_items(store, run_a: str | int, run_b: str | int, task: str, metri
         mask = {"b": xb > xa, "c": xa > xb, "both": (xa == 1) & (xb == 1),
                 "neither": (xa == 0) & (xb == 0)}[cell]
         keys = sh.items[mask]
-        ids = store.item_labels(task, keys) if keys.size else []
-        order = sorted(range(len(ids)), key=lambda i: _natural_key(ids[i]))
-        keys = keys[order]
-        texts = _first_texts(store, [a, b], task, keys)
+        label, texts = _first_texts(store, [a, b], task, keys)
+    order = sorted(range(keys.size), key=lambda i: _natural_key(label[int(keys[i])]))
+    ks = keys[order].tolist()
     ta, tb = texts.get(a, {}), texts.get(b, {})
-    ks = keys.tolist()
-    out = pd.DataFrame({"item_id": [ids[i] for i in order], "score_a": xa[mask][order],
+    out = pd.DataFrame({"item_id": [label[k] for k in ks], "score_a": xa[mask][order],
                         "score_b": xb[mask][order]})
     out["prompt"] = [ta.get(k, {}).get("prompt") or tb.get(k, {}).get("prompt") for k in ks]
     out["target"] = [ta.get(k, {}).get("target") or tb.get(k, {}).get("target") for k in ks]
@@ -726,14 +724,16 @@ def discordant_items(store, run_a: str | int, run_b: str | int, task: str, metri
 
 
 def _first_texts(store, run_ids: list[int], task: str, keys: np.ndarray
-                 ) -> dict[int, dict[int, dict]]:
-    """run id -> item key -> prompt/target/response of its first answer
-    (``store.first_texts``)."""
+                 ) -> tuple[dict[int, str], dict[int, dict[int, dict]]]:
+    """(item key -> item id, run id -> item key -> prompt/target/response of its first
+    answer) of some items (``store.first_texts``)."""
     if not keys.size:
-        return {}
+        return {}, {}
     t = store.first_texts(run_ids, task, keys)
+    label = dict(zip(t["item"].astype(int).tolist(), t["item_id"].astype(str).tolist()))
     out: dict[int, dict[int, dict]] = {}
     for r in t.itertuples(index=False):
-        out.setdefault(int(r.run_id), {})[int(r.item)] = {
-            "prompt": r.prompt, "target": r.target, "response": r.response}
-    return out
+        if int(r.run_id) >= 0:
+            out.setdefault(int(r.run_id), {})[int(r.item)] = {
+                "prompt": r.prompt, "target": r.target, "response": r.response}
+    return label, out

@@ -462,20 +462,25 @@ def metric_infos(store, run_ids: list[int],
     rt = store.runs()
     formats = dict(zip(rt["run_id"].astype(int), rt["source_format"].astype(str)))
     tdf = store.tasks(ids)
+    # (task, metric) -> [(run_id, has_items, binary)] in one pass (no frame filter per task)
+    rows_of: dict[tuple[str, str], list[tuple[int, bool, bool]]] = {}
+    for r, t, m, h, b in zip(tdf["run_id"].astype(int), tdf["task"].astype(str),
+                             tdf["metric"].astype(str), tdf["has_items"].fillna(True).astype(bool),
+                             tdf["binary"].fillna(False).astype(bool)):
+        rows_of.setdefault((t, m), []).append((int(r), bool(h), bool(b)))
     out = {}
     for t, m in task_metrics:
-        rows = tdf[(tdf["task"] == t) & (tdf["metric"] == m)]
-        item = rows[rows["has_items"].fillna(True).astype(bool)]
-        binary = bool(len(item)) and bool(item["binary"].fillna(False).astype(bool).all()) \
-            and len(item) == len(rows)
+        rows = rows_of.get((str(t), str(m)), [])
+        item = [(r, b) for r, h, b in rows if h]
+        binary = bool(item) and all(b for _, b in item) and len(item) == len(rows)
         reported = []
         if len(rows) > len(item):
             s = store.summaries(ids)
             s = s[(s["task"] == t) & (s["metric"] == m)]
             reported = [float(v) for v in s["value"] if v is not None]
-        out[str(t)] = _info(store, str(t), str(m), sorted(set(rows["run_id"].astype(int))) or ids,
+        out[str(t)] = _info(store, str(t), str(m), sorted({r for r, _, _ in rows}) or ids,
                             protocols, formats, binary=binary,
-                            item_runs=[int(r) for r in item["run_id"]], reported=reported)
+                            item_runs=[r for r, _ in item], reported=reported)
     return out
 
 

@@ -5,12 +5,16 @@ texts fetched only for the items a caller shows. A mixin of ``Store`` beside
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pandas as pd
 
 from evalcore.model import PairedItems
 
 _NONE = np.iinfo(np.int64).max     # a missing label key while taking per-item minima
+_PAIR_LOCK = threading.Lock()
+_PAIR_MEMO_CELLS = 256              # cells kept per Store object (of the current snapshot)
 
 
 def _item_side(item: np.ndarray, score: np.ndarray, labels: np.ndarray
@@ -52,6 +56,30 @@ class _PairQueries:
         if not cells:
             return []
         a, b = int(run_a), int(run_b)
+        # per-snapshot memo of single cells: the discordant list after a compare, or a
+        # second view of the same pair, reads nothing (arrays are read-only)
+        version = self.version()
+        with _PAIR_LOCK:
+            memo = self.__dict__.setdefault("_pair_memo", {})
+            got = {c: hit[1] for c in cells
+                   if (hit := memo.get((a, b) + c)) is not None and hit[0] == version}
+        missing = list(dict.fromkeys(c for c in cells if c not in got))
+        if missing:
+            fresh = self._paired_items(a, b, missing)
+            with _PAIR_LOCK:
+                memo = {k: v for k, v in self.__dict__.get("_pair_memo", {}).items()
+                        if v[0] == version}
+                for c, p in zip(missing, fresh):
+                    memo[(a, b) + c] = (version, p)
+                    got[c] = p
+                while len(memo) > _PAIR_MEMO_CELLS:
+                    memo.pop(next(iter(memo)))
+                self.__dict__["_pair_memo"] = memo
+        return [got[c] for c in cells]
+
+    def _paired_items(self, a: int, b: int, cells: list[tuple[str, str, str]]
+                      ) -> list[PairedItems]:
+        """``paired_items`` of distinct cells, read in one query."""
         tasks = sorted({t for t, _, _ in cells})
         metrics = sorted({m for _, ma, mb in cells for m in (ma, mb)})
         sql = ("SELECT run_id, list_position(?::VARCHAR[], task) AS kt, "
@@ -90,23 +118,29 @@ class _PairQueries:
 
     def first_texts(self, run_ids: list[int], task: str, items: np.ndarray | list[int]
                     ) -> pd.DataFrame:
-        """run_id, item (integer key), prompt, target, response of the first stored answer
-        (smallest answer_idx) of the given items of ``task`` in the given runs; an item
-        without texts in a run has no row."""
+        """The item id of each asked item (integer keys of ``task``) and the texts of its
+        first stored answer (smallest answer_idx) in each of the runs, in one query.
+
+        Columns item, item_id, run_id, prompt, target, response: one row per item and run
+        with texts; an item without texts in any of the runs has one row with run_id -1 and
+        None texts; a key the task lacks has no row. Ordered by item, run_id."""
         keys = sorted({int(i) for i in np.asarray(items, dtype=np.int64).ravel()})
         ids = sorted({int(r) for r in run_ids})
-        if not keys or not ids:
-            return pd.DataFrame({"run_id": pd.Series(dtype="int32"),
-                                 "item": pd.Series(dtype="int32"),
+        if not keys:
+            return pd.DataFrame({"item": pd.Series(dtype="int32"),
+                                 "item_id": pd.Series(dtype=object),
+                                 "run_id": pd.Series(dtype="int32"),
                                  **{c: pd.Series(dtype=object)
                                     for c in ("prompt", "target", "response")}})
-        sql = ("SELECT run_id, item, prompt, target, response FROM texts "
-               f"WHERE task = ? AND run_id IN ({', '.join('?' * len(ids))}) "
-               "AND list_contains(?, item) "
-               "QUALIFY row_number() OVER (PARTITION BY run_id, item ORDER BY answer_idx) = 1 "
-               "ORDER BY run_id, item")
+        runs = f"run_id IN ({', '.join('?' * len(ids))})" if ids else "FALSE"
+        sql = ("SELECT i.item, i.item_id, coalesce(t.run_id, -1) AS run_id, t.prompt, t.target, "
+               "t.response FROM (SELECT item, item_id FROM items WHERE task = ? AND "
+               "list_contains(?, item)) i LEFT JOIN (SELECT run_id, item, prompt, target, "
+               f"response FROM texts WHERE task = ? AND {runs} AND list_contains(?, item) "
+               "QUALIFY row_number() OVER (PARTITION BY run_id, item ORDER BY answer_idx) = 1"
+               ") t USING (item) ORDER BY i.item, run_id")
         with self._read() as con:   # .df(): a missing text is None (as ``texts``)
-            return con.execute(sql, [str(task)] + ids + [keys]).df()
+            return con.execute(sql, [str(task), keys, str(task)] + ids + [keys]).df()
 
 
 def _join_sides(task: str, metric_a: str, metric_b: str, side_a: tuple, side_b: tuple
@@ -128,6 +162,7 @@ def _join_sides(task: str, metric_a: str, metric_b: str, side_a: tuple, side_b: 
     lab_a[pa], lab_b[pb] = la, lb
     cluster = np.where(lab_a[:, 0] >= 0, lab_a[:, 0], lab_b[:, 0])
     differ = (lab_a[:, 1:] >= 0) & (lab_b[:, 1:] >= 0) & (lab_a[:, 1:] != lab_b[:, 1:])
-    return PairedItems(task=task, metric_a=metric_a, metric_b=metric_b, items=items,
-                       score_a=score_a, score_b=score_b, cluster=cluster,
-                       hash_match=~differ.any(axis=1))
+    arrays = [np.array(items, dtype=np.int64), score_a, score_b, cluster, ~differ.any(axis=1)]
+    for x in arrays:
+        x.setflags(write=False)
+    return PairedItems(task, metric_a, metric_b, *arrays)
