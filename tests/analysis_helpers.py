@@ -279,6 +279,16 @@ class MemoryStore:
                                    np.where(cl_a >= 0, cl_a, cl_b), ~differ))
         return out
 
+    def answer_matrix(self, run_id, task, metric):
+        s = self.scores([run_id], task, metric)
+        keys = self._item_keys(task)
+        item = s["item_id"].astype(str).map(keys).to_numpy(dtype=np.int64)
+        items, ii = np.unique(item, return_inverse=True)
+        answers, ai = np.unique(s["answer_idx"].to_numpy(dtype=np.int64), return_inverse=True)
+        x = np.full((items.size, answers.size), np.nan)
+        x[ii, ai] = s["score"].to_numpy(dtype=float)
+        return items, answers, x
+
     def first_texts(self, run_ids, task, items) -> pd.DataFrame:
         inv = {v: k for k, v in self._item_keys(task).items()}
         keys = sorted({int(i) for i in np.asarray(items, dtype=np.int64).ravel()} & set(inv))

@@ -432,13 +432,16 @@ def _item_metrics(tasks: pd.DataFrame, rid: int) -> dict[str, set[str]]:
     return out
 
 
-def _summary_metrics(summaries: pd.DataFrame, rid: int) -> dict[str, set[str]]:
-    """task -> reported metrics (not groups) of run ``rid`` (rows of ``store.summaries``)."""
-    s = summaries[summaries["run_id"].astype(int) == rid]
-    if len(s):
-        s = s[~s["is_group"].fillna(False).astype(bool)]
+def _summary_metrics(tasks: pd.DataFrame, rid: int) -> dict[str, set[str]]:
+    """task -> reported metrics (not groups) of run ``rid`` without item scores (rows of
+    ``store.tasks``; a reported metric with item scores is among ``_item_metrics``)."""
+    t = tasks[tasks["run_id"].astype(int) == rid]
+    if len(t) and "has_items" in t:
+        t = t[~t["has_items"].fillna(True).astype(bool)]
+    if len(t) and "is_group" in t:
+        t = t[~t["is_group"].fillna(False).astype(bool)]
     out: dict[str, set[str]] = {}
-    for task, m in zip(s["task"], s["metric"]):
+    for task, m in zip(t["task"], t["metric"]):
         out.setdefault(str(task), set()).add(str(m))
     return out
 
@@ -478,9 +481,9 @@ def _compare(store, run_a: str | int, run_b: str | int, task: str | None, metric
     if a == b:
         raise AnalysisError(f"both runs are {name_a!r}; choose two different runs "
                             f"(for two metrics of one run use metric_variants)")
-    tdf, sdf = store.tasks([a, b]), store.summaries([a, b])
+    tdf = store.tasks([a, b])
     ia, ib = _item_metrics(tdf, a), _item_metrics(tdf, b)
-    sa, sb = _summary_metrics(sdf, a), _summary_metrics(sdf, b)
+    sa, sb = _summary_metrics(tdf, a), _summary_metrics(tdf, b)
     tasks_a = set(ia) | set(sa)
     tasks_b = set(ib) | set(sb)
     common = sorted(tasks_a & tasks_b)
@@ -704,7 +707,7 @@ def discordant_items(store, run_a: str | int, run_b: str | int, task: str, metri
     if cell not in cells:
         raise AnalysisError(f"unknown cell {cell!r}; use one of {', '.join(cells)}")
     with one_version(store):
-        a, b = _resolve(store, run_a), _resolve(store, run_b)
+        a, b = resolve_runs(store, [run_a, run_b], store.runs())
         sh = _paired_cell(store, a, b, task, metric)
         xa, xb = sh.x_a, sh.x_b
         mask = {"b": xb > xa, "c": xa > xb, "both": (xa == 1) & (xb == 1),

@@ -12,6 +12,7 @@ from evalcore.analysis._common import (
     _fnum,
     _resolve,
     _run_names,
+    one_version,
 )
 from evalcore.analysis.compare import _paired_cell
 from evalcore.analysis.repeats import _one_metric
@@ -49,12 +50,13 @@ def plan_from_pair(store, run_a: str | int, run_b: str | int, task: str,
     (``stats.discordance_upper_bound`` at 95%); when the pilot runs never differ, plan with
     it (sd_d^2 <= that rate for scores in [0, 1]) rather than with 0, as ``note`` says.
     """
-    a, b = _resolve(store, run_a), _resolve(store, run_b)
-    names = _run_names(store)
-    ms_a = _one_metric(store, a, task, metric)
-    m = metric or ms_a
-    _one_metric(store, b, task, m)
-    frame = _paired_cell(store, a, b, task, m)
+    with one_version(store):
+        a, b = _resolve(store, run_a), _resolve(store, run_b)
+        names = _run_names(store)
+        ms_a = _one_metric(store, a, task, metric)
+        m = metric or ms_a
+        _one_metric(store, b, task, m)
+        frame = _paired_cell(store, a, b, task, m)
     if len(frame) < 2:
         raise AnalysisError(f"{task!r}: the runs share {len(frame)} item(s); a pilot needs "
                             f"at least 2 shared items")

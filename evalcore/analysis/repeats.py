@@ -21,6 +21,7 @@ from evalcore.analysis._common import (
     _run_names,
     _unit_scale,
     default_metric,
+    one_version,
 )
 from evalcore.analysis.compare import Comparison, Pairing, _paired_cell, _paired_row
 
@@ -76,13 +77,13 @@ def repeats(store, run: str | int, task: str, metric: str | None = None,
     pass@k (unbiased, ``stats.pass_at_k_summary``) for k = 1..K when scores are 0/1.
     Raises AnalysisError when the run has one answer per item.
     """
-    rid = _resolve(store, run)
-    m = _one_metric(store, rid, task, metric)
-    sc = store.scores([rid], task=task, metric=m)
-    if sc.empty:
+    with one_version(store):
+        rid = _resolve(store, run)
+        m = _one_metric(store, rid, task, metric)
+        _, _, x = store.answer_matrix(rid, task, m)
+        name = _run_names(store).get(rid, str(rid))
+    if x.size == 0:
         raise AnalysisError(f"no item scores for {task!r} / {m!r}")
-    wide = sc.pivot_table(index="item_id", columns="answer_idx", values="score", aggfunc="first")
-    x = wide.to_numpy(dtype=float)
     k_obs = int(np.max(np.sum(np.isfinite(x), axis=1)))
     if k_obs < 2:
         raise AnalysisError(f"{task!r}: one answer per item; repeats need several answers "
@@ -105,8 +106,7 @@ def repeats(store, run: str | int, task: str, metric: str | None = None,
                          "low": float(r.low), "high": float(r.high),
                          "n_items": int(r.n_items), "method": r.method})
         pak = pd.DataFrame(rows)
-    return RepeatsReport(run=_run_names(store).get(rid, str(rid)), task=task, metric=m,
-                         n_items=n_items, k_observed=k_obs, between=between, within=within,
+    return RepeatsReport(run=name, task=task, metric=m, n_items=n_items, k_observed=k_obs, between=between, within=within,
                          se_observed=float(vc.se(k_obs)),
                          k_sufficient=int(vc.k_sufficient()), curve=curve, pass_at_k=pak)
 
@@ -134,18 +134,19 @@ def rerun_noise(store, run_a: str | int, run_b: str | int, task: str,
     the squared paired SE of (run_a vs against) that rerun noise explains, (f + f)/(2n) /
     SE_paired^2 -- assuming the other run reruns as noisily; else None.
     """
-    a, b = _resolve(store, run_a), _resolve(store, run_b)
-    names = _run_names(store)
-    m = _one_metric(store, a, task, metric)
-    frame = _paired_cell(store, a, b, task, m)
-    if len(frame) == 0:
-        raise AnalysisError(f"the two passes share no items on {task!r}")
-    paired_se = None
-    if against is not None:
-        c = _resolve(store, against)
-        fc = _paired_cell(store, a, c, task, m)
-        if len(fc) >= 2:
-            paired_se = float(st.paired_difference(fc.x_a, fc.x_b).se)
+    with one_version(store):
+        a, b = _resolve(store, run_a), _resolve(store, run_b)
+        names = _run_names(store)
+        m = _one_metric(store, a, task, metric)
+        frame = _paired_cell(store, a, b, task, m)
+        if len(frame) == 0:
+            raise AnalysisError(f"the two passes share no items on {task!r}")
+        paired_se = None
+        if against is not None:
+            c = _resolve(store, against)
+            fc = _paired_cell(store, a, c, task, m)
+            if len(fc) >= 2:
+                paired_se = float(st.paired_difference(fc.x_a, fc.x_b).se)
     r = st.rerun_noise(frame.x_a, frame.x_b, paired_se)
     return RerunReport(run_a=names.get(a, str(a)), run_b=names.get(b, str(b)), task=task,
                        metric=m, n=int(len(frame)), flip_rate=float(r.flip_rate),
@@ -187,15 +188,17 @@ def clusters(store, run: str | int, task: str, metric: str | None = None,
     the task has no cluster key or fewer than 2 clusters.
     """
     _check_confidence(confidence)
-    rid = _resolve(store, run)
-    m = _one_metric(store, rid, task, metric)
-    im = store.item_means([rid], task=task, metric=m)
-    if im.empty or im["cluster"].isna().all():
+    with one_version(store):
+        rid = _resolve(store, run)
+        m = _one_metric(store, rid, task, metric)
+        # the run's item means and cluster keys (the run paired with itself): integer
+        # columns only; an item without a cluster key is a cluster of its own
+        items = store.paired_items(rid, rid, [(task, m, m)])[0]
+        name = _run_names(store).get(rid, str(rid))
+    if items.items.size == 0 or not (items.cluster >= 0).any():
         raise AnalysisError(f"{task!r} has no cluster key in this run")
-    cl = im["cluster"].astype(object).where(im["cluster"].notna(),
-                                            "__item__" + im["item_id"].astype(str))
-    x = im["score"].to_numpy(float)
-    r = st.clustered_se(x, cl.astype(str).to_numpy())
+    x = np.asarray(items.score_a, dtype=float)
+    r = st.clustered_se(x, np.where(items.cluster >= 0, items.cluster, -1 - items.items))
     if not np.isfinite(r.se):
         raise AnalysisError(f"{task!r}: {r.reason or 'clustered SE undefined'}")
     score = float(r.mean)
@@ -211,8 +214,7 @@ def clusters(store, run: str | int, task: str, metric: str | None = None,
     low, high = ci.low, ci.high
     if _unit_scale(x):
         low, high = max(0.0, low), min(1.0, high)
-    return ClusterReport(run=_run_names(store).get(rid, str(rid)), task=task, metric=m,
-                         n=int(len(im)), n_clusters=int(r.n_clusters), score=score,
+    return ClusterReport(run=name, task=task, metric=m, n=int(items.items.size), n_clusters=int(r.n_clusters), score=score,
                          se_iid=float(r.se_iid), se_clustered=float(r.se),
                          design_effect=float(r.design_effect), icc=float(r.icc),
                          low=float(low), high=float(high), df=ci.df,
@@ -229,6 +231,14 @@ def metric_variants(store, run: str | int, task: str, metric_a: str, metric_b: s
     "<run> [<metric>]".
     """
     _check_confidence(confidence)
+    with one_version(store):
+        return _metric_variants(store, run, task, metric_a, metric_b, confidence,
+                                mde_threshold)
+
+
+def _metric_variants(store, run: str | int, task: str, metric_a: str, metric_b: str,
+                     confidence: float, mde_threshold: float | None) -> Comparison:
+    """``metric_variants`` against one store version."""
     rid = _resolve(store, run)
     name = _run_names(store).get(rid, str(rid))
     for mm in (metric_a, metric_b):

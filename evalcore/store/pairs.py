@@ -51,6 +51,8 @@ class _PairQueries:
         when both sides recorded an item hash (or a prompt hash) and they differ. Label keys
         are unique per distinct text within a task, so equal keys mean equal labels. No
         item id or label text is read: ``item_labels`` names the items a caller shows.
+        ``run_a == run_b`` with ``metric_a == metric_b`` gives one run's item means and
+        cluster keys (on both sides). Cells are memoized per snapshot.
         """
         cells = [(str(t), str(ma), str(mb)) for t, ma, mb in cells]
         if not cells:
@@ -115,6 +117,23 @@ class _PairQueries:
             out.append(_join_sides(t, ma, mb, _item_side(item[sa], score[sa], labels[sa]),
                                    _item_side(item[sb], score[sb], labels[sb])))
         return out
+
+    def answer_matrix(self, run_id: int, task: str, metric: str
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One run's raw answers of (task, metric) as (item keys ascending, answer_idx values
+        ascending, items x answers matrix of scores with NaN where an item lacks that
+        answer), from integer columns only (the repeats page's variance components)."""
+        with self._read() as con:
+            table = con.execute("SELECT item, answer_idx, score FROM scores WHERE run_id = ? "
+                                "AND task = ? AND metric = ?",
+                                [int(run_id), str(task), str(metric)]).fetch_arrow_table()
+        item = np.asarray(table.column("item").to_numpy(), dtype=np.int64)
+        ans = np.asarray(table.column("answer_idx").to_numpy(), dtype=np.int64)
+        items, ii = np.unique(item, return_inverse=True)
+        answers, ai = np.unique(ans, return_inverse=True)
+        x = np.full((items.size, answers.size), np.nan)
+        x[ii, ai] = np.asarray(table.column("score").to_numpy(), dtype=np.float64)
+        return items, answers, x
 
     def first_texts(self, run_ids: list[int], task: str, items: np.ndarray | list[int]
                     ) -> pd.DataFrame:
