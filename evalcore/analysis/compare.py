@@ -476,7 +476,8 @@ def _compare(store, run_a: str | int, run_b: str | int, task: str | None, metric
     """``compare`` against one store version (its per-snapshot reads checked once)."""
     run_table = store.runs()
     a, b = resolve_runs(store, [run_a, run_b], run_table)
-    names = {int(r): str(n) for r, n in zip(run_table["run_id"], run_table["name"])}
+    names = dict(zip(run_table["run_id"].astype(int).tolist(),
+                     run_table["name"].astype(str).tolist()))
     name_a, name_b = names.get(a, str(a)), names.get(b, str(b))
     if a == b:
         raise AnalysisError(f"both runs are {name_a!r}; choose two different runs "
