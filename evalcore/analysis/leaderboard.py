@@ -460,13 +460,14 @@ def metric_infos(store, run_ids: list[int],
     ids = [int(r) for r in run_ids]
     protocols = _protocols(store, ids)
     rt = store.runs()
-    formats = dict(zip(rt["run_id"].astype(int), rt["source_format"].astype(str)))
+    formats = dict(zip(rt["run_id"].astype(int).tolist(), rt["source_format"].astype(str).tolist()))
     tdf = store.tasks(ids)
     # (task, metric) -> [(run_id, has_items, binary)] in one pass (no frame filter per task)
     rows_of: dict[tuple[str, str], list[tuple[int, bool, bool]]] = {}
-    for r, t, m, h, b in zip(tdf["run_id"].astype(int), tdf["task"].astype(str),
-                             tdf["metric"].astype(str), tdf["has_items"].fillna(True).astype(bool),
-                             tdf["binary"].fillna(False).astype(bool)):
+    for r, t, m, h, b in zip(tdf["run_id"].astype(int).tolist(), tdf["task"].astype(str).tolist(),
+                             tdf["metric"].astype(str).tolist(),
+                             tdf["has_items"].fillna(True).astype(bool).tolist(),
+                             tdf["binary"].fillna(False).astype(bool).tolist()):
         rows_of.setdefault((t, m), []).append((int(r), bool(h), bool(b)))
     out = {}
     for t, m in task_metrics:

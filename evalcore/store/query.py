@@ -119,6 +119,14 @@ def _per_snapshot(fn):
 class _Queries:
     """Read methods of Store (each call is one read on a cursor)."""
 
+    def forget(self) -> None:
+        """Drop every per-snapshot memo of this Store object (the small tables of
+        ``_per_snapshot``, the paired cells of ``paired_items``): the next reads query the
+        store as right after a write. For benchmarks that time a first view."""
+        with _MEMO_LOCK:
+            self.__dict__.pop("_memo", None)
+        self.__dict__.pop("_pair_memo", None)
+
     def resolve_run(self, ref: str | int) -> int:
         """Run id from a name or id; StoreError naming the candidates if unknown.
 

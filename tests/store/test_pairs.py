@@ -159,3 +159,24 @@ def test_discordant_items_natural_order_with_texts(store, cell):
     assert d["item_id"].tolist() == ["2", "10"]
     assert d["prompt"].tolist() == ["Question 2?", "Question 10?"]
     assert d["response_b"].tolist() == [None, None]
+
+
+def test_forget_drops_every_memo(store, monkeypatch):
+    store.ingest([make_run("A", files=["a"]), make_run("B", scores=[0, 0, 1], files=["b"])])
+    store.runs()
+    first = store.paired_items(1, 2, [("t", "acc", "acc")])[0]
+    reads = []
+    original = Store._read
+
+    def counting(self, *a, **kw):
+        reads.append(1)
+        return original(self, *a, **kw)
+
+    monkeypatch.setattr(Store, "_read", counting)
+    store.runs()
+    assert store.paired_items(1, 2, [("t", "acc", "acc")])[0] is first and reads == []
+    store.forget()
+    store.runs()
+    again = store.paired_items(1, 2, [("t", "acc", "acc")])[0]
+    assert len(reads) == 2 and again is not first
+    np.testing.assert_array_equal(again.score_b, first.score_b)
