@@ -91,11 +91,16 @@ def _copy_frame(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _per_snapshot(fn):
+def _per_snapshot(fn=None, *, by_run: bool = False):
     """Memoize a small-table read per store snapshot (``Store.version()``) inside one Store
     object: a page that asks for runs() three times reads the catalog once. Any committed
     write (by this or another process) makes a new snapshot, which misses. Thread-safe;
-    every call returns its own copy (callers mutate frames)."""
+    every call returns its own copy (callers mutate frames). ``by_run``: the read's only
+    argument is ``run_ids`` and its rows are ordered by run_id first, so a call for some
+    runs is served from a memoized call for all runs (the rows of those runs)."""
+    if fn is None:
+        return functools.partial(_per_snapshot, by_run=by_run)
+
     @functools.wraps(fn)
     def wrapper(self, *args, **kwargs):
         version = self.version()
@@ -103,8 +108,16 @@ def _per_snapshot(fn):
         with _MEMO_LOCK:
             memo = self.__dict__.setdefault("_memo", {})
             hit = memo.get(key)
+            run_ids = args[0] if args else kwargs.get("run_ids")
+            full = None
+            if by_run and hit is None and run_ids is not None and len(kwargs) + len(args) == 1:
+                full = memo.get((fn.__name__, "()", "[]")) or \
+                    memo.get((fn.__name__, "(None,)", "[]"))
         if hit is not None and hit[0] == version:
             return _copy_frame(hit[1])
+        if full is not None and full[0] == version:
+            rows = full[1][full[1]["run_id"].isin([int(r) for r in run_ids])]
+            return _copy_frame(rows.reset_index(drop=True))
         value = fn(self, *args, **kwargs)
         with _MEMO_LOCK:
             memo = {k: v for k, v in memo.items() if v[0] == version}
@@ -118,6 +131,14 @@ def _per_snapshot(fn):
 
 class _Queries:
     """Read methods of Store (each call is one read on a cursor)."""
+
+    def _memoized(self, name: str) -> pd.DataFrame | None:
+        """The memoized frame of the argument-less read ``name`` at the current version, or
+        None; not a copy: for reading only."""
+        version = self.version()
+        with _MEMO_LOCK:
+            hit = self.__dict__.get("_memo", {}).get((name, "()", "[]"))
+        return hit[1] if hit is not None and hit[0] == version else None
 
     def forget(self) -> None:
         """Drop every per-snapshot memo of this Store object (the small tables of
@@ -136,7 +157,9 @@ class _Queries:
         run's name and another run's id is refused as ambiguous (so ``delete 3`` can never
         delete the wrong run).
         """
-        names = self._run_names()
+        names = self._memoized("runs")      # a page has read runs() already: no query
+        if names is None:
+            names = self._run_names()
         rows = list(zip(names["run_id"].tolist(), names["name"].tolist()))
         ids = {int(rid) for rid, _ in rows}
         if isinstance(ref, (int, np.integer)) and not isinstance(ref, bool):
@@ -250,7 +273,7 @@ class _Queries:
                f"LEFT JOIN (SELECT label, value FROM labels{tf}) ph ON ph.label = s.prompt_hash)")
         return sql, ([str(task)] * 4 if task is not None else [])
 
-    @_per_snapshot
+    @_per_snapshot(by_run=True)
     def tasks(self, run_ids: list[int] | None = None) -> pd.DataFrame:
         """run_id, task, metric, n_items, k_max, has_cluster, binary, n_choices,
         has_items (False for summary-only task/metric rows), is_group (from the summary,
@@ -365,7 +388,7 @@ class _Queries:
         with self._read() as con:
             return con.execute(sql, params).df()
 
-    @_per_snapshot
+    @_per_snapshot(by_run=True)
     def summaries(self, run_ids: list[int] | None = None) -> pd.DataFrame:
         """run_id, task, metric, value, stderr, stderr_raw, n, is_group"""
         where, params = self._where(run_ids, None, None)
@@ -551,7 +574,7 @@ class _Queries:
                 "recomputed_stderr", "n_items", "flag", "recomputed", "is_group"]
         return df[cols]
 
-    @_per_snapshot
+    @_per_snapshot(by_run=True)
     def run_protocols(self, run_ids: list[int] | None = None) -> pd.DataFrame:
         """run_id, protocol (dict) of many runs in one query (the run-level settings:
         model args, revision, seeds of the harness; the Noise page reads training seeds

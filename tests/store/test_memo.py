@@ -64,3 +64,32 @@ def test_memo_is_thread_safe(store):
         t.join()
     assert not errors
     assert store.tasks().equals(want)
+
+
+def test_reads_of_some_runs_are_served_from_a_memoized_read_of_all(store, monkeypatch):
+    """tasks/summaries/run_protocols of some runs come from the all-runs read of the same
+    snapshot (the same rows as their own query), and resolve_run from a memoized runs()."""
+    store.ingest([make_run(f"r{i}", files=[f"f{i}"], protocol={"seed": i}) for i in range(3)])
+    direct = {name: getattr(store, name)([3, 1]) for name in ("tasks", "summaries",
+                                                              "run_protocols")}
+    store.forget()
+    for name in direct:
+        getattr(store, name)()
+    store.runs()
+    calls = []
+    original = Store._read
+
+    def counting(self, *a, **kw):
+        calls.append(1)
+        return original(self, *a, **kw)
+
+    monkeypatch.setattr(Store, "_read", counting)
+    for name, want in direct.items():
+        got = getattr(store, name)([3, 1])
+        assert got["run_id"].tolist() == want["run_id"].tolist()
+        assert got.astype(str).equals(want.astype(str)), name
+    assert store.resolve_run("r1") == 2 and store.resolve_run("#3") == 3
+    assert calls == []
+    got = store.tasks([1])
+    got.loc[:, "task"] = "mutated"                # a copy, not the memoized frame
+    assert store.tasks([1])["task"].tolist() == ["t"] and store.tasks()["task"].tolist() == ["t"] * 3
