@@ -368,13 +368,30 @@ class _Catalog:
 
     @contextlib.contextmanager
     def _read(self, action: str = "reading the store") -> Iterator[duckdb.DuckDBPyConnection]:
-        """A cursor for one read (latest committed snapshot); DuckDB errors become StoreError."""
-        cur = self._cursor()
+        """A cursor for one read (latest committed snapshot); DuckDB errors become StoreError.
+
+        Cursors are reused within a thread (a new cursor costs two statements, as much as a
+        small read): each statement on it is its own autocommit transaction, so it sees the
+        latest committed snapshot, as ``version()``'s cursor does. A read that raised closes
+        its cursor instead; nested reads take another cursor."""
+        con = _connection(self._target, self.lock_timeout)
+        pool = self.__dict__.setdefault("_read_pool", threading.local())
+        if getattr(pool, "con", None) is not con:
+            pool.con, pool.idle = con, []
+        cur = pool.idle.pop() if pool.idle else self._cursor()
         try:
             yield cur
         except duckdb.Error as exc:
+            with contextlib.suppress(duckdb.Error):
+                cur.close()
             raise _store_error(exc, action) from exc
-        finally:
+        except BaseException:
+            with contextlib.suppress(duckdb.Error):
+                cur.close()
+            raise
+        if pool.con is con and len(pool.idle) < 4:
+            pool.idle.append(cur)
+        else:
             with contextlib.suppress(duckdb.Error):
                 cur.close()
 

@@ -180,3 +180,24 @@ def test_forget_drops_every_memo(store, monkeypatch):
     again = store.paired_items(1, 2, [("t", "acc", "acc")])[0]
     assert len(reads) == 2 and again is not first
     np.testing.assert_array_equal(again.score_b, first.score_b)
+
+
+def test_reused_read_cursors_see_new_snapshots_and_survive_errors(store, store_location):
+    """Read cursors are reused within a thread: a reused one sees a write another Store
+    object committed after its last statement, and a failed read does not spoil the next."""
+    from evalcore.errors import StoreError
+    store.ingest([make_run("A", files=["a"])])
+    with store._read() as con:
+        first = con
+        assert con.execute("SELECT count(*) FROM runs").fetchall() == [(1,)]
+    store_location.open().ingest([make_run("B", files=["b"])])
+    with store._read() as con:
+        assert con is first                                  # reused
+        assert con.execute("SELECT count(*) FROM runs").fetchall() == [(2,)]
+        with store._read() as inner:                         # nested: another cursor
+            assert inner is not con
+    with pytest.raises(StoreError):
+        with store._read() as con:
+            con.execute("SELECT * FROM no_such_table")
+    with store._read() as con:
+        assert con.execute("SELECT count(*) FROM runs").fetchall() == [(2,)]
