@@ -254,11 +254,19 @@ class _Queries:
         pre = f"{alias}." if alias else ""
         clauses, params = [], []
         if run_ids is not None:
-            ids = [int(r) for r in run_ids]
+            ids = sorted({int(r) for r in run_ids})
             if not ids:
                 return " WHERE FALSE", []
-            clauses.append(f"{pre}run_id IN ({', '.join('?' * len(ids))})")
-            params.extend(ids)
+            if len(ids) > 2 and ids[-1] - ids[0] + 1 == len(ids):
+                # every id of a range (all runs of a store): two parameters, not thousands
+                clauses.append(f"{pre}run_id BETWEEN ? AND ?")
+                params.extend([ids[0], ids[-1]])
+            elif len(ids) > 64:
+                clauses.append(f"list_contains(?::INTEGER[], {pre}run_id)")
+                params.append(ids)
+            else:
+                clauses.append(f"{pre}run_id IN ({', '.join('?' * len(ids))})")
+                params.extend(ids)
         if task is not None:
             clauses.append(f"{pre}task = ?")
             params.append(str(task))
