@@ -376,10 +376,20 @@ def bootstrap_proportions(k: Any, n: Any, confidence: float = 0.95, n_resamples:
                     or np.any(kk != np.round(kk)) or np.any(nn != np.round(nn))):
         raise StatsInputError("bootstrap_proportions needs whole counts with 0 <= k <= n, n >= 1")
     p = kk / np.where(nn > 0, nn, 1)
-    theta_b = np.empty((kk.size, b))
-    for i in range(kk.size):
-        theta_b[i] = np.random.default_rng(seed_i).binomial(int(nn[i]), p[i], size=b) / nn[i]
-    return _percentile_columns(theta_b, p, conf, b, seed_i)
+    # cells with the same (n, k) draw the same resamples (a fresh rng per cell): draw and
+    # summarise each distinct pair once
+    pairs, inv = np.unique(np.column_stack([nn, kk]), axis=0, return_inverse=True)
+    inv = np.asarray(inv).reshape(-1)
+    theta_b = np.empty((pairs.shape[0], b))
+    for i, (ni, ki) in enumerate(pairs.tolist()):
+        theta_b[i] = np.random.default_rng(seed_i).binomial(int(ni), ki / ni, size=b) / ni
+    got = _percentile_columns(theta_b, pairs[:, 1] / pairs[:, 0] if pairs.size else p, conf, b,
+                              seed_i)
+    if not kk.size:
+        return got
+    return BootstrapColumns(estimate=p, low=got.low[inv], high=got.high[inv], se=got.se[inv],
+                            zero_width=got.zero_width[inv], confidence=conf, n_resamples=b,
+                            seed=seed_i)
 
 
 def bootstrap_means_shared(matrix: Any, confidence: float = 0.95, n_resamples: int = 2000,
