@@ -202,49 +202,6 @@ class MemoryStore:
                     binary=("bin", "all"))
         return out[cols]
 
-    def item_mean_rows(self, task_metrics, run_ids=None) -> pd.DataFrame:
-        im = self.item_means(self._ids(run_ids))
-        keep = pd.MultiIndex.from_frame(im[["task", "metric"]]).isin(
-            [(str(t), str(m)) for t, m in task_metrics]) if len(im) else []
-        return im[keep][["run_id", "task", "metric", "item_id", "score"]].reset_index(drop=True)
-
-    def reference_moments(self, comparisons, run_ids=None) -> pd.DataFrame:
-        """The paired sums of Store.reference_moments, by a pandas merge on item_id."""
-        cols = ["task", "metric", "ref_run_id", "run_id", "n", "sum_d", "sum_d2", "b", "c"]
-        rows = []
-        for task, metric, ref in comparisons:
-            y = self.item_means([int(ref)], task, metric)[["item_id", "score"]]
-            x = self.item_means(self._ids(run_ids), task, metric)
-            m = x.merge(y.rename(columns={"score": "y"}), on="item_id")
-            for rid, g in m.groupby("run_id"):
-                d = g["score"].to_numpy(float) - g["y"].to_numpy(float)
-                xs, ys = g["score"].to_numpy(float), g["y"].to_numpy(float)
-                rows.append({"task": task, "metric": metric, "ref_run_id": int(ref),
-                             "run_id": int(rid), "n": len(d), "sum_d": d.sum(),
-                             "sum_d2": (d * d).sum(), "b": int(np.sum((xs == 1) & (ys == 0))),
-                             "c": int(np.sum((xs == 0) & (ys == 1)))})
-        return pd.DataFrame(rows, columns=cols)
-
-    def paired_item_means_tasks(self, run_a, run_b, task_metrics) -> pd.DataFrame:
-        frames = []
-        for task, metric in task_metrics:
-            a = self.item_means([run_a], task, metric)
-            b = self.item_means([run_b], task, metric)
-            m = a.merge(b, on=["task", "metric", "item_id"], how="outer", suffixes=("_a", "_b"))
-            ha = m["item_hash_a"].ne(m["item_hash_b"]) & m["item_hash_a"].notna() & \
-                m["item_hash_b"].notna()
-            hp = m["prompt_hash_a"].ne(m["prompt_hash_b"]) & m["prompt_hash_a"].notna() & \
-                m["prompt_hash_b"].notna()
-            frames.append(pd.DataFrame({
-                "task": m["task"], "metric": m["metric"], "item_id": m["item_id"],
-                "score_a": m["score_a"].astype(float), "score_b": m["score_b"].astype(float),
-                "cluster": m["cluster_a"].where(m["cluster_a"].notna(), m["cluster_b"]),
-                "hash_match": ~(ha | hp)}))
-        cols = ["task", "metric", "item_id", "score_a", "score_b", "cluster", "hash_match"]
-        if not frames:
-            return pd.DataFrame(columns=cols)
-        return pd.concat(frames, ignore_index=True)[cols]
-
     def _label_keys(self, task) -> dict:
         """label text -> integer key (1..) over every cluster label and hash of ``task``."""
         vals = sorted({str(v) for r in self._runs.values()

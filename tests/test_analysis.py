@@ -17,6 +17,7 @@ from statsmodels.stats.proportion import proportion_confint
 from evalcore import analysis as an
 from evalcore import stats as st
 from evalcore.errors import AnalysisError
+from tests import sql_reference
 from tests.analysis_helpers import MemoryStore, make_run, make_store
 
 Z95 = sps.norm.ppf(0.975)
@@ -246,15 +247,15 @@ def miss_store(tmp_path_factory):
     return make_store(_missing_runs(), tmp_path_factory.mktemp("miss"), kind="real")
 
 
-@pytest.mark.parametrize("kind", ["real", "memory"])
-def test_reference_moments_equal_numpy_on_items(miss_store, kind):
-    store = miss_store if kind == "real" else MemoryStore(_missing_runs())
+def test_sql_reference_moments_equal_numpy_on_items(miss_store):
+    """The tests' SQL oracle (tests/sql_reference.py) against numpy on the items."""
+    store = miss_store
     ids = {n: store.resolve_run(n) for n in ("r0", "r1", "r2", "k3")}
     vec = _item_vectors()
     # three references on "bin", one on "cnt"
     comps = [("bin", "acc", ids["r2"]), ("bin", "acc", ids["k3"]), ("cnt", "f1", ids["r1"]),
              ("bin", "acc", ids["r0"])]
-    mom = store.reference_moments(comps)
+    mom = sql_reference.reference_moments(store, comps)
     got = {(r.task, int(r.ref_run_id), int(r.run_id)): r for r in mom.itertuples(index=False)}
     checked = 0
     for task, _, ref in comps:
@@ -275,17 +276,16 @@ def test_reference_moments_equal_numpy_on_items(miss_store, kind):
             checked += 1
     assert checked == 15
     # restricted to some runs; no comparison: empty frame with the columns
-    only = store.reference_moments(comps[:1], run_ids=[ids["r0"]])
+    only = sql_reference.reference_moments(store, comps[:1], run_ids=[ids["r0"]])
     assert list(only["run_id"]) == [ids["r0"]]
-    assert store.reference_moments([]).empty
+    assert sql_reference.reference_moments(store, []).empty
 
 
-@pytest.mark.parametrize("kind", ["real", "memory"])
-def test_item_mean_rows_and_paired_item_means_tasks(miss_store, kind):
-    store = miss_store if kind == "real" else MemoryStore(_missing_runs())
+def test_sql_item_mean_rows_and_paired_item_means_tasks(miss_store):
+    store = miss_store
     vec = _item_vectors()
     k3, r0 = store.resolve_run("k3"), store.resolve_run("r0")
-    rows = store.item_mean_rows([("bin", "acc"), ("cnt", "f1")], run_ids=[k3, r0])
+    rows = sql_reference.item_mean_rows(store, [("bin", "acc"), ("cnt", "f1")], run_ids=[k3, r0])
     assert set(map(tuple, rows[["task", "metric"]].drop_duplicates().to_numpy())) == \
         {("bin", "acc"), ("cnt", "f1")}
     for (rid, task), g in rows.groupby(["run_id", "task"]):
@@ -294,7 +294,7 @@ def test_item_mean_rows_and_paired_item_means_tasks(miss_store, kind):
         got = np.full(_N_MISS, np.nan)
         got[g["item_id"].astype(int).to_numpy()] = g["score"].to_numpy(float)
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
-    pm = store.paired_item_means_tasks(r0, k3, [("bin", "acc")])
+    pm = sql_reference.paired_item_means_tasks(store, r0, k3, [("bin", "acc")])
     assert len(pm) == _N_MISS - len(_DROP["r0"] & _DROP["k3"])
     a = pm.set_index(pm["item_id"].astype(int))
     np.testing.assert_allclose(a["score_a"].sort_index().to_numpy(),
@@ -329,9 +329,9 @@ def _check_tiers(board, vec, task, mcnemar):
         assert bool(t.loc[name, "indistinguishable_from_best"]) == (p >= 0.05)
 
 
-def test_tiers_from_sql_moments_match_scipy_with_missing_items(miss_store, tmp_path):
+def test_tiers_match_scipy_with_missing_items(miss_store, tmp_path):
     vec = _item_vectors()
-    # include_ranks=False: every tier from the SQL aggregate (store.reference_moments)
+    # include_ranks=False: every task's matrix read for the tiers alone
     board = an.leaderboard(miss_store, include_ranks=False)
     _check_tiers(board, vec, "cnt", mcnemar=False)
     # "k3" has fractional item means (3 answers per item): the task is not 0/1, so z-tests
@@ -342,9 +342,9 @@ def test_tiers_from_sql_moments_match_scipy_with_missing_items(miss_store, tmp_p
 
 
 @pytest.mark.parametrize("which", ["main", "missing"])
-def test_tiers_same_from_sql_aggregate_and_from_pulled_matrices(which, store, miss_store):
-    """Tasks whose matrices were pulled for the ranks take their tiers from
-    stats.paired_columns; the others from the SQL moments: the two give the same rows."""
+def test_tiers_same_with_and_without_rank_intervals(which, store, miss_store):
+    """Tasks whose matrices were pulled for the rank intervals reuse them for their tiers;
+    the others read theirs for the tiers alone: the two give the same rows."""
     s = store if which == "main" else miss_store
     tasks = sorted(set(an.leaderboard(s, include_tiers=False, include_ranks=False).cells["task"]))
     sql = an.leaderboard(s, include_ranks=False).tiers

@@ -1,5 +1,5 @@
-"""The analysis layer's batched reads: per-item means of many cells in one query, items x
-runs matrices (``item_matrices``), integer cluster codes, paired sums against reference runs.
+"""The analysis layer's batched reads: items x runs matrices of per-item means
+(``item_matrices``), integer cluster codes, first-answer texts, per-item mean bounds.
 A mixin of ``Store`` beside ``query._Queries`` (whose ``_where`` these use)."""
 
 from __future__ import annotations
@@ -11,137 +11,10 @@ import pandas as pd
 from evalcore.errors import StoreError
 from evalcore.model import ItemMatrix
 from evalcore.store._util import _fetch_rows, _one
-from evalcore.store.query import _Queries
 
 
 class _MatrixQueries:
     """Batched reads for the leaderboard, compare and items analyses."""
-
-    # ---- batched reads for the analysis layer (leaderboard tiers and ranks, compare) ----
-    # Each replaces one query per task by one query for all tasks. The (task, metric) lists
-    # travel as two ``?`` list parameters and are unnested in SQL (no user text in the SQL).
-
-    @staticmethod
-    def _item_means_sql(con: duckdb.DuckDBPyConnection, tasks: list[str], metrics: list[str],
-                        run_ids: list[int] | None) -> tuple[str, list]:
-        """SELECT run_id, task, metric, item (integer key), m (per-item mean over answers) for the
-        (task, metric) pairs of the CTE ``tm`` and the given runs. Runs whose selected cells
-        all have one answer per item (``cells.k_max = 1``) read their scores as the item
-        means without a GROUP BY (a third of the time on 2M scores); the other runs average
-        over answers."""
-        where_c, pc = _Queries._where(run_ids, None, None, "c")
-        rows = con.execute("SELECT c.run_id, max(c.k_max) FROM cells c SEMI JOIN (SELECT "
-                           "unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS metric) tm "
-                           f"USING (task, metric){where_c} GROUP BY c.run_id",
-                           [tasks, metrics] + pc).fetchall()
-        one = [int(r) for r, k in rows if int(k) <= 1]
-        many = [int(r) for r, k in rows if int(k) > 1]
-        w1, p1 = _Queries._where(one, None, None, "s")
-        wk, pk = _Queries._where(many, None, None, "s")
-        return ("SELECT s.run_id, s.task, s.metric, s.item, s.score AS m FROM scores s "
-                f"SEMI JOIN tm USING (task, metric){w1} UNION ALL "
-                "SELECT s.run_id, s.task, s.metric, s.item, avg(s.score) AS m FROM scores s "
-                f"SEMI JOIN tm USING (task, metric){wk} "
-                "GROUP BY s.run_id, s.task, s.metric, s.item"), p1 + pk
-
-    def item_mean_rows(self, task_metrics: list[tuple[str, str]],
-                       run_ids: list[int] | None = None) -> pd.DataFrame:
-        """Per-item means of several (task, metric) cells in one Arrow query, lean columns:
-        run_id, task, metric, item_id, score (mean over the item's answers), ordered by
-        run_id, task, metric, item_id. For pivoting items x runs in numpy (rank intervals)."""
-        tms = [(str(t), str(m)) for t, m in task_metrics]
-        if not tms:
-            return pd.DataFrame({"run_id": pd.Series(dtype="int32"), "task": pd.Series(dtype=str),
-                                 "metric": pd.Series(dtype=str), "item_id": pd.Series(dtype=str),
-                                 "score": pd.Series(dtype=float)})
-        tasks, metrics = [t for t, _ in tms], [m for _, m in tms]
-        with self._read() as con:
-            x_sql, px = self._item_means_sql(con, tasks, metrics, run_ids)
-            sql = ("WITH tm AS (SELECT unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS metric) "
-                   f"SELECT x.run_id, x.task, x.metric, i.item_id, x.m AS score FROM ({x_sql}) x "
-                   "JOIN items i USING (item) ORDER BY x.run_id, x.task, x.metric, i.item_id")
-            return _fetch_rows(con, sql, [tasks, metrics] + px)
-
-    def reference_moments(self, comparisons: list[tuple[str, str, int]],
-                          run_ids: list[int] | None = None) -> pd.DataFrame:
-        """Paired sufficient statistics of every run against a reference run, one query.
-
-        ``comparisons``: (task, metric, reference run_id) triples. For each triple and each
-        run r with item scores for (task, metric) (only ``run_ids`` when given; the reference
-        itself included), over the items r and the reference both have, with per-item means
-        x_i (run r) and y_i (reference) and d_i = x_i - y_i:
-        n (shared items), sum_d = sum d_i, sum_d2 = sum d_i^2, b = #{x_i = 1, y_i = 0},
-        c = #{x_i = 0, y_i = 1}. Enough for the paired mean difference sum_d/n, its SE
-        sqrt((sum_d2 - sum_d^2/n)/(n-1)/n) and McNemar's b, c without pulling any item.
-        Columns: task, metric, ref_run_id, run_id, n, sum_d, sum_d2, b, c (run_id ascending
-        within each comparison). A run sharing no item with the reference has no row;
-        repeated triples count once.
-        """
-        comps = list(dict.fromkeys((str(t), str(m), int(r)) for t, m, r in comparisons))
-        cols = ["task", "metric", "ref_run_id", "run_id", "n", "sum_d", "sum_d2", "b", "c"]
-        if not comps:
-            return pd.DataFrame({c: pd.Series(dtype=float if c.startswith("sum") else
-                                              (str if c in ("task", "metric") else "int64"))
-                                 for c in cols})
-        tasks = [t for t, _, _ in comps]
-        metrics = [m for _, m, _ in comps]
-        refs = [r for _, _, r in comps]
-        with self._read() as con:
-            x_sql, px = self._item_means_sql(con, tasks, metrics, run_ids)
-            # grouping on the comparison's number k (an integer) rather than on the task and
-            # metric strings halves the aggregation time on 2M joined rows
-            sql = f"""
-                WITH cmp AS (SELECT unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS metric,
-                                    unnest(?::INTEGER[]) AS ref_run, unnest(?::INTEGER[]) AS k),
-                     tm AS (SELECT DISTINCT task, metric FROM cmp),
-                     r AS (SELECT cmp.k, s.task, s.metric, s.item, avg(s.score) AS y
-                           FROM scores s JOIN cmp ON s.run_id = cmp.ref_run AND s.task = cmp.task
-                                                 AND s.metric = cmp.metric
-                           GROUP BY cmp.k, s.task, s.metric, s.item),
-                     x AS ({x_sql}),
-                     agg AS (SELECT r.k, x.run_id, count(*) AS n, sum(x.m - r.y) AS sum_d,
-                                    sum((x.m - r.y) * (x.m - r.y)) AS sum_d2,
-                                    count(*) FILTER (WHERE x.m = 1 AND r.y = 0) AS b,
-                                    count(*) FILTER (WHERE x.m = 0 AND r.y = 1) AS c
-                             FROM x JOIN r ON x.task = r.task AND x.metric = r.metric
-                                          AND x.item = r.item
-                             GROUP BY r.k, x.run_id)
-                SELECT cmp.task, cmp.metric, cmp.ref_run AS ref_run_id, agg.run_id, agg.n,
-                       agg.sum_d, agg.sum_d2, agg.b, agg.c
-                FROM agg JOIN cmp USING (k) ORDER BY cmp.k, agg.run_id"""
-            return con.execute(sql, [tasks, metrics, refs, list(range(len(comps)))] + px).df()
-
-    def paired_item_means_tasks(self, run_a: int, run_b: int,
-                                task_metrics: list[tuple[str, str]]) -> pd.DataFrame:
-        """``paired_item_means`` and ``pairing`` of two runs for several (task, metric) cells
-        in one query: every item either run has, columns task, metric, item_id, score_a,
-        score_b (NaN where that run lacks the item), cluster (run A's, else B's), hash_match
-        (False when both runs recorded an item or prompt hash and they differ), ordered by
-        task, metric, item_id."""
-        tms = [(str(t), str(m)) for t, m in task_metrics]
-        tasks, metrics = [t for t, _ in tms], [m for _, m in tms]
-        side = ("SELECT s.task, s.metric, s.item, avg(s.score) AS s, min(s.cluster) AS cl, "
-                "min(s.item_hash) AS ih, min(s.prompt_hash) AS ph FROM scores s "
-                "SEMI JOIN tm USING (task, metric) WHERE s.run_id = ? "
-                "GROUP BY s.task, s.metric, s.item")
-        # joined on the integer item keys; item ids and cluster labels joined at the end
-        sql = f"""
-            WITH tm AS (SELECT unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS metric),
-                 a AS ({side}), b AS ({side}),
-                 p AS (SELECT coalesce(a.task, b.task) AS task,
-                              coalesce(a.metric, b.metric) AS metric,
-                              coalesce(a.item, b.item) AS item, a.s AS score_a, b.s AS score_b,
-                              coalesce(a.cl, b.cl) AS cl,
-                              NOT (coalesce(a.ih <> b.ih, FALSE) OR coalesce(a.ph <> b.ph, FALSE))
-                                  AS hash_match
-                       FROM a FULL OUTER JOIN b
-                         ON a.task = b.task AND a.metric = b.metric AND a.item = b.item)
-            SELECT p.task, p.metric, i.item_id, p.score_a, p.score_b, c.value AS cluster,
-                   p.hash_match
-            FROM p JOIN items i ON i.item = p.item LEFT JOIN labels c ON c.label = p.cl
-            ORDER BY 1, 2, 3"""
-        with self._read() as con:
-            return _fetch_rows(con, sql, [tasks, metrics, int(run_a), int(run_b)])
 
     def item_texts(self, run_ids: list[int], task: str) -> pd.DataFrame:
         """run_id, item_id, prompt, target, response of each item's first answer

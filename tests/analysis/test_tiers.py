@@ -1,5 +1,6 @@
 """Leaderboard tiers from items x runs matrices (evalcore/analysis/tiers.py) against the SQL
-path they replaced: ``Store.reference_moments`` (paired sums joined on item_id in SQL) on a
+path they replaced: ``reference_moments`` (paired sums joined on item keys in SQL, kept as a
+test oracle in tests/sql_reference.py) on a
 real store with missing items, several answers per item, a lower-is-better metric and
 continuous scores; and rank intervals through the page's second call."""
 
@@ -12,6 +13,7 @@ import pytest
 from evalcore import analysis
 from evalcore import stats as st
 from evalcore.analysis._common import AVERAGE_TASK
+from tests import sql_reference
 from tests.analysis_helpers import make_run, make_store, real_store_available
 
 pytestmark = pytest.mark.skipif(not real_store_available(), reason="needs the real store")
@@ -46,12 +48,12 @@ def store(tmp_path_factory):
 
 
 def _expected(store, lb, task: str, ref_name: str) -> dict[str, tuple[float, float, int]]:
-    """run -> (diff vs ref, raw p, n shared) from Store.reference_moments (the old path)."""
+    """run -> (diff vs ref, raw p, n shared) from the SQL reference_moments (the old path)."""
     names = dict(zip(store.runs()["name"], store.runs()["run_id"].astype(int)))
     ids = {int(r): n for n, r in names.items()}
     metric = lb.metrics_by_task[task]
     binary = bool(lb.cells.loc[lb.cells["task"] == task, "binary"].all())
-    mom = store.reference_moments([(task, metric, names[ref_name])])
+    mom = sql_reference.reference_moments(store, [(task, metric, names[ref_name])])
     out = {}
     for row in mom.itertuples():
         n = float(row.n)
@@ -105,7 +107,7 @@ def test_average_tier_uses_the_per_task_differences_against_the_best_average(sto
             exp = _expected(store, lb, task, ref)
             metric = lb.metrics_by_task[task]
             names = dict(zip(store.runs()["name"], store.runs()["run_id"].astype(int)))
-            mom = store.reference_moments([(task, metric, names[ref])]).set_index("run_id")
+            mom = sql_reference.reference_moments(store, [(task, metric, names[ref])]).set_index("run_id")
             row = mom.loc[names[run]]
             dd.append(exp[run][0])
             ses.append(float(st.mean_se_from_moments(row.n, row.sum_d, row.sum_d2)))

@@ -1,5 +1,5 @@
 """Two-run reads on integer keys (store/pairs.py): paired_items agrees with the SQL join of
-paired_item_means_tasks item by item, first_texts reads the first answer's texts and the ids
+paired_item_means_tasks (the SQL oracle in tests/sql_reference.py) item by item, first_texts reads the first answer's texts and the ids
 of the asked items only, answer_matrix, the per-snapshot memo and Store.one_version."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from evalcore.store import Store
+from tests import sql_reference
 
 from .conftest import make_run, sha
 
@@ -34,7 +35,7 @@ def test_paired_items_agree_with_the_sql_join(store):
     (run A's, else B's) and the hash check are those of paired_item_means_tasks."""
     _two_runs(store)
     got = store.paired_items(1, 2, [("t", "acc", "acc"), ("u", "acc", "acc")])
-    ref = store.paired_item_means_tasks(1, 2, [("t", "acc"), ("u", "acc")])
+    ref = sql_reference.paired_item_means_tasks(store, 1, 2, [("t", "acc"), ("u", "acc")])
     assert [p.task for p in got] == ["t", "u"]
     for p in got:
         assert np.all(np.diff(p.items) > 0)

@@ -8,6 +8,7 @@ import pandas as pd
 
 from evalcore.store import Store
 from evalcore.store.catalog import close_connections, open_connection_keys
+from tests import sql_reference
 
 from .conftest import make_run
 
@@ -53,7 +54,7 @@ def _reads(store: Store) -> dict:
             "texts": store.texts(1, "t", ["0", "1", "3"]),
             "pairing": store.pairing(1, 2, "t", "acc"),
             "paired": store.paired_item_means(1, 2, "t", "acc"),
-            "tasks": store.paired_item_means_tasks(1, 2, [("t", "acc")]),
+            "tasks": sql_reference.paired_item_means_tasks(store, 1, 2, [("t", "acc")]),
             # row order and code numbers are not part of item_cluster_codes' contract: the
             # rows sorted, and the partition of each run's items into clusters
             "codes": _codes(store),
