@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,12 +33,17 @@ from evalcore.analysis._common import (
     _proportion_bounds,
     _short,
     default_metric,
+    one_version,
     resolve_runs,
 )
 
 # ---------------------------------------------------------------------------------------
 # leaderboard
 # ---------------------------------------------------------------------------------------
+
+# the board's items x runs read runs here while the calling thread computes the cells (the
+# store's reads release the GIL; each thread keeps its own read cursors)
+_BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalbars-leaderboard")
 
 @dataclass(frozen=True)
 class Leaderboard:
@@ -127,6 +133,17 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     k tasks the run has (``stats.aggregate_tasks`` convention, METHODS.md), except that a
     task group counts once, as the mean of its tasks (``_macro_averages``).
     """
+    with one_version(store):        # the small-table memos checked against one version
+        return _leaderboard(store, task=task, metric=metric, method=method,
+                            confidence=confidence, runs=runs, n_resamples=n_resamples,
+                            seed=seed, include_tiers=include_tiers,
+                            include_ranks=include_ranks, include_audit=include_audit,
+                            rank_tasks=rank_tasks)
+
+
+def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, seed,
+                 include_tiers, include_ranks, include_audit, rank_tasks) -> Leaderboard:
+    """``leaderboard``'s body (inside one ``store.one_version()`` block)."""
     if method not in METHODS:
         raise AnalysisError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     _check_confidence(confidence)
@@ -197,6 +214,17 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
     cs = cs.merge(chosen, on=["task", "metric"], how="inner")
     cs = cs[cs["n"].astype(float) > 0].copy()
     cs["run_id"] = cs["run_id"].astype(int)
+    # every items x runs matrix the tiers and rank intervals need, one query (ascending run
+    # ids; put in the board's order below), read in a worker thread while this one computes
+    # the intervals and reads the rest (the runs compared are the item-level cells', known
+    # now: the cells below are these rows, in this order, plus summary-only ones)
+    item_cells = pd.DataFrame({"task": cs["task"].astype(str).to_numpy(),
+                               "run_id": cs["run_id"].to_numpy(dtype=int), "has_items": True})
+    wanted = _compared_runs(item_cells, metrics_by_task) if include_tiers else \
+        _compared_runs(item_cells, metrics_by_task, None if rank_tasks is None
+                       else {str(t) for t in rank_tasks}) if include_ranks else {}
+    pulling = _BACKGROUND.submit(_pull_matrices, store, wanted, metrics_by_task) \
+        if wanted else None
     n = cs["n"].to_numpy(dtype=float)
     ssum = cs["sum"].to_numpy(dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -318,12 +346,8 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
                        "cannot rank anything"))
 
     # direction and scale of each task's metric ------------------------------------------
-    # every items x runs matrix the tiers and rank intervals need, one query (ascending run
-    # ids; put in the board's order below); their extremes also serve the metric info
-    wanted = _compared_runs(cells, metrics_by_task) if include_tiers else \
-        _compared_runs(cells, metrics_by_task, None if rank_tasks is None
-                       else {str(t) for t in rank_tasks}) if include_ranks else {}
-    pulled = _pull_matrices(store, wanted, metrics_by_task)
+    # (the pulled matrices' extremes also serve the metric info)
+    pulled = pulling.result() if pulling is not None else {}
     info = _metric_infos(store, cells, metrics_by_task, protocols,
                          dict(zip(run_table["run_id"].astype(int),
                                   run_table["source_format"].astype(str))),

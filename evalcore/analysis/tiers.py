@@ -22,6 +22,7 @@ from evalcore.analysis._common import (
     _check_confidence,
     _empty,
     _holm,
+    one_version,
     resolve_runs,
 )
 
@@ -266,12 +267,13 @@ def rank_intervals(store, task: str, metric: str, runs: list[str | int] | tuple,
     items give an empty table.
     """
     _check_confidence(confidence)
-    rt = store.runs()
-    ids = list(dict.fromkeys(resolve_runs(store, runs, rt)))
-    if len(ids) < 2:
-        return _empty(RANK_COLUMNS)
-    names = {int(r): str(n) for r, n in zip(rt["run_id"], rt["name"])}
-    mats = _item_matrices(store, {str(task): str(metric)}, {str(task): ids})
+    with one_version(store):
+        rt = store.runs()
+        ids = list(dict.fromkeys(resolve_runs(store, runs, rt)))
+        if len(ids) < 2:
+            return _empty(RANK_COLUMNS)
+        names = {int(r): str(n) for r, n in zip(rt["run_id"], rt["name"])}
+        mats = _item_matrices(store, {str(task): str(metric)}, {str(task): ids})
     return _ranks(mats, names, confidence, n_resamples, seed, [],
                   lower={str(task)} if lower_is_better else set())
 
