@@ -137,9 +137,12 @@ with tab_rs:
                 st.caption(f"{len(relabels)} relabelled item(s) read from {common.md_escape(up.name)}.")
             except (EvalbarsError, UnicodeDecodeError) as exc:
                 st.error(common.md_escape(exc))
-        item_ids = sorted(store.item_means([int(r) for r in item_tasks[item_tasks["task"].astype(str)
-                                                                       == task_rs]["run_id"].unique()][:1],
-                                           task_rs, metric)["item_id"].astype(str),
+        first_run = [int(r) for r in item_tasks[item_tasks["task"].astype(str)
+                                                == task_rs]["run_id"].unique()][:1]
+        # the first run's items (integer keys, then their ids): the exclusion choices
+        keys = [p.items for p in store.paired_items(first_run[0], first_run[0],
+                                                    [(task_rs, metric, metric)])] if first_run else []
+        item_ids = sorted(store.item_labels(task_rs, keys[0]) if keys else [],
                           key=lambda s: (0, int(s), s) if s.isdigit() else (1, 0, s))
         exclude = st.multiselect("Exclude items", item_ids, key="rs_exclude")
         suspects = None

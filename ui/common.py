@@ -209,9 +209,10 @@ def compute(fn_name: str, *args: Any, stop: bool = True, **kwargs: Any) -> Any:
     """
     store = get_store()
     try:
-        version = str(store.version())
-        with st.spinner(f"Computing ({fn_name.replace('_', ' ')}) ...", show_time=True):
-            return _cached_call(fn_name, str(store_path()), version, tuple(args),
+        # one catalog query for the version: the analysis's memo checks reuse it
+        with store.one_version() as version, \
+                st.spinner(f"Computing ({fn_name.replace('_', ' ')}) ...", show_time=True):
+            return _cached_call(fn_name, str(store_path()), str(version), tuple(args),
                                 tuple(sorted(kwargs.items())))
     except EvalbarsError as exc:
         show_error(exc)

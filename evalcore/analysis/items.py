@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from evalcore import stats as st
 from evalcore.analysis._common import default_metric, resolve_run
@@ -122,33 +123,87 @@ class PickMatrix:
 
 
 def pick_matrix(store, task: str, run_ids: list[int]) -> PickMatrix:
-    """Picks and gold of ``task`` for the runs, from the stored texts."""
-    tx = store.item_texts(run_ids, task)
-    if tx.empty or tx["response"].isna().all():
+    """Picks and gold of ``task`` for the runs, from the stored texts of each item's first
+    answer (``store.answer_texts``). The gold of an item is its first stored target in run-id
+    order, its prompt the first stored prompt; items in natural item-id order, runs in the
+    given order (a run without answers is a column without picks)."""
+    answers, firsts = store.answer_texts(run_ids, task)
+    response = answers.column("response")
+    if answers.num_rows == 0 or response.null_count == answers.num_rows or firsts.empty:
         raise AnalysisError(f"task {task!r}: no stored answers (texts) for these runs, so the "
                             "models' picks are unknown (lm_eval sample logs and inspect logs "
                             "carry them; summary files and tidy tables do not)")
-    memo: dict[tuple, str | None] = {}   # responses and targets repeat: normalise once
-    memo_gold: dict = {}
-    picks, golds = [], []
-    for r, t in zip(tx["response"].tolist(), tx["target"].tolist()):
-        key = (r, t)
-        if key not in memo:
-            memo[key] = _norm_pick(r, t)
-        if t not in memo_gold:
-            memo_gold[t] = _norm_gold(t)
-        picks.append(memo[key])
-        golds.append(memo_gold[t])
-    tx = tx.assign(pick=picks, gold=golds)
-    items = sorted(tx["item_id"].unique(), key=lambda s: (0, int(s), s) if s.isdigit() else (1, 0, s))
-    first = tx.sort_values("run_id").groupby("item_id", sort=False).first().reindex(items)
-    gold = first["gold"].tolist()
-    prompts = first["prompt"].tolist()
-    wide = tx.pivot(index="item_id", columns="run_id", values="pick").reindex(items)
-    wide = wide.reindex(columns=run_ids)
-    codes, gold_codes, options = _option_codes(gold, wide.to_numpy(dtype=object))
-    wide = wide.astype(object).where(wide.notna(), None)
-    return PickMatrix(run_ids, items, prompts, gold, wide, codes, gold_codes, options)
+    ids = [str(x) for x in firsts["item_id"].tolist()]
+    order = sorted(range(len(ids)), key=lambda i: _natural(ids[i]))
+    firsts = firsts.iloc[order]
+    items = [ids[i] for i in order]
+    gold = [_norm_gold(t) for t in firsts["target"].tolist()]
+    prompts = [None if _missing(p) else p for p in firsts["prompt"].tolist()]
+    # rows -> (item row, run column); rows of items or runs not asked are dropped
+    keys = firsts["item"].to_numpy(dtype=np.int64)
+    by_key = np.argsort(keys, kind="stable")
+    item = np.asarray(answers.column("item").to_numpy(), dtype=np.int64)
+    pos = np.minimum(np.searchsorted(keys[by_key], item), len(keys) - 1)
+    ok = keys[by_key][pos] == item
+    row = by_key[pos]
+    col_of = {int(r): j for j, r in enumerate(run_ids)}
+    run = np.asarray(answers.column("run_id").to_numpy(), dtype=np.int64)
+    col = np.array([col_of.get(int(r), -1) for r in np.unique(run)], dtype=np.int64)
+    col = col[np.searchsorted(np.unique(run), run)]
+    ok &= col >= 0
+    # normalise each distinct (response, target) pair once; pick texts as integer codes
+    pick_code, texts = _pick_codes(answers.column("response"), answers.column("target"))
+    n_items, n_runs = len(items), len(run_ids)
+    codes_txt = np.full((n_items, n_runs + 1), -1, dtype=np.int64)
+    text_id = {t: i for i, t in enumerate(texts)}
+    for t in gold:
+        if t is not None and t not in text_id:
+            text_id[t] = len(texts)
+            texts.append(t)
+    codes_txt[:, 0] = [-1 if t is None else text_id[t] for t in gold]
+    codes_txt[row[ok], 1 + col[ok]] = pick_code[ok]
+    codes, gold_codes, options = _codes_from_text_ids(codes_txt, texts)
+    lookup = np.array(texts + [None], dtype=object)
+    wide = pd.DataFrame(lookup[codes_txt[:, 1:]], dtype=object,
+                        index=pd.Index(items, name="item_id"),
+                        columns=pd.Index(list(run_ids), name="run_id"))
+    return PickMatrix(list(run_ids), items, prompts, gold, wide, codes, gold_codes, options)
+
+
+def _natural(s) -> tuple:
+    s = str(s)
+    return (0, int(s), s) if s.isdigit() else (1, 0, s)
+
+
+def _missing(v) -> bool:
+    return v is None or (isinstance(v, float) and np.isnan(v))
+
+
+def _pick_codes(response: pa.ChunkedArray, target: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
+    """Per row, the code of its normalised pick (``_norm_pick``; -1 = none) and the pick
+    texts of the codes. Responses and targets repeat (a few options per task): each distinct
+    (response, target) pair is normalised once."""
+    def encoded(col: pa.ChunkedArray) -> tuple[np.ndarray, list]:
+        enc = col.combine_chunks().dictionary_encode()
+        idx = enc.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        return idx, enc.dictionary.to_pylist()
+    r_idx, r_vals = encoded(response)
+    t_idx, t_vals = encoded(target)
+    pair, inverse = np.unique((r_idx + 1) * (len(t_vals) + 1) + (t_idx + 1), return_inverse=True)
+    texts: list[str] = []
+    text_id: dict[str, int] = {}
+    pair_code = np.empty(pair.size, dtype=np.int64)
+    for k, key in enumerate(pair.tolist()):
+        ri, ti = divmod(key, len(t_vals) + 1)
+        pick = _norm_pick(r_vals[ri - 1] if ri else None, t_vals[ti - 1] if ti else None)
+        if pick is None:
+            pair_code[k] = -1
+            continue
+        if pick not in text_id:
+            text_id[pick] = len(texts)
+            texts.append(pick)
+        pair_code[k] = text_id[pick]
+    return pair_code[inverse.ravel()], texts
 
 
 def _option_codes(gold: list, picks: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[list[str]]]:
@@ -166,19 +221,35 @@ def _option_codes(gold: list, picks: np.ndarray) -> tuple[np.ndarray, np.ndarray
     texts[:, 1:] = picks
     flat = texts.ravel()
     ok = np.array([isinstance(v, str) for v in flat], dtype=bool)
-    item = np.repeat(np.arange(n_items, dtype=np.int64), n_runs + 1)[ok]
+    ids = np.full(flat.size, -1, dtype=np.int64)
     tcode, tuniq = pd.factorize(flat[ok])
-    width = max(len(tuniq), 1)
+    ids[ok] = tcode
+    return _codes_from_text_ids(ids.reshape(n_items, n_runs + 1), [str(t) for t in tuniq])
+
+
+def _codes_from_text_ids(ids: np.ndarray, texts: list[str]
+                         ) -> tuple[np.ndarray, np.ndarray, list[list[str]]]:
+    """``_option_codes`` on integer text ids: ``ids`` items x (gold, runs...), the index of
+    each cell's text in ``texts`` or -1 (none). The numbering does not depend on how the
+    text ids were chosen, only on which cells share a text."""
+    n_items, width_cols = ids.shape
+    flat = ids.ravel()
+    ok = flat >= 0
+    item = np.repeat(np.arange(n_items, dtype=np.int64), width_cols)[ok]
+    tcode = flat[ok]
+    width = max(len(texts), 1)
     pair, keys = pd.factorize(item * width + tcode)
     first = np.flatnonzero(np.r_[True, item[1:] != item[:-1]]) if item.size else item
     start = np.zeros(n_items, dtype=np.int64)
     start[item[first]] = pair[first]
     codes = np.full(flat.size, -1, dtype=np.int64)
     codes[ok] = pair - start[item]
-    codes = codes.reshape(n_items, n_runs + 1)
-    options: list[list[str]] = [[] for _ in range(n_items)]
-    for j, t in zip((keys // width).tolist(), (keys % width).tolist()):
-        options[j].append(str(tuniq[t]))
+    codes = codes.reshape(n_items, width_cols)
+    # the pairs are numbered item by item: split the texts of the pairs at the item bounds
+    owner = keys // width
+    bounds = np.searchsorted(owner, np.arange(1, n_items))
+    named = np.array(texts + [""], dtype=object)[keys % width]
+    options = [part.tolist() for part in np.split(named, bounds)] if n_items else []
     return codes[:, 1:].T.copy(), codes[:, 0].copy(), options
 
 

@@ -9,6 +9,7 @@ import threading
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from evalcore.model import PairedItems
 
@@ -134,6 +135,31 @@ class _PairQueries:
         x = np.full((items.size, answers.size), np.nan)
         x[ii, ai] = np.asarray(table.column("score").to_numpy(), dtype=np.float64)
         return items, answers, x
+
+    def answer_texts(self, run_ids: list[int], task: str) -> tuple[pa.Table, pd.DataFrame]:
+        """The first answer (answer_idx 0) of every item of ``task`` in the runs, on integer
+        item keys, for the Items page's picks (``analysis.items.pick_matrix``):
+
+        - ``answers``: an Arrow table run_id, item, target, response, one row per run and
+          item with a first answer, in no particular order (no item id, no prompt);
+        - ``firsts``: a DataFrame item, item_id, prompt, target, one row per item of those
+          rows: the first non-missing prompt and target in run-id order.
+
+        Two reads (the prompts are aggregated in SQL, so only one per item leaves DuckDB);
+        an item of ``answers`` that a write between them removed from ``firsts`` is the
+        caller's to drop."""
+        ids = sorted({int(r) for r in run_ids})
+        where = "FROM texts WHERE task = ? AND answer_idx = 0 AND list_contains(?, run_id)"
+        with self._read() as con:
+            answers = con.execute(f"SELECT run_id, item, target, response {where}",
+                                  [str(task), ids]).fetch_arrow_table()
+            firsts = con.execute(
+                "SELECT f.item, i.item_id, f.prompt, f.target FROM (SELECT item, "
+                "arg_min(prompt, run_id) FILTER (WHERE prompt IS NOT NULL) AS prompt, "
+                "arg_min(target, run_id) FILTER (WHERE target IS NOT NULL) AS target "
+                f"{where} GROUP BY item) f JOIN items i ON i.item = f.item",
+                [str(task), ids]).df()
+        return answers, firsts
 
     def first_texts(self, run_ids: list[int], task: str, items: np.ndarray | list[int]
                     ) -> pd.DataFrame:

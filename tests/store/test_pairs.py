@@ -1,6 +1,8 @@
 """Two-run reads on integer keys (store/pairs.py): paired_items agrees with the SQL join of
-paired_item_means_tasks (the SQL oracle in tests/sql_reference.py) item by item, first_texts reads the first answer's texts and the ids
-of the asked items only, answer_matrix, the per-snapshot memo and Store.one_version."""
+paired_item_means_tasks (the SQL oracle in tests/sql_reference.py) item by item, first_texts
+reads the first answer's texts and the ids of the asked items only, answer_texts the first
+answers of every item (the Items page's picks), answer_matrix, the per-snapshot memo and
+Store.one_version."""
 
 from __future__ import annotations
 
@@ -108,6 +110,36 @@ def test_first_texts_reads_first_answers_and_ids_of_asked_items(store):
     assert only_b["run_id"].tolist() == [-1] and only_b["item_id"].tolist() == ["1"]
     assert only_b["prompt"].tolist() == [None]
     assert store.first_texts([1], "t", []).empty
+
+
+def test_answer_texts_first_answers_and_first_prompt_and_target_by_run(store):
+    """answer_texts: every run's first answer (answer_idx 0) on integer keys, and per item
+    the first prompt and target that are not missing, in run-id order."""
+    run_a = make_run("A", item_ids=["2", "10", "1"], scores=[1, 0, 1], files=["a"])
+    extra = run_a.texts.iloc[[0]].assign(answer_idx=1, response="later")
+    run_a.texts = run_a.texts.assign(response=["r2", "r10", None], target=[None, "T10", "T1"],
+                                     prompt=[None, "P10 A", "P1 A"])
+    run_a.texts = pd.concat([run_a.texts, extra], ignore_index=True)
+    run_b = make_run("B", item_ids=["2", "10", "7"], scores=[1, 1, 1], files=["b"])
+    run_b.texts = run_b.texts.assign(response=["s2", "s10", "s7"], target=["U2", "U10", "U7"],
+                                     prompt=["P2 B", "P10 B", "P7 B"])
+    store.ingest([run_a, run_b])
+    answers, firsts = store.answer_texts([1, 2], "t")
+    got = sorted(zip(answers.column("run_id").to_pylist(), answers.column("response").to_pylist(),
+                     answers.column("target").to_pylist()), key=str)
+    assert got == sorted([(1, "r2", None), (1, "r10", "T10"), (1, None, "T1"),
+                          (2, "s2", "U2"), (2, "s10", "U10"), (2, "s7", "U7")], key=str)
+    by = firsts.set_index("item_id")
+    assert sorted(by.index) == ["1", "10", "2", "7"]
+    assert by.loc["2", "prompt"] == "P2 B" and by.loc["2", "target"] == "U2"   # A's are missing
+    assert by.loc["10", "prompt"] == "P10 A" and by.loc["10", "target"] == "T10"
+    keys = dict(zip(firsts["item_id"], firsts["item"]))
+    assert sorted(answers.column("item").to_pylist()) == sorted(
+        [keys[i] for i in ("2", "10", "1", "2", "10", "7")])
+    only_b, firsts_b = store.answer_texts([2], "t")
+    assert only_b.num_rows == 3 and sorted(firsts_b["item_id"]) == ["10", "2", "7"]
+    none, no_firsts = store.answer_texts([], "t")
+    assert none.num_rows == 0 and no_firsts.empty
 
 
 def test_answer_matrix(store):
