@@ -72,3 +72,35 @@ def test_forest_plot_panels_axes_and_chance_line():
     assert "diamond" in traces[0]["marker"]["symbol"]
     assert "run&lt;0&gt;" in traces[0]["y"]
     assert lay["template"]["layout"]["plot_bgcolor"] == "white"       # plotly_white
+
+
+@pytest.mark.parametrize("case", ["average", "one task", "points per task", "two columns"])
+def test_forest_plot_json_is_the_validated_figure_byte_for_byte(case, monkeypatch):
+    """charts.figure_from_dicts skips Plotly's validation: the figure JSON (the page's chart
+    spec) must be exactly what go.Figure(data=, layout=) writes for the same dicts."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    cells = _cells(n_runs=5)
+    cells.loc[2, "n"] = np.nan                              # "unknown" n in the hover
+    averages = cells.groupby("run", as_index=False).agg(score=("score", "mean"),
+                                                        low=("low", "mean"), high=("high", "mean"))
+    averages["n_tasks"] = 3
+    kwargs = dict(method_label="Wilson <a&b>", confidence=0.9)
+    if case == "one task":
+        cells, averages = cells[cells.task == "arc"], None
+    if case == "points per task":
+        kwargs["percent"] = {"arc": True, "hellaswag": False, "mmlu": True}
+    if case == "two columns":
+        kwargs.update(max_cols=2, directions={"arc": "lower", "mmlu": "target"})
+
+    def draw() -> str:
+        return pio.to_json(charts.forest_plot(cells, averages, **kwargs), validate=False)
+
+    fast = draw()
+    monkeypatch.setattr(charts, "figure_from_dicts",
+                        lambda data, layout: go.Figure(data=data, layout=layout))
+    validated = draw()
+    assert fast == validated
+    spec = json.loads(fast)
+    assert spec["layout"]["template"]["layout"]["plot_bgcolor"] == "white"   # plotly_white
