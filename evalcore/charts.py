@@ -54,8 +54,18 @@ _BASE_LAYOUT = dict(font=FONT, template="plotly_white", showlegend=False,
 
 
 def _base_layout(fig: go.Figure, title: str, height: int) -> go.Figure:
-    fig.update_layout(title=dict(text=title, x=0, xanchor="left"), height=height, **_BASE_LAYOUT)
-    return fig
+    """Title, height and the shared look (``_BASE_LAYOUT``). Returns a new figure, the same
+    JSON as ``fig.update_layout(..., template="plotly_white")`` (held by a test) without
+    validating the named template again for every figure (about 10 ms each)."""
+    fig.update_layout(title=dict(text=title, x=0, xanchor="left"), height=height,
+                      **{k: v for k, v in _BASE_LAYOUT.items() if k != "template"})
+    spec = fig.to_dict()
+    if "template" not in spec["layout"]:     # no default template (pio.templates.default)
+        return fig.update_layout(template=_BASE_LAYOUT["template"])
+    # the default template a figure got at its creation is replaced in place, as
+    # update_layout does
+    layout = dict(spec["layout"], template=_template(_BASE_LAYOUT["template"]))
+    return go.Figure(data=spec["data"], layout=layout, _validate=False)
 
 
 def _template(name: str) -> dict:
