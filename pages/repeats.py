@@ -106,9 +106,12 @@ with tab_rerun:
                 "same items; the store has fewer than two runs with item-level scores.")
     else:
         models = runs.set_index(runs["name"].astype(str))["model"]
-        same_model = [(a, b) for i, a in enumerate(run_names) for b in run_names[i + 1:]
-                      if models.get(a) is not None and models.get(a) == models.get(b)]
-        default_a, default_b = same_model[0] if same_model else (run_names[0], run_names[1])
+        model_of = dict(zip(models.index, models.tolist()))
+        # the first pair of runs (in name order) of one model
+        same_model = next(((a, b) for i, a in enumerate(run_names) for b in run_names[i + 1:]
+                           if model_of.get(a) is not None and model_of.get(a) == model_of.get(b)),
+                          None)
+        default_a, default_b = same_model or (run_names[0], run_names[1])
         cols = st.columns(3)
         ra = common.url_choice("Pass 1", run_names, "rr_a", key="rr_a_w", default=default_a,
                                format_func=label, container=cols[0])

@@ -167,22 +167,27 @@ def run_groups(store) -> pd.DataFrame:
 def _all_cells(store, run_ids: list[int], confidence: float) -> pd.DataFrame:
     """run_id, task, metric, n, score, se, low, high, binary, has_items for every cell."""
     z = st.z_value(confidence)
-    out = []
     cs = store.cell_stats(run_ids)
-    for r in cs.itertuples(index=False):
-        n = int(r.n)
-        if n < 1:
-            continue
-        total, sq = float(r.sum), float(r.sumsq)
-        score = total / n
-        se = float(st.mean_se_from_moments(n, total, sq))
-        binary = bool(r.binary) and abs(sq - total) < 1e-9
-        if binary:
-            iv = st.proportion_interval(int(round(total)), n, "wilson", confidence)
-            low, high = float(iv.low), float(iv.high)
-        else:
-            low, high = score - z * se, score + z * se
-        out.append((int(r.run_id), str(r.task), str(r.metric), n, score, se, low, high, binary, True))
+    # every cell at once, the same arithmetic as one cell at a time: score = sum / n, SE from
+    # the moments, Wilson (edge-modified) for 0/1 cells, score +- z SE otherwise
+    n_all = np.asarray(cs["n"].to_numpy(dtype=float), dtype=float)
+    keep = n_all >= 1
+    n = n_all[keep].astype(np.int64)
+    total = cs["sum"].to_numpy(dtype=float)[keep]
+    sq = cs["sumsq"].to_numpy(dtype=float)[keep]
+    score = total / n
+    se = np.asarray(st.mean_se_from_moments(n, total, sq), dtype=float)
+    binary = cs["binary"].to_numpy(dtype=bool)[keep] & (np.abs(sq - total) < 1e-9)
+    low, high = score - z * se, score + z * se
+    k = np.round(total).astype(np.int64)
+    for size in np.unique(n[binary]).tolist():
+        at = binary & (n == size)
+        low[at], high[at] = _wilson(k[at], int(size), confidence)
+    out = list(zip(cs["run_id"].to_numpy()[keep].astype(int).tolist(),
+                   [str(t) for t in cs["task"].to_numpy()[keep].tolist()],
+                   [str(m) for m in cs["metric"].to_numpy()[keep].tolist()],
+                   n.tolist(), score.tolist(), se.tolist(), low.tolist(), high.tolist(),
+                   binary.tolist(), [True] * int(keep.sum())))
     have = {(a, b, c) for a, b, c, *_ in out}
     summ = store.summaries(run_ids)
     for r in summ.itertuples(index=False):
@@ -195,6 +200,16 @@ def _all_cells(store, run_ids: list[int], confidence: float) -> pd.DataFrame:
                     False, False))
     return pd.DataFrame(out, columns=["run_id", "task", "metric", "n", "score", "se", "low", "high",
                                       "binary", "has_items"])
+
+
+def _wilson(k: np.ndarray, n: int, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """``stats.wilson_interval`` (edge-modified) of k of n for many k and one n: the scalar
+    function once per distinct k (the interval is exactly the one a cell alone gets)."""
+    ks, inv = np.unique(k, return_inverse=True)
+    bounds = [st.proportion_interval(int(x), n, "wilson", confidence) for x in ks.tolist()]
+    lows = np.array([float(b.low) for b in bounds])
+    highs = np.array([float(b.high) for b in bounds])
+    return lows[inv.ravel()], highs[inv.ravel()]
 
 
 def metric_family(metric: str) -> str:
@@ -580,6 +595,25 @@ class SplitReport:
                    "log, a tidy table with item ids).")
 
 
+def _item_scores(store, rid: int, task: str, metric: str, has_cluster: bool | None
+                 ) -> tuple[np.ndarray, np.ndarray | None]:
+    """One run's per-item means on (task, metric) in natural item-id order, and the items'
+    cluster labels (None when no item has one). Without clusters, read on integer item keys
+    (``paired_items`` of the run with itself) and only the item ids named; with clusters,
+    ``item_means`` (the labels' texts order the clusters)."""
+    if has_cluster is False:
+        p = store.paired_items(rid, rid, [(task, metric, metric)])[0]
+        ids = store.item_labels(task, p.items)
+        order = sorted(range(len(ids)), key=lambda i: _natural_key(ids[i]))
+        return np.asarray(p.score_a, dtype=float)[order], None
+    im = store.item_means([rid], task=task)
+    g = im[im["metric"] == metric].copy()
+    item_ids = g["item_id"].tolist()
+    g = g.iloc[sorted(range(len(g)), key=lambda i: _natural_key(item_ids[i]))]
+    clusters = g["cluster"].to_numpy(object) if g["cluster"].notna().any() else None
+    return g["score"].to_numpy(float), clusters
+
+
 def split_report(store, run, task: str, metric: str | None = None, *, k: int = 10,
                  repetitions: int = 200, seed: int = 0) -> SplitReport:
     """``stats.split_consistency`` of one run's item scores on one task (items in natural
@@ -587,10 +621,15 @@ def split_report(store, run, task: str, metric: str | None = None, *, k: int = 1
     2) when the task has fewer than 10 k items."""
     rid = _resolve(store, run)
     name = str(store.runs().set_index("run_id").loc[rid, "name"])
-    im = store.item_means([rid], task=task)
-    if im.empty:
+    cells = store.tasks([rid]) if hasattr(store, "paired_items") else None
+    if cells is not None:
+        cells = cells[(cells["task"] == task) & cells["has_items"].fillna(False).astype(bool)]
+        metrics = sorted(cells["metric"].unique())
+    else:
+        im = store.item_means([rid], task=task)
+        metrics = sorted(im["metric"].unique())
+    if not metrics:
         raise AnalysisError(f"run {name!r} has no item-level scores for task {task!r}")
-    metrics = sorted(im["metric"].unique())
     if metric is None:
         protos = store.task_protocol_table([rid])
         metric = default_metric(metrics, [p for t, p in zip(protos["task"], protos["protocol"])
@@ -598,12 +637,9 @@ def split_report(store, run, task: str, metric: str | None = None, *, k: int = 1
     elif metric not in metrics:
         raise AnalysisError(f"run {name!r} has no metric {metric!r} on {task!r}; it has "
                             f"{', '.join(metrics)}")
-    g = im[im["metric"] == metric].copy()
-    item_ids = g["item_id"].tolist()
-    g = g.iloc[sorted(range(len(g)), key=lambda i: _natural_key(item_ids[i]))]
-    x = g["score"].to_numpy(float)
+    x, clusters = _item_scores(store, rid, task, metric,
+                               None if cells is None else bool(cells["has_cluster"].any()))
     kk = int(k) if x.size >= 10 * int(k) else max(2, x.size // 10)
-    clusters = g["cluster"].to_numpy(object) if g["cluster"].notna().any() else None
     res = st.split_consistency(x, k=kk, repetitions=repetitions, seed=seed, clusters=clusters)
     found = []
     if np.isfinite(res.ordered_ratio):
