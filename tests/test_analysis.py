@@ -434,6 +434,34 @@ def test_bootstrap_and_clustered_methods(store):
     assert any("no cluster key" in n for n in cl.notes)
 
 
+class _TwoReads:
+    """A store without ``item_matrices_and_codes``: the board reads its cluster codes and its
+    matrices separately (the path a store without the shared read takes)."""
+
+    def __init__(self, store):
+        self._store = store
+
+    def __getattr__(self, name):
+        if name == "item_matrices_and_codes":
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+
+@pytest.mark.parametrize("st_name", ["store", "miss_store"])
+def test_clustered_board_from_one_read_equals_two_reads(st_name, request):
+    # the clustered board with tiers and ranks takes the cluster codes and the items x runs
+    # matrices from one read of the scores (Store.item_matrices_and_codes); the same board
+    # as reading them separately (several answers, missing items, continuous tasks)
+    store = request.getfixturevalue(st_name)
+    for kw in ({}, {"include_ranks": False}, {"task": store.tasks()["task"].iloc[0]}):
+        one = an.leaderboard(store, method="clustered", n_resamples=200, **kw)
+        two = an.leaderboard(_TwoReads(store), method="clustered", n_resamples=200, **kw)
+        assert len(one.cells) and (len(one.tiers) or "task" in kw)
+        for f in ("cells", "averages", "tiers", "ranks", "task_notes", "group_cells"):
+            pd.testing.assert_frame_equal(getattr(one, f), getattr(two, f))
+        assert one.notes == two.notes
+
+
 @pytest.mark.parametrize("kind", ["real", "memory"])
 def test_fast_bootstrap_and_clustered_cells_equal_the_per_cell_intervals(kind, tmp_path):
     # the leaderboard's batched paths (binomial draws for 0/1 cells, shared weights for

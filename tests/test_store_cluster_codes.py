@@ -60,3 +60,27 @@ def test_item_mean_bounds(kind, tmp_path):
     b = store.item_mean_bounds([1], "t", "acc")
     assert b["n"] == 6 and b["min"] == 0.0 and b["max"] == 1.0
     assert store.item_mean_bounds([1], "nope", "acc") == {"n": 0, "min": None, "max": None}
+
+
+@pytest.mark.parametrize("runs", [[1, 2], [1], [2]])
+def test_matrices_and_codes_from_one_read_equal_the_two_reads(runs, tmp_path):
+    # the clustered leaderboard reads both at once: several answers (run a's "t"), labels
+    # that differ within an item, unlabelled items, two metrics, a subset of the runs
+    store = make_store(_runs(), tmp_path, kind="real")
+    cells = [("t", "acc"), ("u", "f1")]
+    mats, codes = store.item_matrices_and_codes(cells, run_ids=runs)
+    alone = store.item_cluster_codes(cells, run_ids=runs)
+    key = ["k", "run_id", "code", "score"]
+    assert codes.sort_values(key).reset_index(drop=True).equals(
+        alone.sort_values(key).reset_index(drop=True))
+    assert len(codes) > 0
+    ref = store.item_matrices(cells, run_ids=runs)
+    assert mats.keys() == ref.keys() and set(mats) == set(cells)
+    for cell, im in ref.items():
+        got = mats[cell]
+        assert got.task == im.task and got.metric == im.metric and got.binary == im.binary
+        assert np.array_equal(got.run_ids, im.run_ids) and np.array_equal(got.items, im.items)
+        assert np.array_equal(got.scores, im.scores, equal_nan=True)
+        assert got.scores.shape == (len(im.items), len(runs))
+    none, no_codes = store.item_matrices_and_codes([])
+    assert none == {} and no_codes.empty and list(no_codes.columns) == list(alone.columns)

@@ -13,7 +13,7 @@ from evalcore import stats as st
 from evalcore.errors import AnalysisError
 from evalcore.analysis.groups import average_weights, task_groups
 from evalcore.analysis.tiers import (_compared_runs, _in_board_order, _item_mean_bounds,
-                                     _pull_matrices, _ranks, _tiers)
+                                     _pull_matrices, _ranks, _select_matrices, _tiers)
 from evalcore.analysis.tiers import rank_intervals  # noqa: F401  (public, re-exported)
 from evalcore.analysis._common import (
     AVERAGE_COLUMNS,
@@ -223,8 +223,11 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
     wanted = _compared_runs(item_cells, metrics_by_task) if include_tiers else \
         _compared_runs(item_cells, metrics_by_task, None if rank_tasks is None
                        else {str(t) for t in rank_tasks}) if include_ranks else {}
+    # (clustered: one read serves the cluster codes and the matrices, ``_clustered_cells``)
+    shared = method == "clustered" and hasattr(store, "item_matrices_and_codes")
     pulling = _BACKGROUND.submit(_pull_matrices, store, wanted, metrics_by_task) \
-        if wanted else None
+        if wanted and not shared else None
+    pulled: dict = {}
     n = cs["n"].to_numpy(dtype=float)
     ssum = cs["sum"].to_numpy(dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -265,7 +268,7 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
         notes.append(f"bootstrap: {n_resamples} resamples of items, seed {seed}")
     else:
         nocl = _clustered_cells(store, cs, metrics_by_task, score, se, low, high, used, z,
-                                confidence)
+                                confidence, wanted if shared else None, pulled)
         if nocl:
             notes.append("no cluster key, CLT used for: " + _short(nocl))
 
@@ -347,7 +350,8 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
 
     # direction and scale of each task's metric ------------------------------------------
     # (the pulled matrices' extremes also serve the metric info)
-    pulled = pulling.result() if pulling is not None else {}
+    if pulling is not None:
+        pulled = pulling.result()
     info = _metric_infos(store, cells, metrics_by_task, protocols,
                          dict(zip(run_table["run_id"].astype(int),
                                   run_table["source_format"].astype(str))),
@@ -600,9 +604,14 @@ def _bootstrap_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
 
 def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
                      score: np.ndarray, se: np.ndarray, low: np.ndarray, high: np.ndarray,
-                     used: np.ndarray, z: float, confidence: float) -> list[str]:
+                     used: np.ndarray, z: float, confidence: float,
+                     wanted: dict[str, list[int]] | None = None,
+                     pulled: dict | None = None) -> list[str]:
     """Cluster-robust intervals of every cell, filling se/low/high/used in place; returns the
-    tasks where some cell had no cluster key (CLT used there).
+    tasks where some cell had no cluster key (CLT used there). With ``wanted`` (task -> run
+    ids whose items x runs matrices the tiers need), the same read also gives those
+    matrices (``store.item_matrices_and_codes``), put in ``pulled`` as ``_pull_matrices``
+    would return them.
 
     One query for all tasks returns item means with integer cluster codes
     (``store.item_cluster_codes``; an item without a label is its own cluster), and every
@@ -616,7 +625,13 @@ def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
     nocl: set[str] = set()
     if tms:
         all_runs = sorted({int(run_ids[i]) for t, _ in tms for i in rows_of[t]})
-        codes = store.item_cluster_codes(tms, run_ids=all_runs)
+        if wanted:
+            mats, codes = store.item_matrices_and_codes(tms, run_ids=all_runs)
+            got = {(str(t), str(m)): (np.asarray(im.run_ids, dtype=np.int64), im.scores)
+                   for (t, m), im in mats.items()}
+            pulled.update(_select_matrices(got, wanted, metrics_by_task))
+        else:
+            codes = store.item_cluster_codes(tms, run_ids=all_runs)
         kk = codes["k"].to_numpy(dtype=np.int64)
         # the store returns the cells in order; sort only if it did not
         order = slice(None) if bool(np.all(kk[1:] >= kk[:-1])) else np.argsort(kk, kind="stable")

@@ -64,6 +64,13 @@ def _pull_matrices(store, runs_of: dict[str, list[int]], metrics_by_task: dict[s
         return {}
     all_runs = sorted({r for rids in runs_of.values() for r in rids})
     got = _store_matrices(store, [(t, metrics_by_task[t]) for t in runs_of], all_runs)
+    return _select_matrices(got, runs_of, metrics_by_task)
+
+
+def _select_matrices(got: dict, runs_of: dict[str, list[int]], metrics_by_task: dict[str, str]
+                     ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``_pull_matrices``' selection: task -> (run ids, matrix) of the tasks of ``runs_of``
+    from ``got`` ((task, metric) -> (run ids ascending, matrix)), columns of those runs."""
     out = {}
     for t, rids in runs_of.items():
         m = got.get((t, metrics_by_task[t]))

@@ -61,11 +61,45 @@ class _MatrixQueries:
         task, so the codes are exact); an item whose answers carry different labels takes
         the smallest key's label."""
         tms = list(dict.fromkeys((str(t), str(m)) for t, m in task_metrics))
-        empty = pd.DataFrame({"k": pd.Series(dtype="int32"), "run_id": pd.Series(dtype="int32"),
-                              "score": pd.Series(dtype=float), "code": pd.Series(dtype="int64"),
-                              "has_cluster": pd.Series(dtype=bool)})
+        with self._read() as con:
+            rows = self._cluster_rows(con, tms, run_ids)
+        return _EMPTY_CODES.copy() if rows is None else _codes_frame(tms, *rows)
+
+    def item_matrices_and_codes(self, task_metrics: list[tuple[str, str]],
+                                run_ids: list[int] | None = None
+                                ) -> tuple[dict[tuple[str, str], ItemMatrix], pd.DataFrame]:
+        """``(item_matrices(task_metrics, run_ids), item_cluster_codes(task_metrics,
+        run_ids))`` from one read of the score rows (the clustered leaderboard needs both:
+        its intervals the codes, its tiers the matrices). The same matrices and codes as
+        the two calls (per-item means of several answers are DuckDB averages in both; their
+        last bits follow the scan's order there as here)."""
+        tms = list(dict.fromkeys((str(t), str(m)) for t, m in task_metrics))
         if not tms:
-            return empty
+            return {}, _EMPTY_CODES.copy()
+        base, pbase = self._where(run_ids, None, None, "s")
+        tm = ("tm AS (SELECT unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS metric, "
+              "unnest(range(?)) AS k)")
+        with self._read() as con:
+            flags = con.execute(
+                f"WITH {tm} SELECT tm.k, bool_and(s.is_binary) FROM cells s "
+                f"JOIN tm USING (task, metric){base} GROUP BY tm.k",
+                [[t for t, _ in tms], [m for _, m in tms], len(tms)] + pbase).fetchall()
+            rows = self._cluster_rows(con, tms, run_ids)
+        if rows is None:
+            return {}, _EMPTY_CODES.copy()
+        binary = {int(k): bool(b) for k, b in flags}
+        got, lut, kmin = rows
+        return _fill_matrices(tms, got, lut, kmin, binary), _codes_frame(tms, got, lut, kmin)
+
+    def _cluster_rows(self, con: duckdb.DuckDBPyConnection, tms: list[tuple[str, str]],
+                      run_ids: list[int] | None
+                      ) -> tuple[dict[str, np.ndarray], np.ndarray, int] | None:
+        """``item_cluster_codes``' read: (rows, lut, kmin) with rows run_id, item, m (mean
+        over answers), lab (label key, -1 for none) and km (metric number, several metrics
+        only), every asked run's rows of the asked tasks' keys (``_cell_lut``); None when
+        nothing is asked or stored."""
+        if not tms:
+            return None
         tasks = list(dict.fromkeys(t for t, _ in tms))
         metrics = list(dict.fromkeys(m for _, m in tms))
         umetrics = sorted(set(metrics))
@@ -73,79 +107,36 @@ class _MatrixQueries:
         filt = (f"{base}{' AND' if base else ' WHERE'} task IN ({', '.join('?' * len(tasks))}) "
                 f"AND metric IN ({', '.join('?' * len(metrics))})")
         pfilt = pbase + tasks + metrics
-        with self._read() as con:
-            ks = con.execute(f"SELECT run_id, max(k_max) FROM cells{filt} GROUP BY run_id",
-                             pfilt).fetchall()
-            one = sorted(int(r) for r, km in ks if int(km) <= 1)
-            many = sorted(int(r) for r, km in ks if int(km) > 1)
-            got_lut = _cell_lut(con, tms) if ks else None
-            if got_lut is None:
-                return empty
-            lut, kmin = got_lut
-            mcol = "" if len(umetrics) == 1 else "list_position(?::VARCHAR[], metric) - 1 AS km, "
-            pm = [] if len(umetrics) == 1 else [umetrics]
-            # a task filter only for a few tasks (row groups of other tasks are skipped; a
-            # string test per row otherwise); the grouped part keeps both filters (few rows)
-            few = len(tasks) <= 3
-            tcond = f" AND task IN ({', '.join('?' * len(tasks))})" if few else ""
-            mcond = f" AND metric IN ({', '.join('?' * len(metrics))})"
-            pieces = []
-            if one:     # the runs as a range in SQL, the exact set in numpy (_runs_in)
-                pieces.append(_runs_in(con.execute(
-                    f"SELECT {mcol}run_id, item, score AS m, coalesce(cluster, -1) AS lab "
-                    f"FROM scores WHERE run_id BETWEEN ? AND ?{mcond}{tcond}",
-                    pm + [one[0], one[-1]] + metrics + (tasks if few else [])), one))
-            if many:
-                wk, pk = self._where(many, None, None)
-                pieces.append(_arrays(con.execute(
-                    f"SELECT {mcol}run_id, item, avg(score) AS m, coalesce(min(cluster), -1) AS lab "
-                    f"FROM scores{wk}{mcond} AND task IN ({', '.join('?' * len(tasks))}) "
-                    "GROUP BY task, metric, run_id, item", pm + pk + metrics + tasks)))
-            got = pieces[0] if len(pieces) == 1 else \
-                {c: np.concatenate([g[c] for g in pieces]) for c in pieces[0]}
-        cell, kept = _row_cells(got, lut, kmin)
-        cols = {c: (got[c] if kept is None else got[c][kept]) for c in ("run_id", "m", "lab", "item")}
-        if cell.size == 0:
-            return empty
-        order = np.argsort(cell.astype(np.int16 if len(tms) < 2 ** 15 else np.int64),
-                           kind="stable")                 # by cell, read order within
-        cell = cell[order]
-        run = cols["run_id"][order]
-        mean = cols["m"][order].astype(np.float64, copy=False)
-        lab = cols["lab"][order].astype(np.int64)
-        has = lab >= 0
-        n_cells = len(tms)
-        code = np.zeros(cell.size, dtype=np.int64)
-        n_lab = np.zeros(n_cells, dtype=np.int64)
-        if has.any():
-            # dense rank of (cell, label key), the order np.unique gives, per cell from 0
-            lo = int(lab[has].min())
-            span = int(lab[has].max()) - lo + 1
-            key = cell[has] * span + (lab[has] - lo)
-            if n_cells * span <= 1 << 26:
-                seen = np.zeros(n_cells * span, dtype=bool)
-                seen[key] = True
-                rank = np.cumsum(seen, dtype=np.int64) - 1
-                n_lab = seen.reshape(n_cells, span).sum(axis=1)
-                dense = rank[key]
-            else:
-                uniq, dense = np.unique(key, return_inverse=True)
-                n_lab = np.bincount(uniq // span, minlength=n_cells)
-            first = np.concatenate([[0], np.cumsum(n_lab)[:-1]])
-            code[has] = dense - first[cell[has]]
-        if (~has).any():
-            # an unlabelled item is its own cluster, numbered after the cell's labels in order
-            # of first appearance (rows are grouped by cell, so each cell's new codes are one
-            # run of pd.factorize's codes)
-            lone_cell = cell[~has]
-            items = cols["item"][order][~has].astype(np.int64)
-            span_i = int(items.max()) + 1
-            f, uniq = pd.factorize(lone_cell * span_i + items)
-            n_lone = np.bincount(np.asarray(uniq) // span_i, minlength=n_cells)
-            first = np.concatenate([[0], np.cumsum(n_lone)[:-1]])
-            code[~has] = n_lab[lone_cell] + f - first[lone_cell]
-        return pd.DataFrame({"k": cell.astype(np.int32), "run_id": run.astype(np.int32),
-                             "score": mean, "code": code, "has_cluster": has})
+        ks = con.execute(f"SELECT run_id, max(k_max) FROM cells{filt} GROUP BY run_id",
+                         pfilt).fetchall()
+        one = sorted(int(r) for r, km in ks if int(km) <= 1)
+        many = sorted(int(r) for r, km in ks if int(km) > 1)
+        got_lut = _cell_lut(con, tms) if ks else None
+        if got_lut is None:
+            return None
+        lut, kmin = got_lut
+        mcol = "" if len(umetrics) == 1 else "list_position(?::VARCHAR[], metric) - 1 AS km, "
+        pm = [] if len(umetrics) == 1 else [umetrics]
+        # a task filter only for a few tasks (row groups of other tasks are skipped; a
+        # string test per row otherwise); the grouped part keeps both filters (few rows)
+        few = len(tasks) <= 3
+        tcond = f" AND task IN ({', '.join('?' * len(tasks))})" if few else ""
+        mcond = f" AND metric IN ({', '.join('?' * len(metrics))})"
+        pieces = []
+        if one:     # the runs as a range in SQL, the exact set in numpy (_runs_in)
+            pieces.append(_runs_in(con.execute(
+                f"SELECT {mcol}run_id, item, score AS m, coalesce(cluster, -1) AS lab "
+                f"FROM scores WHERE run_id BETWEEN ? AND ?{mcond}{tcond}",
+                pm + [one[0], one[-1]] + metrics + (tasks if few else [])), one))
+        if many:
+            wk, pk = self._where(many, None, None)
+            pieces.append(_arrays(con.execute(
+                f"SELECT {mcol}run_id, item, avg(score) AS m, coalesce(min(cluster), -1) AS lab "
+                f"FROM scores{wk}{mcond} AND task IN ({', '.join('?' * len(tasks))}) "
+                "GROUP BY task, metric, run_id, item", pm + pk + metrics + tasks)))
+        got = pieces[0] if len(pieces) == 1 else \
+            {c: np.concatenate([g[c] for g in pieces]) for c in pieces[0]}
+        return got, lut, kmin
 
     # ---- the analysis layer's matrix read (issue 9) ------------------------------------
 
@@ -242,6 +233,60 @@ class _MatrixQueries:
         return [label[k] for k in keys]
 
 
+_EMPTY_CODES = pd.DataFrame({"k": pd.Series(dtype="int32"), "run_id": pd.Series(dtype="int32"),
+                             "score": pd.Series(dtype=float), "code": pd.Series(dtype="int64"),
+                             "has_cluster": pd.Series(dtype=bool)})
+
+
+def _codes_frame(tms: list[tuple[str, str]], got: dict[str, np.ndarray], lut: np.ndarray,
+                 kmin: int) -> pd.DataFrame:
+    """``item_cluster_codes``' numpy half: the rows of ``_cluster_rows`` -> its frame."""
+    empty = _EMPTY_CODES.copy()
+    cell, kept = _row_cells(got, lut, kmin)
+    cols = {c: (got[c] if kept is None else got[c][kept]) for c in ("run_id", "m", "lab", "item")}
+    if cell.size == 0:
+        return empty
+    order = np.argsort(cell.astype(np.int16 if len(tms) < 2 ** 15 else np.int64),
+                       kind="stable")                 # by cell, read order within
+    cell = cell[order]
+    run = cols["run_id"][order]
+    mean = cols["m"][order].astype(np.float64, copy=False)
+    lab = cols["lab"][order].astype(np.int64)
+    has = lab >= 0
+    n_cells = len(tms)
+    code = np.zeros(cell.size, dtype=np.int64)
+    n_lab = np.zeros(n_cells, dtype=np.int64)
+    if has.any():
+        # dense rank of (cell, label key), the order np.unique gives, per cell from 0
+        lo = int(lab[has].min())
+        span = int(lab[has].max()) - lo + 1
+        key = cell[has] * span + (lab[has] - lo)
+        if n_cells * span <= 1 << 26:
+            seen = np.zeros(n_cells * span, dtype=bool)
+            seen[key] = True
+            rank = np.cumsum(seen, dtype=np.int64) - 1
+            n_lab = seen.reshape(n_cells, span).sum(axis=1)
+            dense = rank[key]
+        else:
+            uniq, dense = np.unique(key, return_inverse=True)
+            n_lab = np.bincount(uniq // span, minlength=n_cells)
+        first = np.concatenate([[0], np.cumsum(n_lab)[:-1]])
+        code[has] = dense - first[cell[has]]
+    if (~has).any():
+        # an unlabelled item is its own cluster, numbered after the cell's labels in order
+        # of first appearance (rows are grouped by cell, so each cell's new codes are one
+        # run of pd.factorize's codes)
+        lone_cell = cell[~has]
+        items = cols["item"][order][~has].astype(np.int64)
+        span_i = int(items.max()) + 1
+        f, uniq = pd.factorize(lone_cell * span_i + items)
+        n_lone = np.bincount(np.asarray(uniq) // span_i, minlength=n_cells)
+        first = np.concatenate([[0], np.cumsum(n_lone)[:-1]])
+        code[~has] = n_lab[lone_cell] + f - first[lone_cell]
+    return pd.DataFrame({"k": cell.astype(np.int32), "run_id": run.astype(np.int32),
+                         "score": mean, "code": code, "has_cluster": has})
+
+
 def _fill_matrices(tms: list[tuple[str, str]], got: dict[str, np.ndarray], lut: np.ndarray,
                    kmin: int, binary: dict[int, bool]) -> dict[tuple[str, str], ItemMatrix]:
     """``item_matrices``' numpy half: rows (run_id, item, m, optional metric number km)
@@ -254,11 +299,15 @@ def _fill_matrices(tms: list[tuple[str, str]], got: dict[str, np.ndarray], lut: 
     mean = np.asarray(got["m"], dtype=np.float64)
     if mean.size == 0:
         return {}
-    # key: flat index into lut (metric number x item key)
-    key = np.subtract(np.asarray(got["item"]), kmin, dtype=np.int64)
+    # key: flat index into lut (metric number x item key); int32 arithmetic where it fits
+    # (the passes over millions of rows move half the bytes)
+    small = n_m * span < 2 ** 31 - 1
+    ityp = np.int32 if small else np.int64
+    key = np.subtract(np.asarray(got["item"]), kmin, dtype=ityp)
     if "km" in got:
-        key += np.asarray(got["km"]).astype(np.int64) * span
-    run = np.asarray(got["run_id"]).astype(np.int64)
+        key += np.asarray(got["km"]).astype(ityp) * ityp(span)
+    run = np.asarray(got["run_id"])
+    run = run if run.dtype == np.int32 else run.astype(np.int64)
     flat_lut = lut.ravel()
     klo, khi = int(key.min()), int(key.max())
     if klo < 0 or khi >= flat_lut.size:                       # rows of other tasks
@@ -281,7 +330,8 @@ def _fill_matrices(tms: list[tuple[str, str]], got: dict[str, np.ndarray], lut: 
     rmin = int(run.min())
     rspan = int(run.max()) - rmin + 1
     # runs of each cell: presence over (cell, run id); the column of a run = its rank
-    rkey = run - rmin if cell is None else cell * rspan + (run - rmin)
+    rkey = np.subtract(run, rmin, dtype=run.dtype) if cell is None else \
+        cell * rspan + (run - rmin)
     has_run = np.zeros(n_cells * rspan, dtype=bool)
     has_run[rkey] = True
     has_run = has_run.reshape(n_cells, rspan)
@@ -298,17 +348,27 @@ def _fill_matrices(tms: list[tuple[str, str]], got: dict[str, np.ndarray], lut: 
     n_items = np.diff(starts)
     size = n_items * n_runs
     offset = np.concatenate([[0], np.cumsum(size)])
-    buf = np.full(int(offset[-1]), np.nan)
+    # a row per (cell, run, item) (one answer per item, or averaged): when there are as many
+    # rows as slots, every slot is written once and the buffer needs no NaN fill
+    buf = np.empty(int(offset[-1])) if mean.size == int(offset[-1]) else \
+        np.full(int(offset[-1]), np.nan)
     if one and n_runs[0] == rspan and where[-1] - where[0] + 1 == where.size:
-        # no gaps: row = key - first key, column = run id - first run id
-        buf[(key - int(where[0])) * rspan + rkey] = mean
+        # no gaps: row = key - first key, column = run id - first run id (in place: one
+        # int64 index array)
+        pos = key.astype(np.int64)
+        pos -= int(where[0])
+        pos *= rspan
+        pos += rkey
+        buf[pos] = mean
     else:
         # position of a row = offset of its cell + item row * runs of the cell + run column
         rank = np.arange(where.size) - starts[owner]
         item_term = np.zeros(n_m * span, dtype=np.int64)
         item_term[where] = offset[owner] + rank * n_runs[owner]
         run_term = (np.cumsum(has_run, axis=1, dtype=np.int64) - 1).ravel()
-        buf[item_term[key] + run_term[rkey]] = mean
+        pos = item_term[key]
+        pos += run_term[rkey]
+        buf[pos] = mean
     out: dict[tuple[str, str], ItemMatrix] = {}
     for k, (t, m) in enumerate(tms):
         if size[k] == 0:
