@@ -41,9 +41,10 @@ from evalcore.analysis._common import (
 # leaderboard
 # ---------------------------------------------------------------------------------------
 
-# the board's items x runs read runs here while the calling thread computes the cells (the
-# store's reads release the GIL; each thread keeps its own read cursors)
-_BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalbars-leaderboard")
+# the board's reads run here side by side, and its items x runs read while the calling
+# thread computes the cells (the store's reads release the GIL; each thread keeps its own
+# read cursors)
+_BACKGROUND = ThreadPoolExecutor(max_workers=4, thread_name_prefix="evalbars-leaderboard")
 
 @dataclass(frozen=True)
 class Leaderboard:
@@ -160,13 +161,21 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
                            _empty(AVERAGE_COLUMNS), _empty(TIER_COLUMNS), _empty(RANK_COLUMNS),
                            ("The store is empty: ingest some results first.",), {})
 
+    # reads that need only the runs go to worker threads now (each its own cursor; the
+    # store's reads release the GIL) and are collected where used
+    audit_job = None if not include_audit else \
+        _BACKGROUND.submit(store.audit, ids) if task is None else \
+        _BACKGROUND.submit(store.audit, ids, task=task)
+    cells_job = _BACKGROUND.submit(store.cell_stats, ids, task=task, metric=metric)
+    summ_job = _BACKGROUND.submit(store.summaries, ids)
+    # a one-task board needs that task's protocols only (no group can form from one task)
+    protocols_job = _BACKGROUND.submit(_protocols, store, ids, task)
     tasks_df = store.tasks(ids)
-    summ_all = store.summaries(ids)
+    summ_all = summ_job.result()
     summ = summ_all
     if len(summ):
         summ = summ[~summ["is_group"].fillna(False).astype(bool)]
-    # a one-task board needs that task's protocols only (no group can form from one task)
-    protocols = _protocols(store, ids, task)
+    protocols = protocols_job.result()
     if task is not None:
         tasks_df = tasks_df[tasks_df["task"] == task]
         summ = summ[summ["task"] == task]
@@ -210,7 +219,7 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
     chosen = pd.DataFrame({"task": list(metrics_by_task), "metric": list(metrics_by_task.values())})
 
     # item-level cells from SQL sufficient statistics --------------------------------
-    cs = store.cell_stats(ids, task=task, metric=metric)
+    cs = cells_job.result()
     cs = cs.merge(chosen, on=["task", "metric"], how="inner")
     cs = cs[cs["n"].astype(float) > 0].copy()
     cs["run_id"] = cs["run_id"].astype(int)
@@ -325,8 +334,7 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
 
     # audit flags -----------------------------------------------------------------------
     cells["audit_flag"] = None
-    aud = (store.audit(ids) if task is None else store.audit(ids, task=task)) \
-        if include_audit else None
+    aud = audit_job.result() if audit_job is not None else None
     if aud is not None and len(aud):
         a = aud[["run_id", "task", "metric", "flag"]].copy()
         a["run_id"] = a["run_id"].astype(int)
