@@ -6,6 +6,7 @@ ones numbered from meta counters and inserted; store/keys.py does it in Arrow an
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import duckdb
 import numpy as np
@@ -219,7 +220,9 @@ class _Batch:
         rows in the order (task, metric, item, run_id, answer_idx) for scores and (task,
         item, answer_idx, run_id) for texts, sorted in numpy on integer codes. Texts: the
         first row of each (run, task, item, answer) in this call, and for a merge into a
-        stored run only the rows it does not have yet; streamed to the INSERT in slices."""
+        stored run only the rows it does not have yet; streamed to the INSERT in slices.
+        Statements in the order items, texts, labels, scores: the label pairs and the scores'
+        row order (no connection needed) are computed in a helper thread meanwhile."""
         scores = self._with_run_id(self.tables["scores"]) if self.tables["scores"] else None
         texts = (self._with_run_id(self.tables["texts"], flag=True)
                  if self.tables["texts"] else None)
@@ -228,54 +231,70 @@ class _Batch:
         (task_codes, tasks) = keys.encode([t.column("task") for t in parts])
         task_order = keys.byte_order(tasks)
         task_rank = keys.rank_of(task_order)
-        all_tasks = np.concatenate(task_codes)
-        item_codes, item_ids = keys.encode([t.column("item_id") for t in parts])
-        (item,) = keys.assign(con, "items", "item", "item_id", "next_item", all_tasks, tasks,
-                              task_order, [np.concatenate(item_codes)], item_ids, self.meta)
-        del item_codes, item_ids, all_tasks
         n_s = scores.num_rows if scores is not None else 0
-        if scores is not None:
-            lab_codes, values = keys.encode([scores.column(c) for c in
-                                             ("cluster", "item_hash", "prompt_hash")])
+        # a helper thread computes what needs no connection (the label pairs, the scores'
+        # row order) while the connection writes items and texts: Arrow and numpy release
+        # the GIL, DuckDB too
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalbars-keys")
+        try:
+            if scores is not None:
+                labels_fut = pool.submit(self._label_pairs, scores, task_codes[0], task_order)
+                metric_codes, metrics = keys.encode([scores.column("metric")])
+                run = scores.column("run_id").to_numpy()
+                answer = scores.column("answer_idx").to_numpy()
+            all_tasks = np.concatenate(task_codes)
+            item_codes, item_ids = keys.encode([t.column("item_id") for t in parts])
+            (item,) = keys.assign(con, "items", "item", "item_id", "next_item", all_tasks, tasks,
+                                  task_order, [np.concatenate(item_codes)], item_ids, self.meta)
+            del item_codes, item_ids, all_tasks
+            if scores is not None:
+                s_item = item[:n_s]
+                metric_rank = keys.rank_of(keys.byte_order(metrics))
+                order_fut = pool.submit(np.lexsort, (answer, run, s_item, metric_rank[metric_codes[0]],
+                                                     task_rank[task_codes[0]]))
+            if texts is not None:
+                t1 = time.perf_counter()
+                self._write_texts(con, texts, task_codes[-1], tasks, task_rank, item[n_s:])
+                _log.debug("ingest: %d texts in %.2f s", texts.num_rows, time.perf_counter() - t1)
+            if scores is None:
+                return
+            lab_codes, values, found = labels_fut.result()
             label = keys.assign(con, "labels", "label", "value", "next_label", task_codes[0],
-                                tasks, task_order, lab_codes, values, self.meta)
-            del lab_codes, values
-        _log.debug("ingest: keys in %.2f s", time.perf_counter() - t0)
-        if scores is not None:
+                                tasks, task_order, lab_codes, values, self.meta, found=found)
+            del lab_codes, values, found
+            _log.debug("ingest: keys and texts in %.2f s", time.perf_counter() - t0)
             t0 = time.perf_counter()
-            metric_codes, metrics = keys.encode([scores.column("metric")])
-            metric_rank = keys.rank_of(keys.byte_order(metrics))
-            run = scores.column("run_id").to_numpy()
-            answer = scores.column("answer_idx").to_numpy()
-            s_item = item[:n_s]
-            order = np.lexsort((answer, run, s_item, metric_rank[metric_codes[0]],
-                                task_rank[task_codes[0]]))
+            order = order_fut.result()
+        finally:
+            pool.shutdown(wait=True)
 
-            def lab(k: int) -> pa.Array:
-                v = label[k][order]
-                return pa.array(v, mask=v < 0)
+        def lab(k: int) -> pa.Array:
+            v = label[k][order]
+            return pa.array(v, mask=v < 0)
 
-            out = pa.table({
-                "run_id": pa.array(run[order]),
-                "task": pa.DictionaryArray.from_arrays(pa.array(task_codes[0][order]), tasks),
-                "metric": pa.DictionaryArray.from_arrays(pa.array(metric_codes[0][order]),
-                                                         metrics),
-                "item": pa.array(s_item[order]),
-                "answer_idx": pa.array(answer[order]),
-                "score": scores.column("score").take(pa.array(order)),
-                "cluster": lab(0), "item_hash": lab(1), "prompt_hash": lab(2)})
-            del scores, label, order
-            con.register("_in_s", out)
-            try:
-                con.execute("INSERT INTO scores SELECT * FROM _in_s")
-            finally:
-                con.unregister("_in_s")
-            _log.debug("ingest: %d scores in %.2f s", out.num_rows, time.perf_counter() - t0)
-            del out
-        if texts is not None:
-            t0 = time.perf_counter()
-            self._write_texts(con, texts, task_codes[-1], tasks, task_rank, item[n_s:])
-            _log.debug("ingest: %d texts in %.2f s", texts.num_rows, time.perf_counter() - t0)
+        out = pa.table({
+            "run_id": pa.array(run[order]),
+            "task": pa.DictionaryArray.from_arrays(pa.array(task_codes[0][order]), tasks),
+            "metric": pa.DictionaryArray.from_arrays(pa.array(metric_codes[0][order]), metrics),
+            "item": pa.array(s_item[order]),
+            "answer_idx": pa.array(answer[order]),
+            "score": scores.column("score").take(pa.array(order)),
+            "cluster": lab(0), "item_hash": lab(1), "prompt_hash": lab(2)})
+        del scores, label, order
+        con.register("_in_s", out)
+        try:
+            con.execute("INSERT INTO scores SELECT * FROM _in_s")
+        finally:
+            con.unregister("_in_s")
+        _log.debug("ingest: %d scores in %.2f s", out.num_rows, time.perf_counter() - t0)
+
+    @staticmethod
+    def _label_pairs(scores: pa.Table, task_codes: np.ndarray, task_order: np.ndarray) -> tuple:
+        """(label codes of cluster, item_hash, prompt_hash; their dictionary; their
+        ``keys.pairs``): the label keys' work that needs no connection."""
+        lab_codes, values = keys.encode([scores.column(c) for c in
+                                         ("cluster", "item_hash", "prompt_hash")])
+        return lab_codes, values, keys.pairs(task_codes, task_order, lab_codes, values)
 
     _TEXT_SLICE = 65_536   # rows per streamed slice of the texts INSERT
 

@@ -42,6 +42,7 @@ def encode(columns: list[pa.ChunkedArray | pa.Array]) -> tuple[list[np.ndarray],
     for col in columns:
         col = col.cast(pa.large_string())
         chunks.extend(col.chunks if isinstance(col, pa.ChunkedArray) else [col])
+    chunks = [c for c in chunks if len(c)]   # (an empty chunk has no codes)
     if not chunks:
         return [np.zeros(0, np.int32) for _ in columns], pa.array([], pa.large_string())
     first: dict[tuple, int] = {}
@@ -124,25 +125,49 @@ def rank_of(order: np.ndarray) -> np.ndarray:
     return rank
 
 
+class Pairs:
+    """The distinct (task, value) pairs of an ``assign`` call, computed without the store
+    (``pairs``), so the computation can run while the connection does something else."""
+
+    def __init__(self, codes: list[np.ndarray], oks: list[np.ndarray], v_order: np.ndarray,
+                 uniq: np.ndarray, inv: np.ndarray, n_val: int):
+        self.codes, self.oks, self.v_order = codes, oks, v_order
+        self.uniq, self.inv, self.n_val = uniq, inv, n_val
+
+
+def pairs(task_codes: np.ndarray, task_order: np.ndarray, codes: list[np.ndarray],
+          values: pa.Array) -> Pairs | None:
+    """The distinct (task, value) pairs of the rows, ascending in (task, value) byte order,
+    and each row's pair (None when every value is null). Arguments as for ``assign``."""
+    oks = [c >= 0 for c in codes]
+    if not any(ok.any() for ok in oks):
+        return None
+    n_val = len(values)
+    v_order = byte_order(values)
+    t_rank, v_rank = rank_of(task_order), rank_of(v_order)
+    both = np.concatenate([t_rank[task_codes[ok]] * n_val + v_rank[c[ok]]
+                           for c, ok in zip(codes, oks)])
+    uniq, inv = np.unique(both, return_inverse=True)
+    return Pairs(codes, oks, v_order, uniq, inv.reshape(-1), n_val)
+
+
 def assign(con: duckdb.DuckDBPyConnection, table: str, key: str, text: str, counter: str,
            task_codes: np.ndarray, tasks: pa.Array, task_order: np.ndarray,
-           codes: list[np.ndarray], values: pa.Array, meta: dict) -> list[np.ndarray]:
+           codes: list[np.ndarray], values: pa.Array, meta: dict,
+           found: Pairs | None = None) -> list[np.ndarray]:
     """The ``table`` key (fixed SQL names ``key``, ``text``) of every row's (task, value)
     pair, for each code array of ``codes`` (each aligned with ``task_codes``; int32, -1
     where the value code is -1: null). Stored pairs keep their keys; new pairs are
     numbered from meta ``counter`` in (task, value) byte order and inserted (checked
-    first: their keys must be unused). ``task_order`` = ``byte_order(tasks)``."""
+    first: their keys must be unused). ``task_order`` = ``byte_order(tasks)``. ``found``:
+    ``pairs(task_codes, task_order, codes, values)`` if computed already."""
     outs = [np.full(c.size, -1, dtype=np.int32) for c in codes]
-    oks = [c >= 0 for c in codes]
-    if not any(ok.any() for ok in oks):
+    if found is None:
+        found = pairs(task_codes, task_order, codes, values)
+    if found is None:
         return outs
-    n_val = len(values)
-    v_order = byte_order(values)
+    oks, v_order, uniq, inv, n_val = found.oks, found.v_order, found.uniq, found.inv, found.n_val
     t_rank, v_rank = rank_of(task_order), rank_of(v_order)
-    pairs = np.concatenate([t_rank[task_codes[ok]] * n_val + v_rank[c[ok]]
-                            for c, ok in zip(codes, oks)])
-    uniq, inv = np.unique(pairs, return_inverse=True)
-    del pairs
     keys = np.full(uniq.size, -1, dtype=np.int64)
     names = tasks.take(pa.array(task_order[np.unique(uniq // n_val)])).to_pylist()
     stored = con.execute(f"SELECT task, {text}, {key} FROM {table} WHERE task IN "
@@ -156,9 +181,9 @@ def assign(con: duckdb.DuckDBPyConnection, table: str, key: str, text: str, coun
                   + v_rank[np.asarray(vi.filter(hit)).astype(np.int64)])
             at = np.searchsorted(uniq, sp)
             at_ok = at < uniq.size
-            found = np.zeros(sp.size, dtype=bool)
-            found[at_ok] = uniq[at[at_ok]] == sp[at_ok]
-            keys[at[found]] = np.asarray(stored.column(key).filter(pa.array(hit)))[found]
+            hit_ok = np.zeros(sp.size, dtype=bool)
+            hit_ok[at_ok] = uniq[at[at_ok]] == sp[at_ok]
+            keys[at[hit_ok]] = np.asarray(stored.column(key).filter(pa.array(hit)))[hit_ok]
     del stored
     new = np.flatnonzero(keys < 0)
     if new.size:

@@ -30,7 +30,9 @@ from evalcore.store._util import (
     _log,
     _one,
 )
+from evalcore.store import keys
 from evalcore.store.batch import _Batch
+from evalcore.store.cellstats import cell_stats, duplicate_texts
 from evalcore.store.catalog import _check_keys
 from evalcore.store.schema import (
     _EMPTY_CELLS,
@@ -305,6 +307,11 @@ class _Writes:
         warnings = list(run.warnings)
 
         facts: dict[str, Any] = {"tasks": "", "metrics": "", "n_items": 0, "n_scores": 0, "k_max": 0}
+        # item ids as integer codes, one dictionary for scores and texts (a chunk the parser
+        # shares between them is hashed once)
+        item_codes, item_dict = keys.encode([scores.column("item_id"), texts.column("item_id")])
+        n_codes = len(item_dict)
+        del item_dict
         with _scratch_cursor() as mem:   # in-memory: validation never touches the store
             mem.register("s", scores)
             mem.register("m", summaries)
@@ -318,16 +325,9 @@ class _Writes:
                     raise StoreError(f"{what}: task {bad[0]!r}, item {bad[1]!r} has answer_idx "
                                      f"{bad[2]}; expected 0 or more")
                 # one grouping pass per item gives the cell statistics the store keeps
-                # (computed here, outside the write lock) and k_max for the duplicate check
-                cells = mem.sql(
-                    "SELECT task, metric, count(*) AS n_items, sum(k) AS n_scores, "
-                    "CAST(max(k) AS INTEGER) AS k_max, sum(m) AS sum, sum(m * m) AS sumsq, "
-                    "bool_and(bin) AS is_binary, bool_or(hc) AS has_cluster FROM ("
-                    "  SELECT task, metric, item_id, avg(score) AS m, count(*) AS k, "
-                    "  bool_and(score = 0 OR score = 1) AS bin, bool_or(cluster IS NOT NULL) AS hc "
-                    "  FROM s GROUP BY task, metric, item_id) "
-                    "GROUP BY task, metric ORDER BY task, metric").to_arrow_table()
-                k_max = int(pc.max(cells.column("k_max")).as_py())
+                # (computed here, outside the write lock, on integer codes: cellstats.py)
+                # and k_max for the duplicate check
+                cells, k_max = cell_stats(scores, item_codes[0], n_codes)
                 # a duplicate needs two rows of one item, so the exact check runs only then
                 # (count(DISTINCT answer_idx) per item would cost 4x the grouping itself)
                 if k_max > 1:
@@ -360,8 +360,10 @@ class _Writes:
                         "string_agg(DISTINCT metric, ? ORDER BY metric) FROM m", [LIST_SEP, LIST_SEP])
                     facts.update(tasks=tasks, metrics=metrics)
             if texts.num_rows:
-                n_dup = _one(mem, "SELECT coalesce(sum(c - 1), 0) FROM (SELECT count(*) AS c FROM t "
-                                  "GROUP BY task, item_id, answer_idx HAVING count(*) > 1)")[0]
+                n_dup = duplicate_texts(texts, item_codes[1], n_codes)
+                if n_dup is None:   # keys too wide for one int64: count in SQL
+                    n_dup = _one(mem, "SELECT coalesce(sum(c - 1), 0) FROM (SELECT count(*) AS c "
+                                      "FROM t GROUP BY task, item_id, answer_idx HAVING count(*) > 1)")[0]
                 if n_dup:
                     mem.register("t_rn", texts.append_column(
                         "_rn", pa.array(np.arange(texts.num_rows, dtype=np.int64))))
