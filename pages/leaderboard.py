@@ -82,7 +82,7 @@ n_tasks_shown = int(cells["task"].nunique())
 n_tasks_full = int(averages["n_tasks"].max()) if len(averages) else 0
 
 
-def _average_text(row: pd.Series) -> str:
+def _average_text(row: dict) -> str:
     text = common.fmt_interval(row["score"], row["low"], row["high"], True)
     k = int(row["n_tasks"])
     if k < n_tasks_full:
@@ -94,7 +94,7 @@ if len(averages) and n_tasks_shown > 1:
     # runs averaged over all tasks first, so a one-task average never tops the table
     order = averages.sort_values(["n_tasks", "score"], ascending=[False, False])["run"] \
         .astype(str).tolist()
-    average_text = {str(r["run"]): _average_text(r) for _, r in averages.iterrows()}
+    average_text = {str(r["run"]): _average_text(r) for r in averages.to_dict("records")}
 else:
     first = cells[cells["task"] == cells["task"].iloc[0]]
     order = first["run"].astype(str).tolist()     # best first in the metric's direction

@@ -22,6 +22,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -255,12 +256,16 @@ def proportion_by(frame: pd.DataFrame, key: str, value: str = "score") -> dict[s
     """``{key value: is_proportion(frame[value] of that key)}`` for every key, in one pass."""
     if frame.empty:
         return {}
-    x = pd.to_numeric(frame[value], errors="coerce")
-    flags = pd.DataFrame({"key": frame[key].astype(str).to_numpy(),
-                          "seen": x.notna().to_numpy(),
-                          "bad": (x.notna() & ~x.between(0, 1)).to_numpy()})
-    agg = flags.groupby("key", sort=False).agg(seen=("seen", "any"), bad=("bad", "any"))
-    return {str(k): bool(r.seen and not r.bad) for k, r in agg.iterrows()}
+    x = pd.to_numeric(frame[value], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    codes, keys = pd.factorize(frame[key].astype(str), sort=False)   # missing key: -1
+    seen = ~np.isnan(x)
+    bad = seen & ~((x >= 0) & (x <= 1))
+    has_key = codes >= 0
+    codes, seen, bad = codes[has_key], seen[has_key], bad[has_key]
+    n = len(keys)
+    any_seen = np.bincount(codes, weights=seen, minlength=n) > 0
+    any_bad = np.bincount(codes, weights=bad, minlength=n) > 0
+    return {str(k): bool(s and not b) for k, s, b in zip(keys, any_seen, any_bad)}
 
 
 def fmt_value(x: float | None, percent: bool, digits: int = 1, signed: bool = False) -> str:

@@ -72,9 +72,12 @@ def scores_table(lb, run_order: Sequence[str], percent_by_task: dict[str, bool],
     cells = lb.cells
     present = set(cells["run"].astype(str))
     runs = [r for r in run_order if r in present]
+    # records of the columns cell_text reads only: no Series per cell, no other columns
+    used = [c for c in ("run", "task", "score", "low", "high", "contains_chance", "has_items",
+                        "method") if c in cells.columns]
     text = {(str(row["run"]), str(row["task"])):
             cell_text(row, percent_by_task.get(str(row["task"]), False), lb.method)
-            for row in cells.to_dict("records")}     # records: no Series per cell
+            for row in cells[used].to_dict("records")}
     notes = lb.task_notes
     kinds = notes.groupby("task")["kind"].agg(lambda k: ", ".join(sorted(set(k)))).to_dict() \
         if len(notes) else {}

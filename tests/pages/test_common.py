@@ -73,6 +73,9 @@ def test_proportion_by_equals_is_proportion_per_group():
     assert common.proportion_by(df, "task") == want == {
         "a": True, "b": False, "c": False, "d": True, "e": False}
     assert common.proportion_by(df.iloc[:0], "task") == {}
+    missing = pd.DataFrame({"task": pd.array(["a", None, "b"], dtype="string"),
+                            "score": [0.5, 7.0, 2.0]})      # a row without a key counts nowhere
+    assert common.proportion_by(missing, "task") == {"a": True, "b": False}
 
 
 def test_display_frame_arrow_strings_missing_as_dash():
