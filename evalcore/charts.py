@@ -59,13 +59,15 @@ def _base_layout(fig: go.Figure, title: str, height: int) -> go.Figure:
     validating the named template again for every figure (about 10 ms each)."""
     fig.update_layout(title=dict(text=title, x=0, xanchor="left"), height=height,
                       **{k: v for k, v in _BASE_LAYOUT.items() if k != "template"})
-    spec = fig.to_dict()
-    if "template" not in spec["layout"]:     # no default template (pio.templates.default)
+    # the figure's own property dicts (what to_dict deep-copies, default template
+    # included): the new figure copies what it is given, and ``fig`` is not used again
+    data, layout = fig._data, fig._layout
+    if "template" not in layout:     # no default template (pio.templates.default is None)
         return fig.update_layout(template=_BASE_LAYOUT["template"])
     # the default template a figure got at its creation is replaced in place, as
     # update_layout does
-    layout = dict(spec["layout"], template=_template(_BASE_LAYOUT["template"]))
-    return go.Figure(data=spec["data"], layout=layout, _validate=False)
+    layout = dict(layout, template=_template(_BASE_LAYOUT["template"]))
+    return go.Figure(data=data, layout=layout, _validate=False)
 
 
 def _template(name: str) -> dict:

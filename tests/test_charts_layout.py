@@ -104,3 +104,19 @@ def test_forest_plot_json_is_the_validated_figure_byte_for_byte(case, monkeypatc
     assert fast == validated
     spec = json.loads(fast)
     assert spec["layout"]["template"]["layout"]["plot_bgcolor"] == "white"   # plotly_white
+
+
+def test_changing_one_figure_leaves_the_shared_template_alone():
+    """_base_layout and figure_from_dicts put one cached template dict into every figure:
+    a figure changed afterwards (presentation mode, a caller's update_layout) must not
+    change the next figure."""
+    first = charts.mcnemar_table(5, 2, 3, 4, label_a="A", label_b="B")
+    first.layout.template.layout.font.size = 99
+    first.update_layout(template_layout_paper_bgcolor="red")
+    forest = charts.forest_plot(_cells(), None, method_label="Wilson", confidence=0.95)
+    forest.layout.template.layout.colorway = ["#000"]
+    for fig in (charts.mcnemar_table(5, 2, 3, 4, label_a="A", label_b="B"),
+                charts.forest_plot(_cells(), None, method_label="Wilson", confidence=0.95)):
+        lay = fig.layout.template.layout
+        assert lay.paper_bgcolor == "white" and lay.font.size is None
+        assert lay.colorway[0] == "#636efa"
