@@ -595,17 +595,21 @@ class SplitReport:
                    "log, a tidy table with item ids).")
 
 
-def _item_scores(store, rid: int, task: str, metric: str, has_cluster: bool | None
+def _item_scores(store, rid: int, task: str, metric: str, one_answer: bool
                  ) -> tuple[np.ndarray, np.ndarray | None]:
     """One run's per-item means on (task, metric) in natural item-id order, and the items'
-    cluster labels (None when no item has one). Without clusters, read on integer item keys
-    (``paired_items`` of the run with itself) and only the item ids named; with clusters,
-    ``item_means`` (the labels' texts order the clusters)."""
-    if has_cluster is False:
+    cluster labels (None when no item has one). A cell with one answer per item is read on
+    integer keys (``paired_items`` of the run with itself; the ids and cluster texts of its
+    keys only); with repeats, ``item_means`` (DuckDB's mean over answers, the smallest
+    label text of an item)."""
+    if one_answer:
         p = store.paired_items(rid, rid, [(task, metric, metric)])[0]
         ids = store.item_labels(task, p.items)
         order = sorted(range(len(ids)), key=lambda i: _natural_key(ids[i]))
-        return np.asarray(p.score_a, dtype=float)[order], None
+        cluster = np.asarray(p.cluster)[order]
+        clusters = (np.array(store.label_texts(task, cluster), dtype=object)
+                    if bool((cluster >= 0).any()) else None)
+        return np.asarray(p.score_a, dtype=float)[order], clusters
     im = store.item_means([rid], task=task)
     g = im[im["metric"] == metric].copy()
     item_ids = g["item_id"].tolist()
@@ -637,8 +641,9 @@ def split_report(store, run, task: str, metric: str | None = None, *, k: int = 1
     elif metric not in metrics:
         raise AnalysisError(f"run {name!r} has no metric {metric!r} on {task!r}; it has "
                             f"{', '.join(metrics)}")
-    x, clusters = _item_scores(store, rid, task, metric,
-                               None if cells is None else bool(cells["has_cluster"].any()))
+    one = cells is not None and hasattr(store, "label_texts") and bool(
+        (cells.loc[cells["metric"] == metric, "k_max"].fillna(2).astype(int) <= 1).all())
+    x, clusters = _item_scores(store, rid, task, metric, one)
     kk = int(k) if x.size >= 10 * int(k) else max(2, x.size // 10)
     res = st.split_consistency(x, k=kk, repetitions=repetitions, seed=seed, clusters=clusters)
     found = []

@@ -161,6 +161,19 @@ class _PairQueries:
                 [str(task), ids]).df()
         return answers, firsts
 
+    def label_texts(self, task: str, labels: np.ndarray | list[int]) -> list[str | None]:
+        """The texts of integer label keys of ``task`` (``PairedItems.cluster``: cluster
+        labels), in the given order; None for -1 (no label) and for a key the task lacks."""
+        keys = [int(k) for k in np.asarray(labels, dtype=np.int64).ravel()]
+        wanted = sorted({k for k in keys if k >= 0})
+        if not wanted:
+            return [None] * len(keys)
+        with self._read() as con:
+            rows = con.execute("SELECT label, value FROM labels WHERE task = ? AND "
+                               "list_contains(?, label)", [str(task), wanted]).fetchall()
+        text = {int(k): v for k, v in rows}
+        return [text.get(k) for k in keys]
+
     def first_texts(self, run_ids: list[int], task: str, items: np.ndarray | list[int]
                     ) -> pd.DataFrame:
         """The item id of each asked item (integer keys of ``task``) and the texts of its

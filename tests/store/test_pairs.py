@@ -1,8 +1,8 @@
 """Two-run reads on integer keys (store/pairs.py): paired_items agrees with the SQL join of
 paired_item_means_tasks (the SQL oracle in tests/sql_reference.py) item by item, first_texts
 reads the first answer's texts and the ids of the asked items only, answer_texts the first
-answers of every item (the Items page's picks), answer_matrix, the per-snapshot memo and
-Store.one_version."""
+answers of every item (the Items page's picks), label_texts, answer_matrix, the per-snapshot
+memo and Store.one_version."""
 
 from __future__ import annotations
 
@@ -140,6 +140,17 @@ def test_answer_texts_first_answers_and_first_prompt_and_target_by_run(store):
     assert only_b.num_rows == 3 and sorted(firsts_b["item_id"]) == ["10", "2", "7"]
     none, no_firsts = store.answer_texts([], "t")
     assert none.num_rows == 0 and no_firsts.empty
+
+
+def test_label_texts_names_cluster_keys_in_the_given_order(store):
+    _two_runs(store)
+    a = store.paired_items(1, 1, [("t", "acc", "acc")])[0]
+    ids = store.item_labels("t", a.items)
+    texts = dict(zip(ids, store.label_texts("t", a.cluster)))
+    assert texts == {"0": "g1", "1": "g1", "2": "g2", "3": "g2", "4": None, "5": "g3", "10": "g3"}
+    assert store.label_texts("t", list(a.cluster[::-1])) == [texts[i] for i in ids[::-1]]
+    assert store.label_texts("t", [-1, -1]) == [None, None]
+    assert store.label_texts("u", [int(a.cluster.max())]) == [None]     # another task's key
 
 
 def test_answer_matrix(store):
