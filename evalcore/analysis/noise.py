@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -300,7 +301,15 @@ def protocol_sensitivity(store, *, task: str | None = None,
     cells["key"] = list(zip(cells["identity"], cells["seed"].astype(object), cells["step"].astype(object)))
     groups, gcells = [], []
     gid = 0
+    # tasks with a group: a key with two or more cells of the task's default metric family
+    # (counted in one pass; the loop below skips the other tasks, which form no group)
+    fam_of = {t: metric_family(m) for t, m in dm.items()}
+    n_cells = Counter((t, k) for t, f, k in zip(cells["task"], cells["family"], cells["key"])
+                      if f == fam_of.get(t))
+    grouped = {t for (t, _), c in n_cells.items() if c >= 2}
     for t in sorted(cells["task"].unique()):
+        if t not in grouped:
+            continue
         ct = cells[cells["task"] == t]
         fam = metric_family(dm[t])
         ct = ct[ct["family"] == fam]
