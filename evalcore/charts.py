@@ -252,6 +252,8 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
         gap_px / plot_px if nrows > 1 else 0.0, titles)
     subplot_titles = [dict(a, font=dict(size=12)) for a in title_notes]
     level = f"{confidence:.0%}"
+    # each task's rows (in the frame's order), split once rather than filtered per panel
+    by_task = dict(iter(cells.groupby(cells["task"].astype(str).to_numpy(), sort=False)))
     traces: list[dict] = []
     chance_lines: list[tuple[int, int, float]] = []    # (row, col, x): drawn after the loop
     for idx, panel in enumerate(panels):
@@ -266,7 +268,7 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
             df["chance"] = np.nan
             what = "macro average over tasks (SE = sqrt(sum SE_t^2)/k)"
         else:
-            df = cells[cells["task"].astype(str) == panel].copy()
+            df = by_task.get(panel, cells.iloc[:0]).copy()
             what = method_label
         df = df.set_index(df["run"].astype(str)).reindex(run_order).dropna(subset=["score"])
         if df.empty:
