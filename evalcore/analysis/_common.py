@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -254,22 +253,5 @@ def _chance(n_choices) -> float:
     if not np.isfinite(k) or k < 2:
         return float("nan")
     return float(st.chance_level(int(k)))
-
-
-def _contains_chance(low: float, high: float, chance: float) -> bool:
-    if not (np.isfinite(chance) and np.isfinite(low) and np.isfinite(high)):
-        return False
-    return bool(st.contains_chance(_Bounds(low, high), chance=chance))
-
-
-@dataclass(frozen=True)
-class _Bounds:
-    """The part of ``stats.Interval`` that ``stats.contains_chance`` reads."""
-
-    low: float
-    high: float
-
-    def contains(self, value: float) -> bool:
-        return bool(self.low <= value <= self.high)
 
 

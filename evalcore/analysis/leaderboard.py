@@ -27,7 +27,6 @@ from evalcore.analysis._common import (
     TIER_COLUMNS,
     _chance,
     _check_confidence,
-    _contains_chance,
     _empty,
     _fnum,
     _proportion_bounds,
@@ -345,13 +344,17 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
         cells = cells.drop(columns=["flag"])
 
     # chance ------------------------------------------------------------------------------
-    chance = np.array([_chance(n_choices.get(t)) if _chance_applies(m, b) else np.nan
-                       for t, m, b in zip(cells["task"].tolist(), cells["metric"].tolist(),
-                                          cells["binary"].tolist())],
-                      dtype=float)
+    # one level per distinct (task, metric, binary): thousands of runs share a few keys
+    keys = list(zip(cells["task"].tolist(), cells["metric"].tolist(),
+                    cells["binary"].tolist()))
+    level = {k: _chance(n_choices.get(k[0])) if _chance_applies(k[1], k[2]) else np.nan
+             for k in dict.fromkeys(keys)}
+    chance = np.array([level[k] for k in keys], dtype=float)
     cells["chance"] = chance
-    cells["contains_chance"] = [_contains_chance(lo, hi, c) for lo, hi, c in
-                                zip(cells["low"].tolist(), cells["high"].tolist(), chance)]
+    lo, hi = cells["low"].to_numpy(dtype=float), cells["high"].to_numpy(dtype=float)
+    # stats.contains_chance on each cell; a NaN bound or level makes no claim (False)
+    finite = np.isfinite(lo) & np.isfinite(hi) & np.isfinite(chance)
+    cells["contains_chance"] = finite & (lo <= chance) & (chance <= hi)
     for t in sorted(set(cells.loc[cells["contains_chance"], "task"])):
         tnotes.append((t, "chance", "some intervals contain the chance level; those scores "
                        "cannot rank anything"))

@@ -169,14 +169,22 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     mats = dict(mats or {})
     missing = {t: r for t, r in runs_of.items() if t not in mats}
     mats.update(_item_matrices(store, metrics_by_task, missing))
-    score_of = {(int(r), str(t)): float(v) for r, t, v in
-                zip(item_cells["run_id"].tolist(), item_cells["task"].tolist(),
-                    item_cells["score"].tolist())}
+    cell_task = item_cells["task"].astype(str).to_numpy()
+    cell_run = item_cells["run_id"].to_numpy(dtype=np.int64)
+    cell_score = item_cells["score"].to_numpy(dtype=float)
     binary_of = item_cells.groupby("task")["binary"].agg(lambda b: bool(np.all(b)))
     best_of = {}
     for t, rids in runs_of.items():
         sign = -1.0 if t in info and info[t].direction == mx.LOWER else 1.0
-        sc = np.array([sign * score_of.get((r, t), -sign * np.inf) for r in rids])
+        # each run's score on t (the last cell row of a (run, task) counts); -inf for a
+        # run without one, so it cannot be best; a NaN score stays NaN (argmax picks it)
+        here = cell_task == t
+        runs_t = pd.Index(cell_run[here][::-1])
+        first = ~runs_t.duplicated(keep="first")
+        lookup = pd.Index(runs_t[first])
+        vals = cell_score[here][::-1][first]
+        pos = lookup.get_indexer(np.asarray(rids, dtype=np.int64))
+        sc = np.where(pos >= 0, sign * vals[np.maximum(pos, 0)], -np.inf)
         best_of[t] = rids[int(np.argmax(sc))]
     best_avg = None
     group: set[int] = set()
@@ -197,7 +205,7 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
                 best_avg = int(same.iloc[0]["run_id"])
 
     no_items = (np.zeros(0, dtype=int), np.full((0, 0), np.nan))
-    rows = []
+    rows: list[pd.DataFrame] = []     # one frame per task, then the average's
     per_run: dict[int, list[tuple[str, float, float, int]]] = {}
     for t, rids in runs_of.items():
         best = best_of[t]
@@ -216,16 +224,17 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
         diff, se, nsh, p = res[best]
         p = np.array(p, dtype=float)
         p[bc] = np.nan
-        padj = _holm(p)
-        for j, rid in enumerate(rids):
-            is_best = j == bc
-            rows.append({"run_id": rid, "run": names.get(rid, str(rid)), "task": t,
-                         "best_run": names.get(best, str(best)),
-                         "diff_vs_best": 0.0 if is_best else float(diff[j]),
-                         "p_raw": np.nan if is_best else float(p[j]),
-                         "p_holm": np.nan if is_best else float(padj[j]),
-                         "indistinguishable_from_best": bool(is_best or not padj[j] < alpha),
-                         "n_shared": int(nsh[j])})
+        padj = np.asarray(_holm(p), dtype=float)
+        is_best = np.arange(len(rids)) == bc
+        rows.append(pd.DataFrame({
+            "run_id": np.asarray(rids, dtype=np.int64),
+            "run": [names.get(rid, str(rid)) for rid in rids], "task": t,
+            "best_run": names.get(best, str(best)),
+            "diff_vs_best": np.where(is_best, 0.0, np.asarray(diff, dtype=float)),
+            "p_raw": np.where(is_best, np.nan, p), "p_holm": np.where(is_best, np.nan, padj),
+            # an undefined adjusted p cannot separate runs: indistinguishable
+            "indistinguishable_from_best": is_best | ~(padj < alpha),
+            "n_shared": np.asarray(nsh, dtype=np.int64)}, columns=list(TIER_COLUMNS)))
         if with_avg:
             d2, se2, n2, _ = res[best_avg]
             for j, rid in enumerate(rids):
@@ -246,18 +255,19 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
         pp = st.normal_p_value(dd, ses)
         padj = _holm(pp)
         bname = names.get(best_avg, str(best_avg))
-        rows.append({"run_id": best_avg, "run": bname, "task": AVERAGE_TASK, "best_run": bname,
-                     "diff_vs_best": 0.0, "p_raw": np.nan, "p_holm": np.nan,
-                     "indistinguishable_from_best": True, "n_shared": 0})
+        avg = [{"run_id": best_avg, "run": bname, "task": AVERAGE_TASK, "best_run": bname,
+                "diff_vs_best": 0.0, "p_raw": np.nan, "p_holm": np.nan,
+                "indistinguishable_from_best": True, "n_shared": 0}]
         for i, rid in enumerate(rids):
-            rows.append({"run_id": rid, "run": names.get(rid, str(rid)), "task": AVERAGE_TASK,
-                         "best_run": bname, "diff_vs_best": dd[i], "p_raw": float(pp[i]),
-                         "p_holm": float(padj[i]),
-                         "indistinguishable_from_best": bool(not padj[i] < alpha),
-                         "n_shared": nn[i]})
+            avg.append({"run_id": rid, "run": names.get(rid, str(rid)), "task": AVERAGE_TASK,
+                        "best_run": bname, "diff_vs_best": dd[i], "p_raw": float(pp[i]),
+                        "p_holm": float(padj[i]),
+                        "indistinguishable_from_best": bool(not padj[i] < alpha),
+                        "n_shared": nn[i]})
+        rows.append(pd.DataFrame(avg, columns=list(TIER_COLUMNS)))
     if not rows:
         return _empty(TIER_COLUMNS)
-    return pd.DataFrame(rows, columns=list(TIER_COLUMNS))
+    return pd.concat(rows, ignore_index=True) if len(rows) > 1 else rows[0]
 
 
 def rank_intervals(store, task: str, metric: str, runs: list[str | int] | tuple, *,
