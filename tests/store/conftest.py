@@ -85,6 +85,20 @@ def make_run(name: str = "run", *, model: str | None = "m", task: str = "t",
                      tasks=task_df, source_key=source_key)
 
 
+def count_reads(monkeypatch) -> list:
+    """Count ``Store._read`` calls from now on (each read cursor taken: a query of the store;
+    ``version()`` reads on its own cursor and is not counted). ``monkeypatch.undo()`` stops."""
+    calls: list[int] = []
+    original = Store._read
+
+    def counting(self, *a, **kw):
+        calls.append(1)
+        return original(self, *a, **kw)
+
+    monkeypatch.setattr(Store, "_read", counting)
+    return calls
+
+
 def summary(task: str, metric: str, value: float, stderr: float | None,
             n: int | None, stderr_raw: str | None = None, is_group: bool = False) -> dict:
     return {"task": task, "metric": metric, "value": value,

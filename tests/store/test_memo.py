@@ -6,23 +6,14 @@ from __future__ import annotations
 
 import threading
 
-from evalcore.store import Store
-
-from .conftest import make_run
+from .conftest import count_reads, make_run
 
 
 def test_repeat_reads_are_served_per_snapshot_and_writes_invalidate(store, store_location,
                                                                     monkeypatch):
     store.ingest([make_run("a", files=["a"], task_protocol={"fewshot": 0})])
     first = store.runs()
-    calls = []
-    original = Store._read
-
-    def counting(self, *a, **kw):
-        calls.append(1)
-        return original(self, *a, **kw)
-
-    monkeypatch.setattr(Store, "_read", counting)
+    calls = count_reads(monkeypatch)
     again = store.runs()
     assert again.equals(first)
     assert calls == []              # only the snapshot id was read (on its own cursor)
@@ -76,14 +67,7 @@ def test_reads_of_some_runs_are_served_from_a_memoized_read_of_all(store, monkey
     for name in direct:
         getattr(store, name)()
     store.runs()
-    calls = []
-    original = Store._read
-
-    def counting(self, *a, **kw):
-        calls.append(1)
-        return original(self, *a, **kw)
-
-    monkeypatch.setattr(Store, "_read", counting)
+    calls = count_reads(monkeypatch)
     for name, want in direct.items():
         got = getattr(store, name)([3, 1])
         assert got["run_id"].tolist() == want["run_id"].tolist()

@@ -10,10 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalcore.store import Store
 from tests import sql_reference
 
-from .conftest import make_run, sha
+from .conftest import count_reads, make_run, sha
 
 
 def _two_runs(store):
@@ -209,14 +208,7 @@ def test_forget_drops_every_memo(store, monkeypatch):
     store.ingest([make_run("A", files=["a"]), make_run("B", scores=[0, 0, 1], files=["b"])])
     store.runs()
     first = store.paired_items(1, 2, [("t", "acc", "acc")])[0]
-    reads = []
-    original = Store._read
-
-    def counting(self, *a, **kw):
-        reads.append(1)
-        return original(self, *a, **kw)
-
-    monkeypatch.setattr(Store, "_read", counting)
+    reads = count_reads(monkeypatch)
     store.runs()
     assert store.paired_items(1, 2, [("t", "acc", "acc")])[0] is first and reads == []
     store.forget()
