@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from evalcore.analysis.items import SUSPECT_COLUMNS, VARIANTS
+from evalcore.analysis.items import SUSPECT_COLUMNS, VARIANTS, item_choices
 from evalcore.errors import EvalbarsError
 from ui import common
 
@@ -139,11 +139,7 @@ with tab_rs:
                 st.error(common.md_escape(exc))
         first_run = [int(r) for r in item_tasks[item_tasks["task"].astype(str)
                                                 == task_rs]["run_id"].unique()][:1]
-        # the first run's items (integer keys, then their ids): the exclusion choices
-        keys = [p.items for p in store.paired_items(first_run[0], first_run[0],
-                                                    [(task_rs, metric, metric)])] if first_run else []
-        item_ids = sorted(store.item_labels(task_rs, keys[0]) if keys else [],
-                          key=lambda s: (0, int(s), s) if s.isdigit() else (1, 0, s))
+        item_ids = item_choices(store, task_rs, metric, first_run[0]) if first_run else []
         exclude = st.multiselect("Exclude items", item_ids, key="rs_exclude")
         suspects = None
         same_task = report is not None and report.task == task_rs

@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evalcore import stats as st
-from evalcore.analysis._common import default_metric, resolve_run
+from evalcore.analysis._common import _natural_key, default_metric, resolve_run
 from evalcore.errors import AnalysisError
 from evalcore.items.ngram_index import IndexInfo, item_overlap, word_counts
 from evalcore.stats.label_consensus import (CHANCE_MODEL, DEFAULT_M, ConsensusExpectation,
@@ -134,7 +134,7 @@ def pick_matrix(store, task: str, run_ids: list[int]) -> PickMatrix:
                             "models' picks are unknown (lm_eval sample logs and inspect logs "
                             "carry them; summary files and tidy tables do not)")
     ids = [str(x) for x in firsts["item_id"].tolist()]
-    order = sorted(range(len(ids)), key=lambda i: _natural(ids[i]))
+    order = sorted(range(len(ids)), key=lambda i: _natural_key(ids[i]))
     firsts = firsts.iloc[order]
     items = [ids[i] for i in order]
     gold = [_norm_gold(t) for t in firsts["target"].tolist()]
@@ -147,9 +147,9 @@ def pick_matrix(store, task: str, run_ids: list[int]) -> PickMatrix:
     ok = keys[by_key][pos] == item
     row = by_key[pos]
     col_of = {int(r): j for j, r in enumerate(run_ids)}
-    run = np.asarray(answers.column("run_id").to_numpy(), dtype=np.int64)
-    col = np.array([col_of.get(int(r), -1) for r in np.unique(run)], dtype=np.int64)
-    col = col[np.searchsorted(np.unique(run), run)]
+    run_found, run_index = np.unique(
+        np.asarray(answers.column("run_id").to_numpy(), dtype=np.int64), return_inverse=True)
+    col = np.array([col_of.get(int(r), -1) for r in run_found], dtype=np.int64)[run_index.ravel()]
     ok &= col >= 0
     # normalise each distinct (response, target) pair once; pick texts as integer codes
     pick_code, texts = _pick_codes(answers.column("response"), answers.column("target"))
@@ -170,9 +170,12 @@ def pick_matrix(store, task: str, run_ids: list[int]) -> PickMatrix:
     return PickMatrix(list(run_ids), items, prompts, gold, wide, codes, gold_codes, options)
 
 
-def _natural(s) -> tuple:
-    s = str(s)
-    return (0, int(s), s) if s.isdigit() else (1, 0, s)
+def item_choices(store, task: str, metric: str, run_id: int) -> list[str]:
+    """The item ids of one run's (task, metric) scores in natural order (the Items page's
+    exclusion choices): integer item keys from ``store.answer_matrix``, ids read for those
+    keys only (``store.item_labels``). Empty when the run has no such scores."""
+    items, _, _ = store.answer_matrix(int(run_id), str(task), str(metric))
+    return sorted(store.item_labels(task, items), key=_natural_key) if items.size else []
 
 
 def _missing(v) -> bool:

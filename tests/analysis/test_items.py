@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalcore.analysis.items import (contamination, read_relabels, rescore, suspect_labels)
+from evalcore.analysis.items import (contamination, item_choices, read_relabels, rescore,
+                                     suspect_labels)
 from evalcore.errors import AnalysisError
 from evalcore.model import (SCORE_COLUMNS, SUMMARY_COLUMNS, TASK_COLUMNS, TEXT_COLUMNS, ParsedRun,
                             SourceFile, empty_frame)
@@ -91,6 +92,15 @@ def test_planted_label_errors_are_found(planted: dict) -> None:
     assert row["n_agree"] == 3 and row["m0"] == row["consensus"]
     csv = rep.export_csv()
     assert csv.splitlines()[0].startswith("task,item_id,new_gold,prompt,gold,consensus")
+
+
+def test_item_choices_are_the_runs_item_ids_in_natural_order(planted: dict) -> None:
+    store = planted["store"]
+    rid = store.resolve_run("m0")
+    want = sorted(store.scores([rid], TASK, "acc")["item_id"].astype(str).unique(), key=int)
+    got = item_choices(store, TASK, "acc", rid)
+    assert got == want and got[:3] == ["0", "1", "2"] and len(got) == 600
+    assert item_choices(store, TASK, "no_such_metric", rid) == []
 
 
 def test_relabel_and_sensitivity(planted: dict) -> None:
