@@ -210,6 +210,10 @@ class MemoryStore:
                        and not (isinstance(v, float) and np.isnan(v))})
         return {v: n + 1 for n, v in enumerate(vals)}
 
+    def label_texts(self, task, labels) -> list:
+        inv = {v: k for k, v in self._label_keys(task).items()}
+        return [inv.get(int(k)) for k in np.asarray(labels, dtype=np.int64).ravel()]
+
     def paired_items(self, run_a, run_b, cells) -> list:
         """Store.paired_items by a pandas outer merge of two item_means on item_id."""
         from evalcore.model import PairedItems

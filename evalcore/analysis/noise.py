@@ -42,7 +42,7 @@ import pandas as pd
 
 from evalcore import stats as st
 from evalcore.analysis._common import (_check_confidence, _empty, _fnum, _natural_key,
-                                       _resolve, default_metric)
+                                       _proportion_bounds, _resolve, default_metric)
 from evalcore.errors import AnalysisError
 
 SEED_TOKEN = re.compile(r"(?:^|(?<=[-_/.]))seed[-_=]?(\d+)(?=$|[-_/.])", re.IGNORECASE)
@@ -180,10 +180,9 @@ def _all_cells(store, run_ids: list[int], confidence: float) -> pd.DataFrame:
     se = np.asarray(st.mean_se_from_moments(n, total, sq), dtype=float)
     binary = cs["binary"].to_numpy(dtype=bool)[keep] & (np.abs(sq - total) < 1e-9)
     low, high = score - z * se, score + z * se
-    k = np.round(total).astype(np.int64)
-    for size in np.unique(n[binary]).tolist():
-        at = binary & (n == size)
-        low[at], high[at] = _wilson(k[at], int(size), confidence)
+    if binary.any():
+        low[binary], high[binary] = _proportion_bounds("wilson", np.round(total[binary]),
+                                                       n[binary], confidence)
     out = list(zip(cs["run_id"].to_numpy()[keep].astype(int).tolist(),
                    [str(t) for t in cs["task"].to_numpy()[keep].tolist()],
                    [str(m) for m in cs["metric"].to_numpy()[keep].tolist()],
@@ -201,16 +200,6 @@ def _all_cells(store, run_ids: list[int], confidence: float) -> pd.DataFrame:
                     False, False))
     return pd.DataFrame(out, columns=["run_id", "task", "metric", "n", "score", "se", "low", "high",
                                       "binary", "has_items"])
-
-
-def _wilson(k: np.ndarray, n: int, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """``stats.wilson_interval`` (edge-modified) of k of n for many k and one n: the scalar
-    function once per distinct k (the interval is exactly the one a cell alone gets)."""
-    ks, inv = np.unique(k, return_inverse=True)
-    bounds = [st.proportion_interval(int(x), n, "wilson", confidence) for x in ks.tolist()]
-    lows = np.array([float(b.low) for b in bounds])
-    highs = np.array([float(b.high) for b in bounds])
-    return lows[inv.ravel()], highs[inv.ravel()]
 
 
 def metric_family(metric: str) -> str:
@@ -634,13 +623,9 @@ def split_report(store, run, task: str, metric: str | None = None, *, k: int = 1
     2) when the task has fewer than 10 k items."""
     rid = _resolve(store, run)
     name = str(store.runs().set_index("run_id").loc[rid, "name"])
-    cells = store.tasks([rid]) if hasattr(store, "paired_items") else None
-    if cells is not None:
-        cells = cells[(cells["task"] == task) & cells["has_items"].fillna(False).astype(bool)]
-        metrics = sorted(cells["metric"].unique())
-    else:
-        im = store.item_means([rid], task=task)
-        metrics = sorted(im["metric"].unique())
+    cells = store.tasks([rid])
+    cells = cells[(cells["task"] == task) & cells["has_items"].fillna(False).astype(bool)]
+    metrics = sorted(cells["metric"].unique())
     if not metrics:
         raise AnalysisError(f"run {name!r} has no item-level scores for task {task!r}")
     if metric is None:
@@ -650,8 +635,7 @@ def split_report(store, run, task: str, metric: str | None = None, *, k: int = 1
     elif metric not in metrics:
         raise AnalysisError(f"run {name!r} has no metric {metric!r} on {task!r}; it has "
                             f"{', '.join(metrics)}")
-    one = cells is not None and hasattr(store, "label_texts") and bool(
-        (cells.loc[cells["metric"] == metric, "k_max"].fillna(2).astype(int) <= 1).all())
+    one = bool((cells.loc[cells["metric"] == metric, "k_max"].fillna(2).astype(int) <= 1).all())
     x, clusters = _item_scores(store, rid, task, metric, one)
     kk = int(k) if x.size >= 10 * int(k) else max(2, x.size // 10)
     res = st.split_consistency(x, k=kk, repetitions=repetitions, seed=seed, clusters=clusters)
