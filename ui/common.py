@@ -99,9 +99,7 @@ def runs_table(store: Store) -> pd.DataFrame:
 def tasks_table(store: Store, run_ids: list[int] | None = None) -> pd.DataFrame:
     """``Store.tasks(run_ids)``; on a store error, a message and ``st.stop()``."""
     try:
-        # tasks() without an argument: the same per-snapshot memo entry as the analysis
-        # layer's store.tasks() (tasks(None) would be read again under another key)
-        return store.tasks() if run_ids is None else store.tasks([int(r) for r in run_ids])
+        return store.tasks(None if run_ids is None else [int(r) for r in run_ids])
     except EvalbarsError as exc:
         show_error(exc)
         st.stop()

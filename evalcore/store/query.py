@@ -3,6 +3,7 @@
 
 import copy
 import functools
+import inspect
 import threading
 from typing import Any
 
@@ -101,28 +102,38 @@ def _copy_frame(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _memo_key(name: str, params: dict) -> tuple:
+    """The memo key of a read: its name and its arguments (bound, defaults applied)."""
+    return (name, repr(tuple(params.items())))
+
+
 def _per_snapshot(fn=None, *, by_run: bool = False):
     """Memoize a small-table read per store snapshot (``Store.version()``) inside one Store
     object: a page that asks for runs() three times reads the catalog once. Any committed
     write (by this or another process) makes a new snapshot, which misses. Thread-safe;
     every call returns its own copy (callers mutate frames). ``by_run``: the read's only
     argument is ``run_ids`` and its rows are ordered by run_id first, so a call for some
-    runs is served from a memoized call for all runs (the rows of those runs)."""
+    runs is served from a memoized call for all runs (the rows of those runs). The key is the
+    call's arguments bound to the signature with defaults applied, so ``tasks()``,
+    ``tasks(None)`` and ``tasks(run_ids=None)`` are one entry."""
     if fn is None:
         return functools.partial(_per_snapshot, by_run=by_run)
+    signature = inspect.signature(fn)
 
     @functools.wraps(fn)
     def wrapper(self, *args, **kwargs):
         version = self.version()
-        key = (fn.__name__, repr(args), repr(sorted(kwargs.items())))
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        params = dict(list(bound.arguments.items())[1:])      # without self
+        key = _memo_key(fn.__name__, params)
         with _MEMO_LOCK:
             memo = self.__dict__.setdefault("_memo", {})
             hit = memo.get(key)
-            run_ids = args[0] if args else kwargs.get("run_ids")
+            run_ids = params.get("run_ids")
             full = None
-            if by_run and hit is None and run_ids is not None and len(kwargs) + len(args) == 1:
-                full = memo.get((fn.__name__, "()", "[]")) or \
-                    memo.get((fn.__name__, "(None,)", "[]"))
+            if by_run and hit is None and run_ids is not None and len(params) == 1:
+                full = memo.get(_memo_key(fn.__name__, {"run_ids": None}))
         if hit is not None and hit[0] == version:
             return _copy_frame(hit[1])
         if full is not None and full[0] == version:
@@ -147,7 +158,7 @@ class _Queries:
         None; not a copy: for reading only."""
         version = self.version()
         with _MEMO_LOCK:
-            hit = self.__dict__.get("_memo", {}).get((name, "()", "[]"))
+            hit = self.__dict__.get("_memo", {}).get(_memo_key(name, {}))
         return hit[1] if hit is not None and hit[0] == version else None
 
     def forget(self) -> None:

@@ -77,3 +77,14 @@ def test_reads_of_some_runs_are_served_from_a_memoized_read_of_all(store, monkey
     got = store.tasks([1])
     got.loc[:, "task"] = "mutated"                # a copy, not the memoized frame
     assert store.tasks([1])["task"].tolist() == ["t"] and store.tasks()["task"].tolist() == ["t"] * 3
+
+
+def test_equal_calls_share_one_memo_entry(store, monkeypatch):
+    # tasks(), tasks(None) and tasks(run_ids=None) are one call (arguments bound, defaults
+    # applied): a page's tasks(None) reuses the analysis layer's tasks()
+    store.ingest([make_run("a", files=["a"]), make_run("b", files=["b"])])
+    first = store.tasks()
+    calls = count_reads(monkeypatch)
+    assert store.tasks(None).equals(first) and store.tasks(run_ids=None).equals(first)
+    assert store.tasks([2]).equals(first[first["run_id"] == 2].reset_index(drop=True))
+    assert calls == []
