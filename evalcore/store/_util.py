@@ -13,7 +13,7 @@ import pandas as pd
 
 ENV_VAR = "EVALBARS_STORE"
 _log = logging.getLogger(__name__)  # DEBUG: timings of each ingest step
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 # Version 1 keyed ``files`` on the file's sha256 alone, so a tidy table with several models
 # could record only one of them; ``migrate`` upgrades an old single-file version-1 store.
 

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from evalcore.errors import StoreError
-from evalcore.store import keys
+from evalcore.store import keys, vectors
 from evalcore.store._util import _json_dumps, _json_loads, _log, _one
 
 _RUNS_SCHEMA = pa.schema([("run_id", pa.int32()), ("name", pa.string()), ("model", pa.string()),
@@ -137,6 +137,8 @@ class _Batch:
                      "HAVING count(*) > 1 LIMIT 1", [runs]),
             ("summary", f"SELECT run_id, task, metric FROM summaries WHERE {per_run} "
                         "GROUP BY ALL HAVING count(*) > 1 LIMIT 1", [runs]),
+            ("vector", f"SELECT run_id, task, metric FROM vectors WHERE {per_run} "
+                       "GROUP BY ALL HAVING count(*) > 1 LIMIT 1", [runs]),
             ("task", f"SELECT run_id, task FROM tasks WHERE {per_run} GROUP BY ALL "
                      "HAVING count(*) > 1 LIMIT 1", [runs]),
         )
@@ -286,6 +288,8 @@ class _Batch:
             con.execute("INSERT INTO scores SELECT * FROM _in_s")
         finally:
             con.unregister("_in_s")
+        # schema 4: each new cell's item vector, from the rows just written (vectors.py)
+        vectors.write(con, out)
         _log.debug("ingest: %d scores in %.2f s", out.num_rows, time.perf_counter() - t0)
 
     @staticmethod

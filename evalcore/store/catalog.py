@@ -221,6 +221,7 @@ def _load_legacy(con: duckdb.DuckDBPyConnection) -> None:
     database ``lake`` of the current schema, so every read query works on it: the small
     tables are copied, scores and texts get integer item keys (``upgrade.fill_v3``). The
     file itself is never written."""
+    from evalcore.store import vectors
     from evalcore.store.schema import _DDL, TABLES
     from evalcore.store.upgrade import fill_v3, set_counters
     con.execute(f"ATTACH ':memory:' AS {LAKE}")
@@ -233,12 +234,14 @@ def _load_legacy(con: duckdb.DuckDBPyConnection) -> None:
     for ddl in _DDL:
         con.execute(ddl)
     for table in TABLES:
-        if table not in ("items", "labels", "scores", "texts"):
+        if table not in ("items", "labels", "scores", "texts", "vectors"):
             cols = ", ".join(f'"{c}"' for (c, *_) in con.execute(f"DESCRIBE {table}").fetchall())
             con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {src}.{table}")
     version = _one(con, "SELECT value FROM meta WHERE key = 'schema_version'")
     if version is not None and version[0] in ("1", "2"):
-        set_counters(con, *fill_v3(con, f"{src}.scores", f"{src}.texts"))
+        set_counters(con, *fill_v3(con, f"{src}.scores", f"{src}.texts"),
+                     version=SCHEMA_VERSION)
+        vectors.fill(con)
     con.execute("USE memory")
 
 
@@ -474,8 +477,14 @@ class _Catalog:
         version = self._schema_version()
         if version == "2" and not self._target.read_only:
             from evalcore.store.upgrade import upgrade_v2
-            self._write(upgrade_v2, "upgrading the store to schema 3 (integer item keys)")
+            self._write(upgrade_v2, "upgrading the store to schema 3 (integer item keys)",
+                        checks=tuple(c for c in KEY_CHECKS if c[0] != "vector"))
             self.compact()   # the small files schema 2 wrote per row and per run
+            version = self._schema_version()
+        if version == "3" and not self._target.read_only:
+            from evalcore.store.upgrade import upgrade_v3
+            self._write(upgrade_v3, "upgrading the store to schema 4 (per-cell item vectors)")
+            self.compact()   # the upgrade writes one vectors file per chunk of runs
             version = self._schema_version()
         if version != SCHEMA_VERSION:
             raise StoreError(f"{self._target.label} has store schema version {version or 'none'}; "

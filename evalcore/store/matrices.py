@@ -7,9 +7,12 @@ from __future__ import annotations
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from evalcore.errors import StoreError
 from evalcore.model import ItemMatrix
+from evalcore.store import vectors
 from evalcore.store._util import _fetch_rows, _one
 
 
@@ -52,18 +55,18 @@ class _MatrixQueries:
         cluster label in every run, codes in the order of the labels' keys; an item without
         a label is its own cluster, numbered after the labels in order of first appearance),
         has_cluster (the item has a label). For the clustered interval method
-        (``stats.grouped_clustered_intervals``). Rows are grouped by k; within a cell, in
-        the order the store read them.
+        (``stats.grouped_clustered_intervals``). Rows are grouped by k; within a cell, item
+        by item (keys ascending), runs ascending (the first appearance of an unlabelled item
+        follows that order; from the score rows (a cell without vectors): the read's order).
 
-        One scan for all cells reading integer columns only (the cell of a row from its item
-        key, ``_cell_lut``); runs with one answer per item (``cells.k_max = 1``) skip the
-        GROUP BY. Labels are the store's integer label keys (one key per distinct label of a
+        Read with ``item_matrices_and_codes`` (the cells' vector rows, with their label
+        keys). Labels are the store's integer label keys (one key per distinct label of a
         task, so the codes are exact); an item whose answers carry different labels takes
         the smallest key's label."""
         tms = list(dict.fromkeys((str(t), str(m)) for t, m in task_metrics))
-        with self._read() as con:
-            rows = self._cluster_rows(con, tms, run_ids)
-        return _EMPTY_CODES.copy() if rows is None else _codes_frame(tms, *rows)
+        if not tms:
+            return _EMPTY_CODES.copy()
+        return self.item_matrices_and_codes(tms, run_ids)[1]
 
     def item_matrices_and_codes(self, task_metrics: list[tuple[str, str]],
                                 run_ids: list[int] | None = None
@@ -74,6 +77,28 @@ class _MatrixQueries:
         the two calls (per-item means of several answers are DuckDB averages in both; their
         last bits follow the scan's order there as here)."""
         tms = list(dict.fromkeys((str(t), str(m)) for t, m in task_metrics))
+        if not tms:
+            return {}, _EMPTY_CODES.copy()
+        found, labs, missing = self._vector_matrices(tms, run_ids, True)
+        frames = [_codes_of_matrices(len(tms), found, labs)]
+        if missing:
+            sub = [tms[k] for k in missing]
+            old, codes = self._matrices_and_codes_scores(sub, run_ids)
+            found.update({k: old[tms[k]] for k in missing if tms[k] in old})
+            codes["k"] = np.asarray(missing, dtype=np.int32)[codes["k"].to_numpy()]
+            frames.append(codes)
+            frame = pd.concat(frames, ignore_index=True)
+            frame = frame.iloc[np.argsort(frame["k"].to_numpy(), kind="stable")]
+            codes = frame.reset_index(drop=True)
+        else:
+            codes = frames[0]
+        return {tms[k]: found[k] for k in range(len(tms)) if k in found}, codes
+
+    def _matrices_and_codes_scores(self, tms: list[tuple[str, str]], run_ids: list[int] | None
+                                   ) -> tuple[dict[tuple[str, str], ItemMatrix], pd.DataFrame]:
+        """``item_matrices_and_codes`` from the score rows (cells without vector rows; the
+        tests' oracle): one read of the rows for both (per-item means of several answers are
+        DuckDB averages)."""
         if not tms:
             return {}, _EMPTY_CODES.copy()
         base, pbase = self._where(run_ids, None, None, "s")
@@ -143,14 +168,65 @@ class _MatrixQueries:
     def item_matrices(self, task_metrics: list[tuple[str, str]],
                       run_ids: list[int] | None = None) -> dict[tuple[str, str], ItemMatrix]:
         """Per-item means (mean over the item's answers) of several (task, metric) cells as
-        items x runs matrices, one query for all cells.
+        items x runs matrices.
 
         Returns {(task, metric): ItemMatrix} for the cells some asked run (all runs when
         ``run_ids`` is None) has item scores for; a cell no asked run scored is absent.
         ``run_ids`` of a matrix: the asked runs with item scores for the cell, ascending;
         ``items``: the store's integer item keys of the cell's items (every item any of
         those runs scored), ascending; ``scores``: NaN where a run lacks the item;
-        ``binary``: every raw score of the cell in those runs is 0 or 1 (``cells.is_binary``).
+        ``binary``: every raw score of the cell is 0 or 1 in those runs (``cells.is_binary``).
+
+        Schema 4: one query reads the asked cells' item vectors (one row per run and cell,
+        store/vectors.py), decoded in numpy; a cell where some asked run has no vector row
+        is read from the score rows instead (``_item_matrices_scores``: the same matrices;
+        a mean over several answers is DuckDB's ``avg`` there and numpy's sum / count in the
+        vector, so its last bits may differ)."""
+        tms = list(dict.fromkeys((str(t), str(m)) for t, m in task_metrics))
+        if not tms:
+            return {}
+        found, _, missing = self._vector_matrices(tms, run_ids, False)
+        if missing:
+            old = self._item_matrices_scores([tms[k] for k in missing], run_ids)
+            found.update({k: old[tms[k]] for k in missing if tms[k] in old})
+        return {tms[k]: found[k] for k in range(len(tms)) if k in found}
+
+    def _vector_matrices(self, tms: list[tuple[str, str]], run_ids: list[int] | None,
+                         labels: bool) -> tuple[dict[int, ItemMatrix], dict[int, np.ndarray],
+                                                list[int]]:
+        """One read of the asked cells' vector rows (``vectors.matrices``): ({k: matrix},
+        {k: label keys} when ``labels``, the cell numbers k where some asked run has no
+        vector row: those are left to the score rows)."""
+        base, pbase = self._where(run_ids, None, None, "c")
+        vbase, pvbase = self._where(run_ids, None, None)
+        tasks = sorted({t for t, _ in tms})
+        metrics = sorted({m for _, m in tms})
+        vfilt = (f"{vbase}{' AND' if vbase else ' WHERE'} task IN ({', '.join('?' * len(tasks))})"
+                 f" AND metric IN ({', '.join('?' * len(metrics))})")
+        tm = ("tm AS (SELECT unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS metric, "
+              "unnest(range(?)) AS k)")
+        lab, vlab = (", labs", ", v.labs") if labels else ("", "")
+        with self._read() as con:
+            got = con.execute(
+                f"WITH {tm} SELECT tm.k, c.run_id, c.is_binary, v.lo, v.span, v.n, v.bits, "
+                f"v.present, v.vals{vlab} FROM cells c JOIN tm USING (task, metric) "
+                f"LEFT JOIN (SELECT run_id, task, metric, lo, span, n, bits, present, vals{lab} "
+                f"FROM vectors{vfilt}) v ON v.run_id = c.run_id AND v.task = c.task "
+                f"AND v.metric = c.metric{base} ORDER BY tm.k, v.lo, v.span, v.bits, c.run_id",
+                [[t for t, _ in tms], [m for _, m in tms], len(tms)] + pvbase + tasks + metrics
+                + pbase).fetch_arrow_table()
+        k = got.column("k").to_numpy()
+        missing = np.unique(k[got.column("lo").is_null().to_numpy(zero_copy_only=False)])
+        if missing.size:
+            got = got.filter(pc.invert(pc.is_in(got.column("k"), pa.array(missing))))
+        found, labs = vectors.matrices(got, tms, labels)
+        return found, labs, [int(i) for i in missing]
+
+    def _item_matrices_scores(self, task_metrics: list[tuple[str, str]],
+                              run_ids: list[int] | None = None
+                              ) -> dict[tuple[str, str], ItemMatrix]:
+        """``item_matrices`` from the score rows (cells without a vector row; the tests'
+        oracle for the vectors): one query for all cells, the contract of ``item_matrices``.
         Runs with one answer per item skip the GROUP BY (as ``item_cluster_codes``).
 
         The score rows are read as integers and doubles only (run_id, item, score; plus a
@@ -248,12 +324,43 @@ def _codes_frame(tms: list[tuple[str, str]], got: dict[str, np.ndarray], lut: np
         return empty
     order = np.argsort(cell.astype(np.int16 if len(tms) < 2 ** 15 else np.int64),
                        kind="stable")                 # by cell, read order within
-    cell = cell[order]
-    run = cols["run_id"][order]
-    mean = cols["m"][order].astype(np.float64, copy=False)
-    lab = cols["lab"][order].astype(np.int64)
+    return _codes_rows(len(tms), cell[order], cols["run_id"][order], cols["m"][order],
+                       cols["lab"][order], cols["item"][order])
+
+
+def _codes_of_matrices(n_cells: int, found: dict[int, ItemMatrix],
+                       labs: dict[int, np.ndarray]) -> pd.DataFrame:
+    """``item_cluster_codes``' frame from the vector read's matrices and label keys: a row
+    per (cell, item, run) present (scores are finite, so present = not NaN), item-major
+    within a cell, cells in k order."""
+    parts = []
+    for k in sorted(found):
+        mat = found[k]
+        n_items, n_runs = mat.scores.shape
+        mean = mat.scores.ravel()
+        lab = labs[k].ravel()
+        run = np.tile(mat.run_ids.astype(np.int32), n_items)
+        item = np.repeat(mat.items.astype(np.int32), n_runs)
+        absent = np.isnan(mean)
+        if absent.any():
+            keep = ~absent
+            mean, lab, run, item = mean[keep], lab[keep], run[keep], item[keep]
+        parts.append((np.full(mean.size, k, dtype=np.int32), run, mean, lab, item))
+    if not parts or not sum(p[0].size for p in parts):
+        return _EMPTY_CODES.copy()
+    cell, run, mean, lab, items = (np.concatenate(c) for c in zip(*parts))
+    return _codes_rows(n_cells, cell, run, mean, lab, items)
+
+
+def _codes_rows(n_cells: int, cell: np.ndarray, run: np.ndarray, mean: np.ndarray,
+                lab: np.ndarray, items: np.ndarray) -> pd.DataFrame:
+    """``item_cluster_codes``' frame from rows grouped by cell (cell number, run id, mean,
+    label key or -1, item key): codes of the labels dense per cell in key order, then the
+    unlabelled items in order of first appearance."""
+    mean = mean.astype(np.float64, copy=False)
+    cell = cell.astype(np.int64, copy=False)
+    lab = lab.astype(np.int64)
     has = lab >= 0
-    n_cells = len(tms)
     code = np.zeros(cell.size, dtype=np.int64)
     n_lab = np.zeros(n_cells, dtype=np.int64)
     if has.any():
@@ -277,7 +384,7 @@ def _codes_frame(tms: list[tuple[str, str]], got: dict[str, np.ndarray], lut: np
         # of first appearance (rows are grouped by cell, so each cell's new codes are one
         # run of pd.factorize's codes)
         lone_cell = cell[~has]
-        items = cols["item"][order][~has].astype(np.int64)
+        items = items[~has].astype(np.int64)
         span_i = int(items.max()) + 1
         f, uniq = pd.factorize(lone_cell * span_i + items)
         n_lone = np.bincount(np.asarray(uniq) // span_i, minlength=n_cells)

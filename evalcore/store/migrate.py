@@ -22,6 +22,7 @@ from evalcore.model import rows_key
 from evalcore.store._util import SCHEMA_VERSION, _one
 from evalcore.store.catalog import _literal, resolve_location
 from evalcore.store.schema import TABLES
+from evalcore.store import vectors
 from evalcore.store.upgrade import fill_v3, set_counters
 
 
@@ -70,7 +71,7 @@ def migrate(old: str | Path, target) -> MigrateReport:
 
         def body(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
             for table in TABLES:
-                if table in ("meta", "items", "labels", "scores", "texts"):
+                if table in ("meta", "items", "labels", "scores", "texts", "vectors"):
                     continue
                 if table == "files" and v1:     # version 1: keyed on the sha256
                     con.execute("INSERT INTO files SELECT lower(sha256), sha256, run_id, name, "
@@ -81,7 +82,9 @@ def migrate(old: str | Path, target) -> MigrateReport:
                 con.execute(f"INSERT INTO {table} ({col_list}) SELECT {col_list} "
                             f"FROM {alias}.main.{table}")
             # schema 3: item ids, cluster labels and hashes become integer keys
-            set_counters(con, *fill_v3(con, f"{alias}.main.scores", f"{alias}.main.texts"))
+            set_counters(con, *fill_v3(con, f"{alias}.main.scores", f"{alias}.main.texts"),
+                         version=SCHEMA_VERSION)
+            vectors.fill(con)       # schema 4: the per-cell item vectors
             if v1:
                 _rekey_tidy_runs(con, f"{alias}.main.scores")
             next_id = _one(con, f"SELECT value FROM {alias}.main.meta WHERE key = 'next_run_id'")

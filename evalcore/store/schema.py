@@ -76,6 +76,21 @@ _DDL = (
         is_binary BOOLEAN NOT NULL,         -- every raw score is 0 or 1
         has_cluster BOOLEAN NOT NULL
     )""",
+    """CREATE TABLE IF NOT EXISTS vectors (
+        -- schema 4: one row per cells row (key run_id, task, metric), the run's per-item
+        -- means of the cell over its item-key range [lo, lo + span); encoding in
+        -- store/vectors.py
+        run_id INTEGER NOT NULL,
+        task VARCHAR NOT NULL,
+        metric VARCHAR NOT NULL,
+        lo INTEGER NOT NULL,                -- smallest item key of the run in the cell
+        span INTEGER NOT NULL,              -- largest key - lo + 1
+        n INTEGER NOT NULL,                 -- items present
+        bits BOOLEAN NOT NULL,              -- vals are packed 0/1 bits (else float64 means)
+        present BLOB NOT NULL,              -- packbits (little) of the items present
+        vals BLOB NOT NULL,                 -- the per-item means (see bits)
+        labs BLOB                           -- int32 cluster label key per slot (-1 none)
+    )""",
     """CREATE TABLE IF NOT EXISTS summaries (
         run_id INTEGER NOT NULL,            -- key (run_id, task, metric)
         task VARCHAR NOT NULL,
@@ -105,7 +120,7 @@ _DDL = (
 
 # The keys DuckLake cannot declare, as (what, query returning one offending key or nothing).
 # Run inside every write transaction before COMMIT (the small tables only: runs, files,
-# cells, summaries, tasks, meta; milliseconds).
+# cells, vectors (their key columns), summaries, tasks, meta; milliseconds).
 KEY_CHECKS = (
     ("run id", "SELECT run_id FROM runs GROUP BY run_id HAVING count(*) > 1 LIMIT 1"),
     ("run name", "SELECT name FROM runs GROUP BY name HAVING count(*) > 1 LIMIT 1"),
@@ -113,6 +128,7 @@ KEY_CHECKS = (
     ("cell", "SELECT run_id, task, metric FROM cells GROUP BY ALL HAVING count(*) > 1 LIMIT 1"),
     ("summary", ("SELECT run_id, task, metric FROM summaries GROUP BY ALL "
                  "HAVING count(*) > 1 LIMIT 1")),
+    ("vector", "SELECT run_id, task, metric FROM vectors GROUP BY ALL HAVING count(*) > 1 LIMIT 1"),
     ("task", "SELECT run_id, task FROM tasks GROUP BY ALL HAVING count(*) > 1 LIMIT 1"),
     ("meta key", "SELECT key FROM meta GROUP BY key HAVING count(*) > 1 LIMIT 1"),
 )
@@ -125,8 +141,12 @@ META_KEY_CHECK = KEY_CHECKS[-1:]   # an ingest checks the others over what it wr
 # scores and texts (catalog.upgrade_v2).
 SCHEMA_V3_TABLES = ("items", "labels")
 
-TABLES = ("meta", "runs", "files", "items", "labels", "scores", "cells", "summaries", "texts",
-          "tasks")
+# Schema 4: the per-cell item vectors (store/vectors.py); the v3 -> v4 upgrade fills them
+# from the scores (upgrade.upgrade_v3).
+SCHEMA_V4_TABLES = ("vectors",)
+
+TABLES = ("meta", "runs", "files", "items", "labels", "scores", "cells", "vectors", "summaries",
+          "texts", "tasks")
 
 
 # Arrow schemas of the canonical frames: (column, type, required)

@@ -7,12 +7,18 @@ Schema 2 kept item_id, cluster, item_hash and prompt_hash as text in every score
 ``items`` (item, task, item_id) and ``labels`` (label, task, value) hold each distinct
 string of a task once, and score/text rows carry the integer keys. Keys are numbered
 in (task, text) order here; later ingests continue from meta ``next_item``/``next_label``.
+
+Schema 4 adds the per-cell item vectors (table ``vectors``, store/vectors.py): a v3 store is
+upgraded on first open by a writer (``upgrade_v3``: the table is created and filled from the
+scores, runs read in chunks), and ``migrate`` / an old single-file store fill it after
+``fill_v3``.
 """
 
 from __future__ import annotations
 
 import duckdb
 
+from evalcore.store import vectors
 from evalcore.store._util import _one
 
 V3_SCORES = """CREATE TABLE {name} (run_id INTEGER NOT NULL, task VARCHAR NOT NULL,
@@ -54,9 +60,10 @@ def fill_v3(con: duckdb.DuckDBPyConnection, scores_src: str, texts_src: str,
     return n_items + 1, n_labels + 1
 
 
-def set_counters(con: duckdb.DuckDBPyConnection, next_item: int, next_label: int) -> None:
-    """meta: schema_version 3 and the key counters (rows added when missing)."""
-    for key, value in (("schema_version", "3"), ("next_item", str(next_item)),
+def set_counters(con: duckdb.DuckDBPyConnection, next_item: int, next_label: int,
+                 version: str = "3") -> None:
+    """meta: schema_version ``version`` and the key counters (rows added when missing)."""
+    for key, value in (("schema_version", version), ("next_item", str(next_item)),
                        ("next_label", str(next_label))):
         if _one(con, "SELECT count(*) FROM meta WHERE key = ?", [key])[0]:
             con.execute("UPDATE meta SET value = ? WHERE key = ?", [value, key])
@@ -81,3 +88,19 @@ def upgrade_v2(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("ALTER TABLE scores_v3 RENAME TO scores")
     con.execute("ALTER TABLE texts_v3 RENAME TO texts")
     set_counters(con, next_item, next_label)
+
+
+V4_VECTORS = """CREATE TABLE IF NOT EXISTS vectors (run_id INTEGER NOT NULL, task VARCHAR NOT NULL,
+    metric VARCHAR NOT NULL, lo INTEGER NOT NULL, span INTEGER NOT NULL, n INTEGER NOT NULL,
+    bits BOOLEAN NOT NULL, present BLOB NOT NULL, vals BLOB NOT NULL, labs BLOB)"""
+
+
+def upgrade_v3(con: duckdb.DuckDBPyConnection) -> None:
+    """Inside the open transaction: a schema-3 DuckLake store becomes schema 4 (the table
+    ``vectors`` is created and filled from the score rows, ``vectors.fill``)."""
+    if _one(con, "SELECT value FROM meta WHERE key = 'schema_version'")[0] != "3":
+        return          # another process upgraded it first
+    con.execute(V4_VECTORS)
+    con.execute("DELETE FROM vectors")    # rows a schema-3 store cannot have written
+    vectors.fill(con)
+    con.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")

@@ -175,7 +175,8 @@ class _Prepared:
 
 # Deleting a run: one statement per table that holds run rows (fixed SQL, the run id a ? value).
 _DELETE_RUN_SQL = tuple(f"DELETE FROM {table} WHERE run_id = ?" for table in
-                        ("scores", "cells", "summaries", "texts", "tasks", "files", "runs"))
+                        ("scores", "cells", "vectors", "summaries", "texts", "tasks", "files",
+                         "runs"))
 
 
 def _file_key(f: SourceFile) -> str:

@@ -118,7 +118,7 @@ def export_legacy(store: Store, path: Path) -> Path:
     import duckdb
 
     from evalcore.store.schema import TABLES
-    sql = {t: f"SELECT * FROM {t}" for t in TABLES if t not in ("items", "labels")}
+    sql = {t: f"SELECT * FROM {t}" for t in TABLES if t not in ("items", "labels", "vectors")}
     sql["scores"] = ("SELECT run_id, task, metric, item_id, answer_idx, score, cluster, item_hash, "
                      f"prompt_hash FROM {store._text_scores('', None)[0]}")
     sql["texts"] = ("SELECT t.run_id, t.task, i.item_id, t.answer_idx, t.prompt, t.target, "

@@ -124,7 +124,7 @@ def test_a_version_1_store_is_upgraded_by_migrate(tmp_path, store_locations):
     store = store_locations.new("new").open()
     migrate(path, store)
     with store._read() as con:
-        assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
+        assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",)
         assert con.execute("SELECT count(*) FROM files WHERE key = sha256").fetchone() == (3,)
     assert store.runs()["name"].tolist() == ["a", "b"]
     again = store.ingest([make_run("a", files=["r.json", "s.jsonl"])])

@@ -1,0 +1,281 @@
+"""Schema 4: per-cell item vectors (store/vectors.py). The encoding round-trips, every cell
+written gets one vector row, and ``item_matrices`` read from the vectors equals the read
+from the score rows (``_item_matrices_scores``, the oracle) after ingest, merges, delete,
+re-ingest, the v3 -> v4 upgrade and migrate; a cell without a vector falls back to the
+score rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from evalcore.store import Store, vectors
+from evalcore.store.catalog import close_connections, open_connection_keys
+from evalcore.store.migrate import migrate
+
+from .conftest import export_legacy, make_run
+
+read_paths = pytest.importorskip("evalcore.ingest").read_paths
+
+
+# ---- the encoding ------------------------------------------------------------------------
+
+def _rows() -> pd.DataFrame:
+    """Score rows of five cells: a binary cell with a gap (key 12), a float cell with a NaN
+    score, a cell with two answers and labels, a binary cell over 21 keys with gaps (padding
+    of the bit vectors), and the same keys under a second metric."""
+    r = []
+    for item, s in ((10, 1.0), (11, 0.0), (13, 1.0)):
+        r.append((1, "t", "acc", item, s, None))
+    for item, s in ((10, 0.25), (11, np.nan)):
+        r.append((1, "t", "f1", item, s, None))
+    for item, s, c in ((10, 1.0, 5), (10, 0.0, 3), (11, 1.0, None), (11, 1.0, None),
+                       (12, 0.0, 7), (12, 1.0, None)):
+        r.append((2, "t", "acc", item, s, c))
+    keys = [100, 101, 104, 108, 109, 115, 120]
+    for i, item in enumerate(keys):
+        r.append((2, "u", "acc", item, float(i % 2), 9 if i == 3 else None))
+        r.append((2, "u", "em", item, 0.5 * (i % 3), None))
+    return pd.DataFrame(r, columns=["run_id", "task", "metric", "item", "score", "cluster"])
+
+
+def _table(df: pd.DataFrame) -> pa.Table:
+    return pa.table({"run_id": pa.array(df["run_id"], pa.int32()),
+                     "task": pa.array(df["task"], pa.string()),
+                     "metric": pa.array(df["metric"], pa.string()),
+                     "item": pa.array(df["item"], pa.int32()),
+                     "score": pa.array(df["score"], pa.float64()),
+                     "cluster": pa.array(df["cluster"].astype("Int32"), pa.int32())})
+
+
+def test_encode_round_trips_means_labels_and_gaps():
+    df = _rows()
+    got = vectors.encode(_table(df.sample(frac=1, random_state=3)))   # row order is free
+    assert got.schema == vectors.VECTOR_SCHEMA
+    rows = got.to_pylist()
+    assert len(rows) == 5 == df.groupby(["run_id", "task", "metric"]).ngroups
+    for row in rows:
+        cell = df[(df["run_id"] == row["run_id"]) & (df["task"] == row["task"])
+                  & (df["metric"] == row["metric"])]
+        keys, means, labs = vectors.decode(row["lo"], row["span"], row["bits"], row["present"],
+                                           row["vals"], row["labs"])
+        want = cell.groupby("item").agg(m=("score", "mean"), n=("score", "size"),
+                                        lab=("cluster", "min"))
+        assert keys.tolist() == want.index.tolist()
+        assert row["lo"] == keys[0] and row["span"] == keys[-1] - keys[0] + 1
+        assert row["n"] == keys.size
+        np.testing.assert_array_equal(means, want["m"].to_numpy())
+        assert labs.tolist() == want["lab"].fillna(-1).astype(int).tolist()
+        assert (row["labs"] is None) == bool(cell["cluster"].isna().all())
+        binary = bool(cell["score"].isin([0.0, 1.0]).all() and (want["n"] == 1).all())
+        assert row["bits"] == binary
+        assert len(row["present"]) == (row["span"] + 7) // 8
+        assert len(row["vals"]) == ((row["span"] + 7) // 8 if binary else 8 * row["span"])
+    by = {(r["run_id"], r["task"], r["metric"]): r for r in rows}
+    assert by[(1, "t", "acc")]["bits"] and by[(1, "t", "acc")]["span"] == 4
+    assert not by[(2, "t", "acc")]["bits"]                   # two answers per item
+    # a NaN score: present, NaN mean (absent slots are NaN too; ``present`` tells them apart)
+    _, means, _ = vectors.decode(*(by[(1, "t", "f1")][c] for c in
+                                   ("lo", "span", "bits", "present", "vals", "labs")))
+    assert means[0] == 0.25 and np.isnan(means[1])
+
+
+def test_matrices_decode_blocks_of_runs_as_the_rows_do():
+    df = _rows()
+    enc = vectors.encode(_table(df)).to_pandas()
+    tms = [("t", "acc"), ("u", "acc"), ("t", "f1")]
+    enc["k"] = [tms.index((t, m)) if (t, m) in tms else -1
+                for t, m in zip(enc["task"], enc["metric"])]
+    enc = enc[enc["k"] >= 0].assign(is_binary=True)
+    enc = enc.sort_values(["k", "lo", "span", "bits", "run_id"])
+    table = pa.Table.from_pandas(enc, preserve_index=False)
+    got, labs = vectors.matrices(table, tms)
+    assert labs == {}
+    assert sorted(got) == [0, 1, 2]
+    for k, (t, m) in enumerate(tms):
+        cell = df[(df["task"] == t) & (df["metric"] == m)]
+        want = cell.groupby(["item", "run_id"])["score"].mean().unstack("run_id")
+        mat = got[k]
+        assert (mat.task, mat.metric) == (t, m)
+        assert mat.run_ids.tolist() == want.columns.tolist()
+        assert mat.items.tolist() == want.index.tolist()
+        np.testing.assert_array_equal(mat.scores, want.to_numpy())
+        assert mat.scores.flags.c_contiguous
+
+
+# ---- the store ---------------------------------------------------------------------------
+
+def _cells(store: Store) -> list[tuple[str, str]]:
+    with store._read() as con:
+        return [tuple(r) for r in con.execute(
+            "SELECT DISTINCT task, metric FROM cells ORDER BY task, metric").fetchall()]
+
+
+def _vector_keys(store: Store) -> tuple[list, list]:
+    with store._read() as con:
+        cells = con.execute("SELECT run_id, task, metric FROM cells ORDER BY ALL").fetchall()
+        vecs = con.execute("SELECT run_id, task, metric FROM vectors ORDER BY ALL").fetchall()
+    return cells, vecs
+
+
+def _same(store: Store, run_ids: list[int] | None = None) -> dict:
+    """item_matrices (vectors) == _item_matrices_scores (score rows) on every cell: equal
+    keys, runs, items and binary flags; scores bit for bit, except the means of items with
+    several answers (numpy's sum / count against DuckDB's avg: last bits)."""
+    cells, vecs = _vector_keys(store)
+    assert cells == vecs                         # one vector row per cell
+    tms = _cells(store) + [("no such task", "acc")]
+    new = store.item_matrices(tms, run_ids)
+    old = store._item_matrices_scores(tms, run_ids)
+    assert list(new) == list(old)
+    with store._read() as con:
+        many = {tuple(r) for r in con.execute(
+            "SELECT DISTINCT task, metric FROM cells WHERE k_max > 1").fetchall()}
+    for key, mat in new.items():
+        ref = old[key]
+        assert (mat.task, mat.metric, mat.binary) == (ref.task, ref.metric, ref.binary)
+        np.testing.assert_array_equal(mat.run_ids, ref.run_ids)
+        np.testing.assert_array_equal(mat.items, ref.items)
+        assert mat.scores.dtype == np.float64 and mat.scores.shape == ref.scores.shape
+        if key in many:
+            np.testing.assert_allclose(mat.scores, ref.scores, rtol=1e-14, atol=0)
+            np.testing.assert_array_equal(np.isnan(mat.scores), np.isnan(ref.scores))
+        else:
+            np.testing.assert_array_equal(mat.scores, ref.scores)
+    # the clustered read: the same matrices, the same partition of each cell's rows into
+    # clusters (label codes equal; unlabelled items may be numbered in another order)
+    mats, codes = store.item_matrices_and_codes(tms, run_ids)
+    old_mats, old_codes = store._matrices_and_codes_scores(tms, run_ids)
+    assert list(mats) == list(new)
+    for key, mat in mats.items():
+        np.testing.assert_array_equal(mat.scores, new[key].scores)
+    assert _partition(codes) == _partition(old_codes)
+    assert np.array_equal(codes["k"].to_numpy(), np.sort(codes["k"].to_numpy()))
+    pd.testing.assert_frame_equal(store.item_cluster_codes(tms, run_ids), codes)
+    lab = codes[codes["has_cluster"]].sort_values(["k", "run_id", "score", "code"])
+    old_lab = old_codes[old_codes["has_cluster"]].sort_values(["k", "run_id", "score", "code"])
+    np.testing.assert_array_equal(lab.to_numpy(float), old_lab.to_numpy(float))
+    return new
+
+
+def _partition(codes: pd.DataFrame) -> list:
+    """Each cell's clusters as sorted lists of (run_id, score) with the labelled flag."""
+    out = [(int(k), bool(h), tuple(sorted(zip(g["run_id"].tolist(),
+                                              np.round(g["score"], 12).tolist()))))
+           for (k, _), g in codes.groupby(["k", "code"])
+           for h in [bool(g["has_cluster"].iloc[0])]]
+    return sorted(out)
+
+
+def test_wild_fixtures_read_the_same_from_vectors(store, wild_dir):
+    batch = read_paths(wild_dir)
+    assert batch.runs
+    store.ingest(batch.runs)
+    got = _same(store)
+    assert len(got) >= 5
+    ids = sorted(store.runs()["run_id"].tolist())
+    _same(store, ids[::2])
+    _same(store, ids[1:2])
+
+
+def test_merges_gaps_delete_and_reingest_read_the_same(store):
+    # two halves of one run (same source key, different files): the second adds task u
+    half1 = make_run("a", files=["a1"], source_key="k", scores=[1, 0, 1], answers=2,
+                     clusters=["p", "q", "p"])
+    half2 = make_run("a", files=["a2"], source_key="k", task="u", scores=[0.5, 0.25])
+    store.ingest([half1])
+    other = make_run("b", files=["b"], task="v", scores=[1, 1, 0, 0],
+                     extra_cells=[("v", "f1", [0.1, 0.2, 0.3, 0.4])])
+    store.ingest([other, half2])
+    # task t gets new keys after task v's: run c's t vector spans a gap
+    c = make_run("c", files=["c"], scores=[1, 0, 0, 1, 1], item_ids=["0", "1", "x", "y", "z"])
+    store.ingest([c])
+    assert store.runs()["name"].tolist() == ["a", "b", "c"]
+    with store._read() as con:
+        row = con.execute("SELECT span, n, bits FROM vectors WHERE run_id = 3").fetchone()
+    assert row[0] > row[1] and row[2]
+    before = _same(store)
+    assert before[("t", "acc")].run_ids.tolist() == [1, 3]
+    t = before[("t", "acc")]
+    assert t.binary and np.diff(t.items).max() > 1     # keys 1-3, then 10-12 (after v, u)
+    np.testing.assert_array_equal(t.scores[:3, 0], [1, 0, 1])   # two equal answers each
+    # the same files again: nothing written, the same matrices
+    store.ingest([make_run("c", files=["c"], scores=[1, 0, 0, 1, 1],
+                           item_ids=["0", "1", "x", "y", "z"])])
+    again = _same(store)
+    for key, mat in before.items():
+        np.testing.assert_array_equal(mat.scores, again[key].scores)
+    store.delete_run(1)
+    after = _same(store)
+    assert ("u", "acc") not in after and after[("t", "acc")].run_ids.tolist() == [3]
+
+
+def test_a_cell_without_vector_is_read_from_the_scores(store):
+    store.ingest([make_run("a", files=["a"], scores=[1, 0, 1], extra_cells=[("u", "em", [0.5])]),
+                  make_run("b", files=["b"], scores=[0, 0, 1, 1], item_ids=["0", "1", "2", "3"])])
+    want = store._item_matrices_scores([("t", "acc"), ("u", "em")])
+    store._write(lambda con: con.execute("DELETE FROM vectors WHERE run_id = 2"), "test")
+    got = store.item_matrices([("t", "acc"), ("u", "em")])
+    assert list(got) == [("t", "acc"), ("u", "em")]
+    for key, mat in want.items():
+        np.testing.assert_array_equal(got[key].scores, mat.scores)
+        np.testing.assert_array_equal(got[key].items, mat.items)
+        np.testing.assert_array_equal(got[key].run_ids, mat.run_ids)
+
+
+def _some_runs():
+    return [make_run("a", files=["a"], scores=[1, 0, 1, 1], answers=2, clusters=["p", "p", "q", None]),
+            make_run("b", files=["b"], scores=[0.3, 0.9], task="u"),
+            make_run("c", files=["c"], scores=[0, 1, 1], item_ids=["1", "2", "9"],
+                     extra_cells=[("u", "acc", [1, 0])])]
+
+
+def test_fill_writes_the_vectors_ingest_wrote(store):
+    store.ingest(_some_runs())
+    with store._read() as con:
+        written = con.execute("SELECT * FROM vectors ORDER BY run_id, task, metric").fetchall()
+
+    def refill(con):
+        con.execute("DELETE FROM vectors")
+        return vectors.fill(con, chunk_rows=5)   # one run per chunk
+
+    assert store._write(refill, "test") == len(written)
+    with store._read() as con:
+        assert con.execute("SELECT * FROM vectors ORDER BY run_id, task, metric"
+                           ).fetchall() == written
+
+
+def test_a_v3_store_is_upgraded_to_vectors_on_open(store_location):
+    store = store_location.open()
+    store.ingest(_some_runs())
+    before = _same(store)
+
+    def downgrade(con):
+        con.execute("DROP TABLE vectors")
+        con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+
+    store._write(downgrade, "downgrading", checks=())
+    close_connections(open_connection_keys())
+    upgraded = store_location.open()
+    with upgraded._read() as con:
+        assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'"
+                           ).fetchone() == ("4",)
+    after = _same(upgraded)
+    for key, mat in before.items():
+        np.testing.assert_array_equal(mat.scores, after[key].scores)
+
+
+def test_migrate_and_a_legacy_file_have_vectors(store_locations, tmp_path):
+    first = store_locations.new("first").open()
+    first.ingest(_some_runs())
+    want = _same(first)
+    path = export_legacy(first, tmp_path / "old.duckdb")
+    for store in (Store(path), None):
+        if store is None:
+            store = store_locations.new("new").open()
+            migrate(path, store)
+        got = _same(store)
+        for key, mat in want.items():
+            np.testing.assert_array_equal(mat.scores, got[key].scores)
