@@ -77,9 +77,9 @@ _DDL = (
         has_cluster BOOLEAN NOT NULL
     )""",
     """CREATE TABLE IF NOT EXISTS vectors (
-        -- schema 4: one row per cells row (key run_id, task, metric), the run's per-item
-        -- means of the cell over its item-key range [lo, lo + span); encoding in
-        -- store/vectors.py
+        -- schema 4: one row per cells row (key run_id, task, metric; none for a cell whose
+        -- keys lie far apart), the run's per-item means of the cell over its item-key
+        -- range [lo, lo + span); encoding in store/vectors.py
         run_id INTEGER NOT NULL,
         task VARCHAR NOT NULL,
         metric VARCHAR NOT NULL,

@@ -21,7 +21,10 @@ Encoding of one cell (one row; keys are the store's integer item keys, ``items.i
 
 A run's keys in a cell are usually one contiguous range (keys are numbered per task and
 ingest call); a task whose items were added by several ingest calls in between other tasks
-has gaps in its key range, and the vector covers them (absent slots).
+has gaps in its key range, and the vector covers them (absent slots). A cell whose span is
+far larger than its rows (``SPARSE_FACTOR``, ``SPARSE_SLACK``) gets no vector row: its reads
+come from the score rows (``item_matrices`` reads a cell from the scores when any asked run
+lacks its vector).
 
 Merges only add cells to a run, so a cell's vector is computed once, from the score rows
 written with it (``batch._Batch._write_keyed`` calls ``encode`` on them), by the v3 -> v4
@@ -45,6 +48,11 @@ VECTOR_SCHEMA = pa.schema([("run_id", pa.int32()), ("task", pa.string()),
                            ("vals", pa.binary()), ("labs", pa.binary())])
 
 _NO_LABEL = np.iinfo(np.int64).max
+# a cell gets a vector when its key span <= SPARSE_FACTOR * its rows + SPARSE_SLACK (a few
+# bytes per slot stay within reach of the rows' own size); a sparser one is read from its
+# score rows
+SPARSE_FACTOR = 16
+SPARSE_SLACK = 65_536
 
 
 def _codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
@@ -67,8 +75,9 @@ def _codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
 def encode(rows: pa.Table) -> pa.Table:
     """The ``vectors`` rows (``VECTOR_SCHEMA``) of score rows with columns run_id, task,
     metric, item (integer key), score, cluster (label key or null): one row per (run_id,
-    task, metric) present, rows ordered by (task, metric, run_id) codes. Every row of a
-    cell must be in ``rows`` (a vector is written once per cell)."""
+    task, metric) present but a sparse one (module docstring), rows ordered by (task,
+    metric, run_id) codes. Every row of a cell must be in ``rows`` (a vector is written
+    once per cell)."""
     n_rows = rows.num_rows
     if n_rows == 0:
         return VECTOR_SCHEMA.empty_table()
@@ -76,7 +85,7 @@ def encode(rows: pa.Table) -> pa.Table:
     item = rows.column("item").to_numpy().astype(np.int64)
     score = rows.column("score").to_numpy().astype(np.float64, copy=False)
     cluster = rows.column("cluster")
-    lab = (np.full(n_rows, -1, dtype=np.int64) if cluster.null_count == n_rows else
+    lab = (None if cluster.null_count == n_rows else       # no label: no labs array
            cluster.fill_null(-1).to_numpy().astype(np.int64))
     tcode, tdict = _codes(rows.column("task"))
     mcode, mdict = _codes(rows.column("metric"))
@@ -95,12 +104,27 @@ def encode(rows: pa.Table) -> pa.Table:
         del seen, rank
     else:
         ukeys, cell = np.unique(cellkey, return_inverse=True)
+    del cellkey, run, tcode, mcode
     n_cells = ukeys.size
     lo = np.full(n_cells, np.iinfo(np.int64).max, dtype=np.int64)
     hi = np.full(n_cells, -1, dtype=np.int64)
     np.minimum.at(lo, cell, item)
     np.maximum.at(hi, cell, item)
     span = hi - lo + 1
+    n_present = np.bincount(cell, minlength=n_cells)      # rows (>= items) per cell
+    dense = span <= SPARSE_FACTOR * n_present + SPARSE_SLACK
+    if not dense.all():
+        # a run whose keys in the cell lie far apart (items added by ingests far apart in
+        # time): no vector; its reads come from the score rows
+        keep_row = dense[cell]
+        item, score = item[keep_row], score[keep_row]
+        lab = None if lab is None else lab[keep_row]
+        new_id = np.cumsum(dense) - 1
+        cell = new_id[cell[keep_row]]
+        ukeys, lo, span = ukeys[dense], lo[dense], span[dense]
+        n_cells = ukeys.size
+        if n_cells == 0:
+            return VECTOR_SCHEMA.empty_table()
     # slots: per cell its span padded to a multiple of 8 (the bit arrays are whole bytes
     # per cell); the slot of a row = the cell's offset + its key - the cell's lo
     pspan = (span + 7) // 8 * 8
@@ -129,7 +153,7 @@ def encode(rows: pa.Table) -> pa.Table:
     vals = _gather(np.concatenate([packed, mean_slot.view(np.uint8)]),
                    np.where(bits, off[:-1] // 8, packed.size + off[:-1] * 8),
                    np.where(bits, pspan // 8, span * 8))
-    if bool((lab >= 0).any()):
+    if lab is not None and bool((lab >= 0).any()):
         lab_slot = np.full(n_slots, _NO_LABEL, dtype=np.int64)
         np.minimum.at(lab_slot, slot, np.where(lab >= 0, lab, _NO_LABEL))
         lab_slot[lab_slot == _NO_LABEL] = -1
@@ -271,7 +295,6 @@ def matrices(rows: pa.Table, tms: list[tuple[str, str]], labels: bool = False
         groups = list(zip(gstart[i0:i1].tolist(), gend[i0:i1].tolist()))
         runs = np.sort(run[a:b])
         first = int(lo[a:b].min())
-        width = int((lo[a:b] + span[a:b]).max()) - first
         lab = None
         if len(groups) == 1 and bool(np.all(n[a:b] == span[a:b])):
             # the usual board: every run has the same contiguous keys
@@ -286,25 +309,26 @@ def matrices(rows: pa.Table, tms: list[tuple[str, str]], labels: bool = False
                 lab = np.empty((s, b - a), dtype=np.int32)
                 lab[...] = _labels(col["labs"], a, b, s).T
         else:
-            full = np.full((b - a, width), np.nan)
-            seen = np.zeros((b - a, width), dtype=bool)
-            lfull = np.full((b - a, width), -1, dtype=np.int32) if labels else None
+            # runs with different key ranges or gaps: the items are the union of the keys
+            # present (not the whole key range, which may span other tasks' keys)
+            decoded = []
             for g0, g1 in groups:
-                s, o = int(span[g0]), int(lo[g0]) - first
-                cols = np.searchsorted(runs, run[g0:g1])
+                s = int(span[g0])
                 pres = unpack(blob_rows(col["present"], g0, g1, (s + 7) // 8), s).view(bool)
-                vals = _values(col, g0, g1, s, bool(bits[g0])).astype(np.float64)
-                if bits[g0]:
-                    vals[~pres] = np.nan
-                full[cols, o:o + s] = vals
-                seen[cols, o:o + s] = pres
+                used = np.flatnonzero(pres.any(axis=0))
+                decoded.append((g0, g1, s, pres, used))
+            items = np.unique(np.concatenate([int(lo[g0]) + used
+                                              for g0, _, _, _, used in decoded]))
+            scores = np.full((items.size, b - a), np.nan)
+            lab = np.full((items.size, b - a), -1, dtype=np.int32) if labels else None
+            for g0, g1, s, pres, used in decoded:
+                rows_at = np.searchsorted(items, int(lo[g0]) + used)[:, None]
+                cols_at = np.searchsorted(runs, run[g0:g1])[None, :]
+                vals = _values(col, g0, g1, s, bool(bits[g0]))[:, used].astype(np.float64)
+                vals[~pres[:, used]] = np.nan
+                scores[rows_at, cols_at] = vals.T
                 if labels:
-                    lfull[cols, o:o + s] = _labels(col["labs"], g0, g1, s)
-            keep = np.flatnonzero(seen.any(axis=0))
-            items = keep.astype(np.int64) + first
-            scores = np.ascontiguousarray(full[:, keep].T)
-            if labels:
-                lab = np.ascontiguousarray(lfull[:, keep].T)
+                    lab[rows_at, cols_at] = _labels(col["labs"], g0, g1, s)[:, used].T
         t, m = tms[int(k[a])]
         out[int(k[a])] = ItemMatrix(t, m, runs, items, scores, bool(np.all(is_bin[a:b])))
         if labels:

@@ -120,12 +120,15 @@ def _vector_keys(store: Store) -> tuple[list, list]:
     return cells, vecs
 
 
-def _same(store: Store, run_ids: list[int] | None = None) -> dict:
+def _same(store: Store, run_ids: list[int] | None = None, all_vectors: bool = True) -> dict:
     """item_matrices (vectors) == _item_matrices_scores (score rows) on every cell: equal
     keys, runs, items and binary flags; scores bit for bit, except the means of items with
     several answers (numpy's sum / count against DuckDB's avg: last bits)."""
     cells, vecs = _vector_keys(store)
-    assert cells == vecs                         # one vector row per cell
+    if all_vectors:
+        assert cells == vecs                     # one vector row per cell
+    else:
+        assert set(vecs) < set(cells)
     tms = _cells(store) + [("no such task", "acc")]
     new = store.item_matrices(tms, run_ids)
     old = store._item_matrices_scores(tms, run_ids)
@@ -210,6 +213,38 @@ def test_merges_gaps_delete_and_reingest_read_the_same(store):
     store.delete_run(1)
     after = _same(store)
     assert ("u", "acc") not in after and after[("t", "acc")].run_ids.tolist() == [3]
+
+
+def test_encode_leaves_out_a_sparse_cell(monkeypatch):
+    df = _rows()
+    monkeypatch.setattr(vectors, "SPARSE_FACTOR", 1)
+    monkeypatch.setattr(vectors, "SPARSE_SLACK", 0)
+    got = vectors.encode(_table(df)).to_pylist()
+    # run 1 t/acc has a gap (4 keys, 3 rows); run 2 t/acc has 6 rows over 3 keys: dense;
+    # run 2 u/* 7 keys over 21: sparse
+    assert sorted((r["run_id"], r["task"], r["metric"]) for r in got) == [
+        (1, "t", "f1"), (2, "t", "acc")]
+    keys, means, labs = vectors.decode(*(got[1][c] if got[1]["run_id"] == 2 else got[0][c]
+                                         for c in ("lo", "span", "bits", "present", "vals",
+                                                   "labs")))
+    assert keys.tolist() == [10, 11, 12] and means.tolist() == [0.5, 1.0, 0.5]
+    assert labs.tolist() == [3, -1, 7]
+
+
+def test_sparse_cells_are_read_from_the_scores(store, monkeypatch):
+    monkeypatch.setattr(vectors, "SPARSE_FACTOR", 1)
+    monkeypatch.setattr(vectors, "SPARSE_SLACK", 0)
+    store.ingest([make_run("a", files=["a"], scores=[1, 0, 1])])
+    store.ingest([make_run("b", files=["b"], task="u", scores=[1, 1])])
+    # run c's t keys: 1, 2 and 6, 7 (after u's): a sparse cell, no vector
+    store.ingest([make_run("c", files=["c"], scores=[0, 1, 1, 0],
+                           item_ids=["0", "1", "new1", "new2"], clusters=["p", "q", "p", "r"])])
+    with store._read() as con:
+        assert con.execute("SELECT count(*) FROM vectors WHERE run_id = 3").fetchone() == (0,)
+    got = _same(store, all_vectors=False)
+    t = got[("t", "acc")]
+    assert t.run_ids.tolist() == [1, 3] and t.items.tolist() == [1, 2, 3, 6, 7]
+    _same(store, [1, 2], all_vectors=False)      # runs whose cells all have vectors
 
 
 def test_a_cell_without_vector_is_read_from_the_scores(store):
