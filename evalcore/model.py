@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -90,6 +91,39 @@ class ParsedRun:
     tasks: pd.DataFrame         # TASK_COLUMNS
     source_key: str | None = None
     warnings: list[str] = field(default_factory=list)  # human-readable notes from parsing
+
+
+@dataclass
+class LazyRun(ParsedRun):
+    """A ParsedRun whose item data is read when the store consumes it, one piece at a time
+    (``evalcore.ingest.parse_paths`` returns one for the sample logs of a large lm_eval run:
+    the whole run's texts never sit in memory together).
+
+    The run's own fields are known up front: name, model, protocol, files (with their
+    sha256), summaries, the tasks without item data and the warnings of the results file;
+    ``scores`` and ``texts`` are empty. ``pieces()`` reads the item data anew on each call and
+    yields ParsedRun pieces, each holding the scores, texts, task rows and warnings of one or
+    more COMPLETE tasks (no task is split over two pieces; the other fields repeat the run's).
+    A bad file raises ``IngestError`` (file, line, what was expected) from ``pieces()``:
+    ``Store.ingest`` then rolls back. ``materialize()`` gives the equivalent eager ParsedRun.
+    """
+
+    pieces: Callable[[], Iterator[ParsedRun]] | None = None
+
+    def materialize(self) -> ParsedRun:
+        """The run with every piece read and concatenated (as an eager parse gives it)."""
+        parts = list(self.pieces()) if self.pieces is not None else []
+        def cat(frames: list[pd.DataFrame], own: pd.DataFrame) -> pd.DataFrame:
+            frames = [f for f in [own, *frames] if f is not None and len(f)]
+            return (pd.concat(frames, ignore_index=True) if len(frames) > 1 else
+                    frames[0].reset_index(drop=True) if frames else own)
+        return ParsedRun(
+            name=self.name, model=self.model, source_format=self.source_format,
+            harness=self.harness, harness_version=self.harness_version, protocol=self.protocol,
+            files=list(self.files), scores=cat([p.scores for p in parts], self.scores),
+            summaries=self.summaries, texts=cat([p.texts for p in parts], self.texts),
+            tasks=cat([p.tasks for p in parts], self.tasks), source_key=self.source_key,
+            warnings=list(self.warnings) + [w for p in parts for w in p.warnings])
 
 
 def empty_frame(columns: tuple[str, ...]) -> pd.DataFrame:

@@ -66,7 +66,7 @@ from evalcore.ingest._common import (
     max_file_bytes,
 )
 from evalcore.ingest._zip import UnzipBudget, ZipArchive, member_folder
-from evalcore.model import ParsedRun
+from evalcore.model import LazyRun, ParsedRun
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +74,9 @@ log = logging.getLogger(__name__)
 # there are several on disk holding at least PARALLEL_READ_BYTES together
 READ_WORKERS = min(4, os.cpu_count() or 1)
 PARALLEL_READ_BYTES = 32 << 20
+# parse_paths / read_paths: an lm_eval run whose sample logs on disk hold at least this
+# many bytes comes back as a LazyRun (read task by task while Store.ingest writes it)
+LAZY_BYTES = 256 << 20
 
 __all__ = ["parse_paths", "parse_uploads", "read_paths", "read_uploads", "IngestBatch",
            "no_scores_reason", "problem_row", "detect_format", "max_file_bytes", "FORMATS",
@@ -359,11 +362,26 @@ def _layout_guard(name: str, parse, *args, **kwargs):
                           f"{type(exc).__name__}: {str(exc)[:80]}") from None
 
 
-def _check_magnitudes(run: ParsedRun) -> None:
+def _checked_pieces(run: LazyRun) -> LazyRun:
+    """``run`` whose pieces pass ``_check_magnitudes`` as they are read."""
+    read = run.pieces
+    name = run.files[0].name if run.files else run.name
+
+    def pieces():
+        for piece in read():
+            _check_magnitudes(piece, name)
+            yield piece
+
+    run.pieces = pieces
+    return run
+
+
+def _check_magnitudes(run: ParsedRun, name: str | None = None) -> None:
     """Every format: item scores finite and within +-MAX_ABS_SCORE, summary values within it
     (NaN allowed: a missing value), so means and variances of what is stored stay finite.
-    The parsers check with line numbers where they can; this names task, metric and item."""
-    name = run.files[0].name if run.files else run.name
+    The parsers check with line numbers where they can; this names task, metric and item
+    (and ``name`` or the run's first file)."""
+    name = name or (run.files[0].name if run.files else run.name)
     sc = run.scores["score"].to_numpy(dtype="float64")
     bad = np.flatnonzero(~(np.abs(sc) <= MAX_ABS_SCORE))
     if len(bad):
@@ -382,14 +400,22 @@ def _check_magnitudes(run: ParsedRun) -> None:
 
 
 def parse_paths(paths: Iterable[str | Path], progress: Progress | None = None,
-                cluster_key: str | None = None) -> list[ParsedRun]:
+                cluster_key: str | None = None, *, lazy: bool = True) -> list[ParsedRun]:
     """Parse files, folders (recursively; hidden files and unknown extensions are skipped
     with a warning) and zips into runs. All or nothing: any bad file raises ``IngestError``.
-    Runs without scores are returned as read (``read_paths`` leaves them out)."""
+    Runs without scores are returned as read (``read_paths`` leaves them out).
+
+    ``lazy`` (default): an lm_eval run whose JSONL sample logs on disk hold at least
+    ``LAZY_BYTES`` comes back as a ``LazyRun``: its results file is read and its sample
+    files hashed now, their records when ``Store.ingest`` writes the run, one task at a
+    time, so the whole run never sits in memory (1,000,000 lines: under 1 GB). A bad line
+    in such a file raises its ``IngestError`` from ``Store.ingest``, which then rolls back
+    (or, with ``skip_invalid``, leaves that run out). ``lazy=False``: every run is read
+    now (``LazyRun.materialize()`` gives the same from a lazy one)."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
     sources, skipped = _path_sources(paths)
-    return _parse_sources(sources, skipped, progress, cluster_key)
+    return _parse_sources(sources, skipped, progress, cluster_key, lazy=lazy)
 
 
 def parse_uploads(files: list[tuple[str, bytes]], progress: Progress | None = None,
@@ -410,19 +436,22 @@ def _upload_sources(files: list[tuple[str, bytes]]) -> list[Source]:
 # Batches: every good run, and every file that gave none with its reason
 # ---------------------------------------------------------------------------------------
 def read_paths(paths: Iterable[str | Path], progress: Progress | None = None,
-               cluster_key: str | None = None, *, strict: bool = False) -> IngestBatch:
+               cluster_key: str | None = None, *, strict: bool = False,
+               lazy: bool = True) -> IngestBatch:
     """Read files, folders and zips as a batch (the CLI's ``ingest``).
 
     Default: one bad file does not block the rest: every good run comes back in ``runs``
     and every bad file in ``problems``; a run is whole or absent (when one file of a run
     fails, the run is left out and its other files are listed too). Files that hold no
     usable score are left out with the reason (``NoScoresError``). ``strict=True``: all or
-    nothing: the first problem of either kind is raised.
+    nothing: the first problem of either kind is raised. ``lazy`` as for ``parse_paths``:
+    a lazy run's bad sample line is found by ``Store.ingest`` (``skip_invalid=True`` leaves
+    the run out and names the file and line in ``report.rejected``).
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
     sources, skipped = _path_sources(paths)
-    return _read_batch(sources, skipped, progress, cluster_key, strict)
+    return _read_batch(sources, skipped, progress, cluster_key, strict, lazy)
 
 
 def read_uploads(files: list[tuple[str, bytes]], progress: Progress | None = None,
@@ -432,9 +461,9 @@ def read_uploads(files: list[tuple[str, bytes]], progress: Progress | None = Non
 
 
 def _read_batch(sources: list[Source], skipped: list[str], progress: Progress | None,
-                cluster_key: str | None, strict: bool) -> IngestBatch:
+                cluster_key: str | None, strict: bool, lazy: bool = False) -> IngestBatch:
     problems: list[IngestError] | None = None if strict else []
-    parsed = _parse_sources(sources, skipped, progress, cluster_key, problems)
+    parsed = _parse_sources(sources, skipped, progress, cluster_key, problems, lazy=lazy)
     found = problems if problems is not None else []
     runs = []
     for run in parsed:
@@ -459,7 +488,8 @@ def _skipped_note(skipped: list[str]) -> str:
 
 def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress | None,
                    cluster_key: str | None,
-                   problems: list[IngestError] | None = None) -> list[ParsedRun]:
+                   problems: list[IngestError] | None = None, *,
+                   lazy: bool = False) -> list[ParsedRun]:
     """Runs from sources. ``problems is None``: all or nothing (the first ``IngestError`` is
     raised). Otherwise each bad file is appended to ``problems`` and the rest goes on; a
     run whose file failed is left out whole (its other files are listed too)."""
@@ -605,9 +635,38 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
                         fut.cancel()
         return out
 
+    def read_quiet(group: list[tuple[Source, str]]
+                   ) -> list[tuple[Source, str, lm_eval.SampleColumns]]:
+        """A lazy run's piece: its files read one after the other, no progress calls."""
+        return [(s, t, lm_eval.read_samples_jsonl(s, t, None, 0, 0, cluster_key))
+                for s, t in group]
+
+    def lazy_ok(res: lm_eval.ResultsFile | None, group: list[tuple[Source, str]]) -> bool:
+        return (lazy and bool(group) and (res is None or not res.embedded)
+                and all(s.path is not None and formats[s.name] == lm_eval.SAMPLES_JSONL
+                        for s, _ in group)
+                and sum(s.size for s, _ in group) >= LAZY_BYTES)
+
     def build(res: lm_eval.ResultsFile | None, group: list[tuple[Source, str]]) -> None:
         """One lm_eval run, all or nothing: a failed file leaves the whole run out."""
         members = ([res.src] if res is not None else []) + [s for s, _ in group]
+        if lazy_ok(res, group):
+            try:
+                with ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalbars-sha") as pool:
+                    list(pool.map(lambda s: s.sha256(), [s for s, _ in group]))
+                run = lm_eval.build_lazy_run(res, group, formats, read_quiet)
+            except (IngestError, OSError) as exc:
+                if not isinstance(exc, IngestError):
+                    exc = IngestError(group[0][0].name, None, "a readable file", str(exc))
+                failed(exc)
+                for other in members:
+                    if other.name != exc.file:
+                        held_back(other, exc)
+                return
+            runs.append(_checked_pieces(run))
+            for s, _ in group:
+                step(s.name, s.size)
+            return
         try:
             samples = read_group(group)
             runs.append(lm_eval.build_run(res, samples, formats, cluster_key))
@@ -693,7 +752,7 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
     kept = []
     for run in runs:
         try:
-            _check_magnitudes(run)
+            _check_magnitudes(run)   # a LazyRun: its summaries here, its pieces when read
             kept.append(run)
         except IngestError as exc:
             failed(exc)

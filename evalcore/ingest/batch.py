@@ -11,7 +11,7 @@ import pandas as pd
 
 from evalcore.errors import IngestError, NoScoresError
 from evalcore.ingest import lm_eval
-from evalcore.model import ParsedRun
+from evalcore.model import LazyRun, ParsedRun
 
 
 @dataclass
@@ -61,6 +61,8 @@ def run_files(run: ParsedRun) -> str:
 
 
 def _has_data(run: ParsedRun) -> bool:
+    if isinstance(run, LazyRun):   # read later: Store.ingest rejects it if it holds nothing
+        return True
     if run.scores is not None and len(run.scores):
         return True
     if run.summaries is None or not len(run.summaries):

@@ -192,8 +192,7 @@ class _Batch:
             if self.tables[table]:
                 insert(f"INSERT INTO {table} SELECT {_TABLE_COLUMNS[table]} FROM _in_batch",
                        self._with_run_id(self.tables[table]))
-        if self.tables["scores"] or self.tables["texts"]:
-            self._write_keyed(con)
+        self.flush_keyed(con)
         if self.meta:
             insert("UPDATE meta SET value = u.value FROM _in_batch u WHERE meta.key = u.key",
                    pa.table({"key": pa.array(list(self.meta), pa.string()),
@@ -215,7 +214,21 @@ class _Batch:
                                                   zip(cols, _TASKS_SCHEMA)], schema=_TASKS_SCHEMA))
 
 
-    def _write_keyed(self, con: duckdb.DuckDBPyConnection) -> None:
+    def pending_bytes(self) -> int:
+        """Bytes of the scores and texts gathered and not written yet."""
+        return sum(t.nbytes for table in ("scores", "texts") for _rid, t, _c in self.tables[table])
+
+    def flush_keyed(self, con: duckdb.DuckDBPyConnection, overlap: bool = True) -> None:
+        """Write the scores and texts gathered so far (``_write_keyed``) and drop them: a
+        LazyRun's pieces are written as they come inside the transaction (their cells,
+        which are complete per piece, go with ``flush``). ``overlap``: compute the label
+        pairs in the helper thread (faster, more memory: a LazyRun's writes go without)."""
+        if self.tables["scores"] or self.tables["texts"]:
+            self._write_keyed(con, overlap)
+        self.tables["scores"].clear()
+        self.tables["texts"].clear()
+
+    def _write_keyed(self, con: duckdb.DuckDBPyConnection, overlap: bool = True) -> None:
         """Scores and texts with integer keys (``keys.assign``: stored (task, item_id) and
         (task, label/hash) pairs keep their keys, new ones are numbered from meta, so two
         writers adding keys conflict on meta and the retry re-reads), then one INSERT each,
@@ -223,8 +236,9 @@ class _Batch:
         item, answer_idx, run_id) for texts, sorted in numpy on integer codes. Texts: the
         first row of each (run, task, item, answer) in this call, and for a merge into a
         stored run only the rows it does not have yet; streamed to the INSERT in slices.
-        Statements in the order items, texts, labels, scores: the label pairs and the scores'
-        row order (no connection needed) are computed in a helper thread meanwhile."""
+        Statements in the order items, texts, labels, scores: the label pairs (with
+        ``overlap``) and the scores' row order (no connection needed) are computed in a helper
+        thread meanwhile."""
         scores = self._with_run_id(self.tables["scores"]) if self.tables["scores"] else None
         texts = (self._with_run_id(self.tables["texts"], flag=True)
                  if self.tables["texts"] else None)
@@ -240,7 +254,8 @@ class _Batch:
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalbars-keys")
         try:
             if scores is not None:
-                labels_fut = pool.submit(self._label_pairs, scores, task_codes[0], task_order)
+                if overlap:
+                    labels_fut = pool.submit(self._label_pairs, scores, task_codes[0], task_order)
                 metric_codes, metrics = keys.encode([scores.column("metric")])
                 run = scores.column("run_id").to_numpy()
                 answer = scores.column("answer_idx").to_numpy()
@@ -260,7 +275,8 @@ class _Batch:
                 _log.debug("ingest: %d texts in %.2f s", texts.num_rows, time.perf_counter() - t1)
             if scores is None:
                 return
-            lab_codes, values, found = labels_fut.result()
+            lab_codes, values, found = (labels_fut.result() if overlap else
+                                        self._label_pairs(scores, task_codes[0], task_order))
             label = keys.assign(con, "labels", "label", "value", "next_label", task_codes[0],
                                 tasks, task_order, lab_codes, values, self.meta, found=found)
             del lab_codes, values, found
@@ -283,7 +299,12 @@ class _Batch:
             "score": scores.column("score").take(pa.array(order)),
             "cluster": lab(0), "item_hash": lab(1), "prompt_hash": lab(2)})
         del scores, label, order
-        con.register("_in_s", out)
+        # a registered Table stays referenced by the connection until the transaction
+        # ends (measured, duckdb 1.4.4); a reader is consumed and let go: a LazyRun's
+        # pieces are written one after the other in one transaction
+        reader = pa.RecordBatchReader.from_batches(out.schema, iter(out.to_batches()))
+        con.register("_in_s", reader)
+        del reader
         try:
             con.execute("INSERT INTO scores SELECT * FROM _in_s")
         finally:
@@ -341,7 +362,7 @@ class _Batch:
         def batches():
             for lo in range(0, order.size, self._TEXT_SLICE):
                 sl = order[lo:lo + self._TEXT_SLICE]
-                cols = body.take(pa.array(sl))
+                cols = _take_rows(body, sl)
                 yield pa.RecordBatch.from_arrays(
                     [pa.array(run[sl]), pa.DictionaryArray.from_arrays(
                         pa.array(task_codes[sl]), tasks),
@@ -353,3 +374,22 @@ class _Batch:
             con.execute("INSERT INTO texts SELECT * FROM _in_t")
         finally:
             con.unregister("_in_t")
+
+
+_MAX_RUNS = 64   # contiguous runs per slice up to which _take_rows slices instead of a take
+
+
+def _take_rows(table: pa.Table, rows: np.ndarray) -> pa.Table:
+    """``table.take(rows)``, by zero-copy slices when ``rows`` is a few ascending runs of
+    consecutive rows (the texts of a parsed file come in their order). A take on a
+    ChunkedArray of many chunks (one per parsed batch) costs a pass over the whole column
+    per call; slicing costs only the rows taken."""
+    if rows.size == 0:
+        return table.slice(0, 0)
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+    if breaks.size >= _MAX_RUNS:
+        return table.take(pa.array(rows))
+    starts = np.concatenate([[0], breaks])
+    ends = np.append(breaks, rows.size)
+    parts = [table.slice(int(rows[a]), int(b - a)) for a, b in zip(starts, ends)]
+    return parts[0] if len(parts) == 1 else pa.concat_tables(parts)

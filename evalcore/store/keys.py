@@ -187,8 +187,9 @@ def assign(con: duckdb.DuckDBPyConnection, table: str, key: str, text: str, coun
     del stored
     new = np.flatnonzero(keys < 0)
     if new.size:
-        start = int(_one(con, "SELECT CAST(value AS BIGINT) FROM meta WHERE key = ?",
-                         [counter])[0])
+        # the counter as this transaction left it (earlier pieces of the call), else stored
+        start = int(meta[counter]) if counter in meta else int(
+            _one(con, "SELECT CAST(value AS BIGINT) FROM meta WHERE key = ?", [counter])[0])
         if start + new.size >= 2 ** 31:
             raise StoreError(f"the store has run out of {table} keys (2^31)")
         taken = _one(con, f"SELECT {key} FROM {table} WHERE {key} >= ? LIMIT 1", [start])

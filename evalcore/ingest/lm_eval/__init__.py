@@ -60,6 +60,7 @@ from evalcore.ingest.lm_eval.results import (
     task_rows,
 )
 from evalcore.ingest.lm_eval.runs import (
+    build_lazy_run,
     build_run,
     pair_samples,
     samples_task_name,
@@ -71,7 +72,7 @@ __all__ = [
     "MAX_CLUSTER_FIELDS", "PER_ITEM_FIELDS", "PER_ITEM_PREFIX", "RESULTS", "RESULTS_NAME",
     "RUN_CONFIG_KEYS", "RUN_TOP_KEYS", "SAMPLES_JSON", "SAMPLES_JSONL", "SAMPLES_NAME",
     "TASK_CONFIG_KEYS", "TEXT_LIMIT", "TS_RE", "RecordReader", "ResultsFile", "SampleColumns",
-    "TaskData", "assemble", "build_run", "cluster_fields", "doc_field_name", "pair_samples",
+    "TaskData", "assemble", "build_lazy_run", "build_run", "cluster_fields", "doc_field_name", "pair_samples",
     "pick_cluster_key", "read_jsonl_fast", "read_jsonl_slow", "read_records", "read_results",
     "read_samples_json_array", "read_samples_jsonl", "results_summaries", "run_identity",
     "run_protocol", "samples_task_name", "samples_ts", "summary_value", "task_rows",

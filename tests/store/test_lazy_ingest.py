@@ -1,0 +1,192 @@
+"""Large lm_eval runs are read task by task while Store.ingest writes them (``LazyRun``):
+the store ends up exactly as with the eager parse, a bad line in any file rolls the whole
+transaction back, ``skip_invalid`` leaves only that run out, a repeat reports the same
+counts, and two halves of a run merge. Both catalogs (``store_locations``)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from evalcore import ingest
+from evalcore.errors import IngestError
+from evalcore.ingest import parse_paths, read_paths
+from evalcore.model import LazyRun
+from evalcore.store import write as store_write
+from evalcore.store.schema import TABLES
+
+from .conftest import store_fingerprint
+
+TS = "2025-06-01T12-00-00.000000"
+# columns that hold the time of the write, not the data
+_CLOCK = {"runs": "created_at", "files": "added_at"}
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _line(task: str, i: int, *, passage: bool) -> dict:
+    opts = [f"option {k} of {task} {i}" for k in range(4)]
+    prompt = f"Question {task} {i}: which one?\nAnswer:"
+    doc = {"id": f"{task}-{i}", "question": prompt, "answerKey": "ABCD"[i % 4]}
+    if passage:
+        doc["passage_id"] = f"p{i // 3}"
+    return {"doc_id": i, "doc": doc, "target": i % 4,
+            "arguments": {f"gen_args_{k}": {"arg_0": prompt, "arg_1": " " + o}
+                          for k, o in enumerate(opts)},
+            "resps": [[[str(-1.0 - ((i + k) % 4)), "False"]] for k in range(4)],
+            "filtered_resps": [[str(-1.0 - ((i + k) % 4)), "False"] for k in range(4)],
+            "filter": "none", "metrics": ["acc", "acc_norm"],
+            "doc_hash": _sha(f"doc {task} {i}"), "prompt_hash": _sha(f"prompt {task} {i}"),
+            "target_hash": _sha(str(i % 4)),
+            "acc": float((i * 7 + len(task)) % 3 == 0), "acc_norm": float(i % 2)}
+
+
+def write_run(folder: Path, tasks: dict[str, int], *, passage: bool = False,
+              bad: tuple[str, int] | None = None, ts: str = TS) -> list[Path]:
+    """lm_eval 0.4.3+ sample logs of one run (one file per task, ``n`` docs each) in
+    ``folder``, named with the run's timestamp ``ts`` (runs with the same one merge);
+    ``bad = (task, line)`` writes that line as broken JSON."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for task, n in tasks.items():
+        lines = [json.dumps(_line(task, i, passage=passage)) for i in range(n)]
+        if bad is not None and bad[0] == task:
+            lines[bad[1] - 1] = lines[bad[1] - 1][:40]
+        p = folder / f"samples_{task}_{ts}.jsonl"
+        p.write_text("\n".join(lines) + "\n")
+        paths.append(p)
+    return paths
+
+
+@pytest.fixture
+def lazy_always(monkeypatch):
+    """Every lm_eval run on disk is read lazily (the bytes threshold set to 0)."""
+    monkeypatch.setattr(ingest, "LAZY_BYTES", 0)
+
+
+def _contents(store) -> dict[str, list]:
+    """Every table's rows, sorted, without the write-time columns."""
+    out = {}
+    with store._read() as con:
+        for table in TABLES:
+            cols = [c for (c,) in con.execute(
+                "SELECT column_name FROM (DESCRIBE SELECT * FROM " + table + ")").fetchall()
+                if c != _CLOCK.get(table)]
+            rows = con.execute(f"SELECT {', '.join(cols)} FROM {table}").fetchall()
+            out[table] = sorted(map(repr, rows))
+    return out
+
+
+def _report(report) -> list[dict]:
+    return report.runs.to_dict("records")
+
+
+def test_a_lazy_run_stores_exactly_what_the_eager_parse_stores(store_locations, tmp_path,
+                                                               lazy_always):
+    folder = tmp_path / "org__model-a"
+    paths = write_run(folder, {"arc_x": 40, "arc_y": 25, "boolq_z": 33}, passage=True)
+    lazy = parse_paths([folder])
+    eager = parse_paths([folder], lazy=False)
+    assert isinstance(lazy[0], LazyRun) and not isinstance(eager[0], LazyRun)
+    assert len(lazy[0].scores) == 0 and len(eager[0].scores) == 2 * (40 + 25 + 33)
+    assert [f.sha256 for f in lazy[0].files] == [f.sha256 for f in eager[0].files]
+    assert len(lazy[0].files) == len(paths)
+
+    a = store_locations.new("eager").open(lock_timeout=5.0)
+    b = store_locations.new("lazy").open(lock_timeout=5.0)
+    rep_a, rep_b = a.ingest(eager), b.ingest(lazy)
+    assert _report(rep_a) == _report(rep_b)
+    assert rep_a.warnings == rep_b.warnings
+    assert _report(rep_b)[0]["n_scores"] == 196 and _report(rep_b)[0]["n_items"] == 98
+    assert _contents(a) == _contents(b)
+    # the materialized lazy run is the eager run
+    m = lazy[0].materialize()
+    assert m.scores.equals(eager[0].scores) and m.texts.equals(eager[0].texts)
+    assert m.warnings == eager[0].warnings
+
+
+def test_pieces_written_together_or_one_by_one_store_the_same(store_locations, tmp_path,
+                                                               lazy_always, monkeypatch):
+    folder = tmp_path / "org__model-a"
+    write_run(folder, {"t1": 30, "t2": 20, "t3": 10})
+    one_by_one = store_locations.new("one").open(lock_timeout=5.0)
+    one_by_one.ingest(parse_paths([folder]))
+    monkeypatch.setattr(store_write, "LAZY_FLUSH_BYTES", 1 << 40)   # all in one write
+    together = store_locations.new("together").open(lock_timeout=5.0)
+    together.ingest(parse_paths([folder]))
+    assert _contents(one_by_one) == _contents(together)
+
+
+def test_a_bad_line_in_a_later_file_rolls_everything_back(store, tmp_path, lazy_always):
+    good = write_run(tmp_path / "org__model-g", {"g1": 12}, ts=TS.replace("12", "13"))
+    store.ingest(parse_paths(good))
+    before = store_fingerprint(store)
+    folder = tmp_path / "org__model-b"
+    write_run(folder, {"a1": 20, "a2": 20, "a3": 20}, bad=("a3", 7))
+    runs = parse_paths([folder])   # read later: the bad line is not seen yet
+    with pytest.raises(IngestError) as err:
+        store.ingest(runs)
+    assert err.value.file.endswith(f"samples_a3_{TS}.jsonl")
+    assert "line 7" in str(err.value)
+    assert store_fingerprint(store) == before
+
+
+def test_skip_invalid_leaves_out_only_the_bad_lazy_run(store, tmp_path, lazy_always):
+    write_run(tmp_path / "org__model-ok1", {"k1": 15, "k2": 5}, ts=TS.replace("12", "13"))
+    write_run(tmp_path / "org__model-bad", {"b1": 10, "b2": 10}, bad=("b2", 3))
+    write_run(tmp_path / "org__model-ok2", {"k1": 9}, ts=TS.replace("12", "14"))
+    batch = read_paths([tmp_path / "org__model-ok1", tmp_path / "org__model-bad",
+                        tmp_path / "org__model-ok2"])
+    assert len(batch.runs) == 3 and not batch.problems
+    report = store.ingest(batch.runs, skip_invalid=True)
+    assert sorted(report.runs["name"]) == ["org/model-ok1", "org/model-ok2"]
+    assert list(report.runs["n_scores"]) == [40, 18]
+    assert len(report.rejected) == 1
+    assert f"samples_b2_{TS}.jsonl" in report.rejected[0] and "line 3" in report.rejected[0]
+    assert sorted(store.runs()["name"]) == ["org/model-ok1", "org/model-ok2"]
+    with pytest.raises(IngestError):   # without skip_invalid the same batch writes nothing
+        store.ingest(read_paths([tmp_path / "org__model-bad"]).runs)
+
+
+def test_a_repeat_reports_the_same_counts_and_writes_nothing(store, tmp_path, lazy_always):
+    folder = tmp_path / "org__model-a"
+    write_run(folder, {"t1": 30, "t2": 20})
+    first = store.ingest(parse_paths([folder]))
+    before = store_fingerprint(store)
+    again = store.ingest(parse_paths([folder]))
+    assert again.already_present
+    row1, row2 = _report(first)[0], _report(again)[0]
+    assert row2["status"] == "already present" and row2["n_scores_added"] == 0
+    for key in ("tasks", "metrics", "n_items", "n_scores", "k_max", "run_id", "name"):
+        assert row1[key] == row2[key]
+    assert store_fingerprint(store) == before
+
+
+def test_two_halves_of_a_lazy_run_merge_as_the_eager_halves_do(store_locations, tmp_path,
+                                                               lazy_always):
+    whole = tmp_path / "org__model-a"
+    write_run(whole, {"h1": 20, "h2": 15, "h3": 10})
+    first = [whole / f"samples_{t}_{TS}.jsonl" for t in ("h1", "h2")]
+    second = [whole / f"samples_h3_{TS}.jsonl"]
+    stores = {}
+    for lazy in (True, False):
+        s = store_locations.new(f"lazy{lazy}").open(lock_timeout=5.0)
+        s.ingest(parse_paths(first, lazy=lazy))
+        rep = s.ingest(parse_paths(second, lazy=lazy))
+        assert list(rep.runs["status"]) == ["merged"]
+        stores[lazy] = s
+    assert len(stores[True].runs()) == 1
+    assert _contents(stores[True]) == _contents(stores[False])
+
+
+def test_small_runs_and_uploads_are_read_at_once(tmp_path):
+    folder = tmp_path / "org__model-a"
+    paths = write_run(folder, {"t1": 10})
+    assert not isinstance(parse_paths([folder])[0], LazyRun)   # under LAZY_BYTES
+    uploads = [(p.name, p.read_bytes()) for p in paths]
+    assert not isinstance(ingest.parse_uploads(uploads)[0], LazyRun)
