@@ -599,7 +599,7 @@ class _Writes:
             except (IngestError, StoreError) as exc:
                 close = getattr(pieces, "close", None)
                 if close is not None:
-                    close()   # stops the read-ahead of the next piece
+                    close()   # closes the piece reader (and its open file)
                 raise _LazyFailed(p, exc) from exc
             del piece
             p.warnings.extend(pp.warnings)
