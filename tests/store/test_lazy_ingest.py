@@ -190,3 +190,20 @@ def test_small_runs_and_uploads_are_read_at_once(tmp_path):
     assert not isinstance(parse_paths([folder])[0], LazyRun)   # under LAZY_BYTES
     uploads = [(p.name, p.read_bytes()) for p in paths]
     assert not isinstance(ingest.parse_uploads(uploads)[0], LazyRun)
+
+
+def test_cli_ingest_lists_a_lazy_runs_bad_line_and_stores_the_rest(capsys, tmp_path, lazy_always):
+    from tests.cli_helpers import run_main
+    write_run(tmp_path / "in" / "org__model-ok", {"k1": 12}, ts=TS.replace("12", "13"))
+    write_run(tmp_path / "in" / "org__model-bad", {"b1": 10, "b2": 10}, bad=("b2", 4))
+    store = tmp_path / "cli-store"
+    code, out, err = run_main(capsys, "--store", store, "ingest", tmp_path / "in",
+                              "--format", "json")
+    assert code == 3
+    report = json.loads(out)
+    assert [r["name"] for r in report["runs"]] == ["org/model-ok"]
+    (problem,) = report["not_stored"]
+    assert f"samples_b2_{TS}.jsonl" in problem["reason"] and "line 4" in problem["reason"]
+    assert "not stored" in err
+    code, out, err = run_main(capsys, "--store", store, "ingest", "--strict", tmp_path / "in")
+    assert code == 3 and f"samples_b2_{TS}.jsonl" in err and "line 4" in err
