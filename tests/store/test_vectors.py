@@ -314,3 +314,19 @@ def test_migrate_and_a_legacy_file_have_vectors(store_locations, tmp_path):
         got = _same(store)
         for key, mat in want.items():
             np.testing.assert_array_equal(mat.scores, got[key].scores)
+
+
+def test_runs_with_and_without_labels_in_one_block(store):
+    # same keys for both runs (one block in the decode); only run a has cluster labels
+    store.ingest([make_run("a", files=["a"], scores=[1, 0, 1, 1], clusters=["p", "q", "p", None]),
+                  make_run("b", files=["b"], scores=[0, 0, 1, 1])])
+    with store._read() as con:
+        assert con.execute("SELECT count(labs) FROM vectors").fetchone() == (1,)
+    _same(store)
+    codes = store.item_cluster_codes([("t", "acc")])
+    a = codes[codes["run_id"] == 1]
+    # p, q: codes 0, 1; then each unlabelled item its own code, numbered item by item
+    # (b's items 0, 1, 2: 2, 3, 4; item 3, unlabelled in both runs: 5 in both)
+    assert a["code"].tolist() == [0, 1, 0, 5] and a["has_cluster"].tolist() == [True] * 3 + [False]
+    b = codes[codes["run_id"] == 2]
+    assert b["code"].tolist() == [2, 3, 4, 5] and not b["has_cluster"].any()
