@@ -332,24 +332,49 @@ def _codes_of_matrices(n_cells: int, found: dict[int, ItemMatrix],
                        labs: dict[int, np.ndarray]) -> pd.DataFrame:
     """``item_cluster_codes``' frame from the vector read's matrices and label keys: a row
     per (cell, item, run) present (scores are finite, so present = not NaN), item-major
-    within a cell, cells in k order."""
+    within a cell, cells in k order. Codes as ``_codes_rows`` gives for these rows, computed
+    per cell on the matrices: the cell's label keys ranked (dense, key order), then each
+    item with an unlabelled entry numbered after them in item order (its first appearance
+    in item-major order)."""
     parts = []
     for k in sorted(found):
         mat = found[k]
         n_items, n_runs = mat.scores.shape
-        mean = mat.scores.ravel()
-        lab = labs[k].ravel()
-        run = np.tile(mat.run_ids.astype(np.int32), n_items)
-        item = np.repeat(mat.items.astype(np.int32), n_runs)
-        absent = np.isnan(mean)
-        if absent.any():
-            keep = ~absent
-            mean, lab, run, item = mean[keep], lab[keep], run[keep], item[keep]
-        parts.append((np.full(mean.size, k, dtype=np.int32), run, mean, lab, item))
-    if not parts or not sum(p[0].size for p in parts):
+        if mat.scores.size == 0:
+            continue
+        lab = labs[k]
+        present = ~np.isnan(mat.scores)
+        has = (lab >= 0) & present
+        code = np.empty(lab.shape, dtype=np.int64)
+        n_lab = 0
+        if has.any():
+            got = lab[has]
+            lo = int(got.min())
+            seen = np.zeros(int(got.max()) - lo + 1, dtype=bool)
+            seen[got - lo] = True
+            rank = np.cumsum(seen, dtype=np.int64) - 1
+            n_lab = int(rank[-1]) + 1
+            code[has] = rank[got - lo]
+        lone = present & ~has
+        if lone.any():
+            lone_item = lone.any(axis=1)
+            item_code = n_lab + np.cumsum(lone_item, dtype=np.int64) - 1
+            code[~has] = np.broadcast_to(item_code[:, None], lab.shape)[~has]
+        keep = present.ravel()
+        everything = bool(keep.all())
+
+        def take(a: np.ndarray) -> np.ndarray:
+            return a.ravel() if everything else a.ravel()[keep]
+
+        parts.append((np.full(int(keep.sum()), k, dtype=np.int32),
+                      take(np.broadcast_to(mat.run_ids.astype(np.int32)[None, :],
+                                           (n_items, n_runs))),
+                      take(mat.scores), take(code), take(has)))
+    if not parts:
         return _EMPTY_CODES.copy()
-    cell, run, mean, lab, items = (np.concatenate(c) for c in zip(*parts))
-    return _codes_rows(n_cells, cell, run, mean, lab, items)
+    cell, run, mean, code, has = (np.concatenate(c) for c in zip(*parts))
+    return pd.DataFrame({"k": cell, "run_id": run, "score": mean, "code": code,
+                         "has_cluster": has})
 
 
 def _codes_rows(n_cells: int, cell: np.ndarray, run: np.ndarray, mean: np.ndarray,
