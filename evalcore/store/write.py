@@ -314,8 +314,15 @@ class _Writes:
             warnings = tuple(w for p in prepared for w in p.warnings)
             return IngestReport(pd.DataFrame(rows, columns=list(REPORT_COLUMNS)), True, warnings,
                                 tuple(rejected))
-        rows = self._write(lambda con: self._write_runs(con, prepared), "ingest",
-                           checks=META_KEY_CHECK)
+        lazy = any(isinstance(p.run, LazyRun) for p in prepared)
+        if lazy:   # a LazyRun's writes set DuckDB's threads to 1 (_Batch.flush_keyed)
+            threads = self._threads()
+        try:
+            rows = self._write(lambda con: self._write_runs(con, prepared), "ingest",
+                               checks=META_KEY_CHECK)
+        finally:
+            if lazy:
+                self._threads(threads)
         t1 = time.perf_counter()
         merged = self.compact()   # keeps file counts bounded (maintain.MERGE_LEVELS)
         if merged:
@@ -324,6 +331,16 @@ class _Writes:
         warnings += [w for r in rows for w in r[REPORT_COLUMNS.index("warnings")].split("\n") if w]
         return IngestReport(pd.DataFrame(rows, columns=list(REPORT_COLUMNS)), False,
                             tuple(dict.fromkeys(warnings)), tuple(rejected))
+
+    def _threads(self, value: int | None = None) -> int:
+        """DuckDB's thread count for this process's store connection (set it to ``value``)."""
+        cur = self._cursor()
+        try:
+            if value is not None:
+                cur.execute(f"SET threads = {int(value)}")
+            return int(cur.execute("SELECT current_setting('threads')").fetchone()[0])
+        finally:
+            cur.close()
 
     def _prepare(self, run: ParsedRun, index: int) -> _Prepared:
         """Validate one ParsedRun and convert its frames to typed Arrow tables (no store)."""

@@ -65,8 +65,10 @@ def write_run(folder: Path, tasks: dict[str, int], *, passage: bool = False,
 
 @pytest.fixture
 def lazy_always(monkeypatch):
-    """Every lm_eval run on disk is read lazily (the bytes threshold set to 0)."""
+    """Every lm_eval run on disk is read lazily (the bytes threshold set to 0), and Store.ingest
+    writes each piece as it comes (as a big run's pieces are written)."""
     monkeypatch.setattr(ingest, "LAZY_BYTES", 0)
+    monkeypatch.setattr(store_write, "LAZY_FLUSH_BYTES", 1)
 
 
 def _contents(store) -> dict[str, list]:
@@ -99,7 +101,9 @@ def test_a_lazy_run_stores_exactly_what_the_eager_parse_stores(store_locations, 
 
     a = store_locations.new("eager").open(lock_timeout=5.0)
     b = store_locations.new("lazy").open(lock_timeout=5.0)
+    threads = b._threads()
     rep_a, rep_b = a.ingest(eager), b.ingest(lazy)
+    assert b._threads() == threads
     assert _report(rep_a) == _report(rep_b)
     assert rep_a.warnings == rep_b.warnings
     assert _report(rep_b)[0]["n_scores"] == 196 and _report(rep_b)[0]["n_items"] == 98
@@ -129,11 +133,14 @@ def test_a_bad_line_in_a_later_file_rolls_everything_back(store, tmp_path, lazy_
     folder = tmp_path / "org__model-b"
     write_run(folder, {"a1": 20, "a2": 20, "a3": 20}, bad=("a3", 7))
     runs = parse_paths([folder])   # read later: the bad line is not seen yet
+    threads = store._threads()
     with pytest.raises(IngestError) as err:
         store.ingest(runs)
     assert err.value.file.endswith(f"samples_a3_{TS}.jsonl")
     assert "line 7" in str(err.value)
     assert store_fingerprint(store) == before
+    # the lazy writes ran on one DuckDB thread; the setting is back after the rollback
+    assert store._threads() == threads
 
 
 def test_skip_invalid_leaves_out_only_the_bad_lazy_run(store, tmp_path, lazy_always):
@@ -207,3 +214,27 @@ def test_cli_ingest_lists_a_lazy_runs_bad_line_and_stores_the_rest(capsys, tmp_p
     assert "not stored" in err
     code, out, err = run_main(capsys, "--store", store, "ingest", "--strict", tmp_path / "in")
     assert code == 3 and f"samples_b2_{TS}.jsonl" in err and "line 4" in err
+
+
+def test_a_failed_lazy_write_rolls_back_and_restores_the_thread_count(store, tmp_path,
+                                                                      lazy_always, monkeypatch):
+    from evalcore.errors import StoreError
+    from evalcore.store import batch as store_batch
+    before = store_fingerprint(store)
+    threads = store._threads()
+    write_run(tmp_path / "org__model-a", {"t1": 10, "t2": 10})
+    real = store_batch._Batch._write_keyed
+    calls = []
+
+    def second_write_fails(self, con, overlap=True):
+        calls.append(store._threads())
+        if len(calls) == 2:   # a DuckDB error: the transaction is aborted
+            con.execute("SELECT CAST('not a number' AS INTEGER)")
+        return real(self, con, overlap)
+
+    monkeypatch.setattr(store_batch._Batch, "_write_keyed", second_write_fails)
+    with pytest.raises(StoreError):
+        store.ingest(parse_paths([tmp_path / "org__model-a"]))
+    assert calls == [1, 1]   # the pieces' writes ran on one thread
+    assert store._threads() == threads
+    assert store_fingerprint(store) == before
