@@ -32,6 +32,10 @@ Added by the ingest owner
   parsers underneath and return runs without scores as read.
 - ``max_file_bytes()``: the size limit (``$EVALBARS_MAX_FILE_MB``, default 2048 MB), checked
   before any file is read.
+- ``lazy`` (``parse_paths`` / ``read_paths``, default True): an lm_eval run whose JSONL sample
+  logs on disk hold ``LAZY_BYTES`` or more comes back as a ``LazyRun`` (``evalcore.model``),
+  read task by task by ``Store.ingest``; a bad line in it is then raised by ``Store.ingest``
+  (which rolls back), not by the parse. Uploads are always read at once.
 
 Formats, one module each: ``lm_eval`` (results JSON 0.3/0.4.x, sample logs JSONL/JSON
 array, embedded samples), ``lighteval`` (lighteval and Open LLM Leaderboard v1
