@@ -61,6 +61,10 @@ def test_presentation_mode_hides_controls_and_enlarges_text(app_url, page):
     page.goto(app_url + "/compare?present=1")
     page.get_by_text("Is ", exact=False).first.wait_for()
     page.wait_for_selector("div.stButton")  # the exit button
+    # the page's style element may reach the browser after the button (a busy server):
+    # wait for the hidden state (fails after Playwright's timeout if it never comes)
+    page.locator("section[data-testid='stSidebar']").wait_for(state="hidden")
+    page.locator(".stSelectbox").first.wait_for(state="hidden")
     assert page.locator("section[data-testid='stSidebar']").is_hidden()
     assert page.locator(".stSelectbox").first.is_hidden()
     size = page.evaluate("parseFloat(getComputedStyle(document.querySelector('h1')).fontSize)")
