@@ -194,16 +194,17 @@ def _binary(data: np.ndarray, offsets: np.ndarray, valid: np.ndarray | None = No
         null_count=-1 if valid is not None else 0)
 
 
-def write(con: duckdb.DuckDBPyConnection, rows: pa.Table) -> None:
-    """Insert the vectors of ``rows`` (``encode``) inside the open transaction."""
+def write(con: duckdb.DuckDBPyConnection, rows: pa.Table) -> int:
+    """Insert the vectors of ``rows`` (``encode``) inside the open transaction; returns the
+    number of vector rows written."""
     data = encode(rows)
-    if data.num_rows == 0:
-        return
-    con.register("_in_vec", data)
-    try:
-        con.execute("INSERT INTO vectors SELECT * FROM _in_vec")
-    finally:
-        con.unregister("_in_vec")
+    if data.num_rows:
+        con.register("_in_vec", data)
+        try:
+            con.execute("INSERT INTO vectors SELECT * FROM _in_vec")
+        finally:
+            con.unregister("_in_vec")
+    return data.num_rows
 
 
 # ---- decoding ----------------------------------------------------------------------------
@@ -240,14 +241,7 @@ def fill(con: duckdb.DuckDBPyConnection, chunk_rows: int = 4_000_000) -> int:
             "SELECT run_id, task, metric, item, score, cluster FROM scores "
             "WHERE run_id BETWEEN ? AND ? AND list_contains(?::INTEGER[], run_id)",
             [ids[0], ids[-1], ids]).fetch_arrow_table()
-        data = encode(got)
-        if data.num_rows:
-            con.register("_in_vec", data)
-            try:
-                con.execute("INSERT INTO vectors SELECT * FROM _in_vec")
-            finally:
-                con.unregister("_in_vec")
-        return data.num_rows
+        return write(con, got)
 
     for rid, n in runs:
         chunk.append(int(rid))
