@@ -222,19 +222,10 @@ class _Batch:
         """Write the scores and texts gathered so far (``_write_keyed``) and drop them: a
         LazyRun's pieces are written as they come inside the transaction (their cells,
         which are complete per piece, go with ``flush``). ``overlap``: compute the label
-        pairs in the helper thread (faster, more memory: a LazyRun's writes go without, and
-        run on one DuckDB thread)."""
-        if (self.tables["scores"] or self.tables["texts"]) and overlap:
-            self._write_keyed(con, True)
-        elif self.tables["scores"] or self.tables["texts"]:
-            # one DuckDB thread for these INSERTs: with two, each buffers its own Parquet row
-            # groups (measured, 250,000 texts: +300 MB with two threads, +140 MB with one, and
-            # no slower). A failed write leaves it at 1: Store.ingest restores it after the
-            # rollback (an aborted transaction refuses SET)
-            threads = int(_one(con, "SELECT current_setting('threads')")[0])
-            con.execute("SET threads = 1")
-            self._write_keyed(con, False)
-            con.execute(f"SET threads = {threads}")
+        pairs in the helper thread (faster, more memory: a LazyRun's writes go without; the
+        whole write of a LazyRun runs on one DuckDB thread, set by ``Store.ingest``)."""
+        if self.tables["scores"] or self.tables["texts"]:
+            self._write_keyed(con, overlap)
         self.tables["scores"].clear()
         self.tables["texts"].clear()
 
