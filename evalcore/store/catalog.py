@@ -521,16 +521,17 @@ class _Catalog:
         return f"snapshot:{rows[0][0]}"
 
     @contextlib.contextmanager
-    def one_version(self) -> Iterator[str]:
+    def one_version(self, known: str | None = None) -> Iterator[str]:
         """Within the block (in this thread), ``version()`` answers what it answered on
         entry, without a catalog query: one page interaction checks its per-snapshot memos
         (``query._per_snapshot``) against one version instead of querying it for each.
         Reads inside still see the latest committed snapshot; a write committed during the
-        block is seen by the memos after it. Nested blocks keep the outer version."""
+        block is seen by the memos after it. Nested blocks keep the outer version.
+        ``known``: a version the caller has just read (then no query at all)."""
         pin = self.__dict__.setdefault("_pin", threading.local())
         outer = getattr(pin, "version", None)
         if outer is None:
-            pin.version = self.version()
+            pin.version = known if known is not None else self.version()
         try:
             yield pin.version
         finally:

@@ -1,12 +1,15 @@
 """The read queries of Store that the analysis layer and the pages use."""
 
 
+import contextlib
 import copy
 import functools
 import inspect
+import itertools
 import threading
-from typing import Any
+from typing import Any, Iterator
 
+import duckdb
 import numpy as np
 import pandas as pd
 
@@ -24,6 +27,7 @@ from evalcore.store._util import (
     _one,
     flatten_protocol,
 )
+from evalcore.store.catalog import _CONNECTIONS_LOCK, _connection
 
 
 def _audit_flags(df: pd.DataFrame) -> list[str | None]:
@@ -139,7 +143,8 @@ def _per_snapshot(fn=None, *, by_run: bool = False):
         if full is not None and full[0] == version:
             rows = full[1][full[1]["run_id"].isin([int(r) for r in run_ids])]
             return _copy_frame(rows.reset_index(drop=True))
-        value = fn(self, *args, **kwargs)
+        with self.one_version(version):    # the read's own checks (_read_small) ask no more
+            value = fn(self, *args, **kwargs)
         with _MEMO_LOCK:
             memo = {k: v for k, v in memo.items() if v[0] == version}
             if len(memo) >= _MEMO_SIZE:
@@ -150,8 +155,110 @@ def _per_snapshot(fn=None, *, by_run: bool = False):
     return wrapper
 
 
+# The small tables the per-snapshot reads query, copied once per snapshot into the
+# connection's in-memory catalog (``_Queries._read_small``): without the protocol JSON
+# columns, which can be large (``run_protocols`` / ``task_protocol_table`` read them).
+_SMALL_TABLES = (
+    ("runs", ("SELECT run_id, name, model, source_format, harness, harness_version, tags, "
+              "created_at, source_key FROM runs")),
+    ("cells", "SELECT * FROM cells"),
+    ("summaries", "SELECT * FROM summaries"),
+    ("tasks", "SELECT run_id, task, n_choices FROM tasks"),
+)
+_SMALL_IDS = itertools.count(1)
+
+
+class _SmallTables:
+    """One snapshot's copy of the small tables: the schema ``memory.evalbars_small_<n>`` of
+    the store's connection (its cursors share the in-memory catalog), dropped once it is
+    replaced and no read uses it."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, version: str, cur):
+        self.con, self.version = con, version
+        self.schema = f"evalbars_small_{next(_SMALL_IDS)}"     # fixed text, no user input
+        self.users, self.stale = 0, False
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            cur.execute(f"CREATE SCHEMA memory.{self.schema}")
+            for name, sql in _SMALL_TABLES:
+                cur.execute(f"CREATE TABLE memory.{self.schema}.{name} AS {sql}")
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+
+    def drop(self) -> None:
+        """Drop the copy (called under _MEMO_LOCK once it is stale and unused)."""
+        with contextlib.suppress(duckdb.Error):
+            cur = self.con.cursor()
+            try:
+                cur.execute(f"DROP SCHEMA IF EXISTS memory.{self.schema} CASCADE")
+            finally:
+                cur.close()
+
+
 class _Queries:
     """Read methods of Store (each call is one read on a cursor)."""
+
+    @contextlib.contextmanager
+    def _read_small(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor on this snapshot's copy of the small tables runs (without protocol),
+        cells, summaries and tasks (run_id, task, n_choices only), under their own names.
+
+        The per-snapshot reads of a page (runs, tasks, cell statistics, summaries) then cost
+        one copy of the four tables in one transaction, in DuckDB (about 30 ms on the 2M
+        bench store, where each DuckLake query of its own costs 10-40 ms), plus a few ms
+        each. Copied again when the store's version changes or the connection was reopened;
+        the copy is consistent (one snapshot); the version it is filed under may be older
+        than its content (a write between the two), which only costs one more copy."""
+        version = self.version()
+        con = _connection(self._target, self.lock_timeout)
+        with _MEMO_LOCK:
+            small = self.__dict__.get("_small")
+            if small is not None and small.version == version and small.con is con:
+                small.users += 1
+            else:
+                small = None
+        if small is None:
+            # one copy at a time per Store object: parallel reads (the leaderboard's) wait
+            # for it instead of each making their own
+            with self.__dict__.setdefault("_small_lock", threading.Lock()):
+                with _MEMO_LOCK:
+                    small = self.__dict__.get("_small")
+                    if small is not None and small.version == version and small.con is con:
+                        small.users += 1
+                    else:
+                        small = None
+                if small is None:
+                    with self._read() as cur:
+                        small = _SmallTables(con, version, cur)
+                    with _MEMO_LOCK:
+                        small.users += 1
+                        self._retire_small(self.__dict__.get("_small"))
+                        self.__dict__["_small"] = small
+        try:
+            with _CONNECTIONS_LOCK:
+                cur = con.cursor()
+            try:
+                cur.execute(f"USE memory.{small.schema}")
+                yield cur
+            except duckdb.Error as exc:
+                raise StoreError(f"reading the store: {exc}") from exc
+            finally:
+                cur.close()
+        finally:
+            with _MEMO_LOCK:
+                small.users -= 1
+                if small.stale and not small.users:
+                    small.drop()
+
+    @staticmethod
+    def _retire_small(small: "_SmallTables | None") -> None:
+        """Mark a replaced copy stale; drop it now if no read uses it (under _MEMO_LOCK)."""
+        if small is not None and not small.stale:
+            small.stale = True
+            if not small.users:
+                small.drop()
 
     def _memoized(self, name: str) -> pd.DataFrame | None:
         """The memoized frame of the argument-less read ``name`` at the current version, or
@@ -167,6 +274,7 @@ class _Queries:
         store as right after a write. For benchmarks that time a first view."""
         with _MEMO_LOCK:
             self.__dict__.pop("_memo", None)
+            self._retire_small(self.__dict__.pop("_small", None))
         self.__dict__.pop("_pair_memo", None)
 
     def resolve_run(self, ref: str | int) -> int:
@@ -223,14 +331,14 @@ class _Queries:
     @_per_snapshot
     def _run_names(self) -> pd.DataFrame:
         """run_id, name of every run (resolve_run's lookup, once per snapshot)."""
-        with self._read() as con:
+        with self._read_small() as con:
             return con.execute("SELECT run_id, name FROM runs ORDER BY run_id").df()
 
     @_per_snapshot
     def runs(self) -> pd.DataFrame:
         """run_id, name, model, source_format, harness, harness_version, tags (list[str]),
         created_at, source_key, n_tasks, n_scores, has_items"""
-        with self._read() as con:
+        with self._read_small() as con:
             df = con.execute("""
                 WITH t AS (SELECT run_id, task FROM cells UNION SELECT run_id, task FROM summaries),
                      nt AS (SELECT run_id, count(*) AS n_tasks FROM t GROUP BY run_id),
@@ -323,7 +431,7 @@ class _Queries:
             {where_s}{' AND' if where_s else ' WHERE'} NOT EXISTS (SELECT 1 FROM cells c2
                 WHERE c2.run_id = s.run_id AND c2.task = s.task AND c2.metric = s.metric)
             ORDER BY run_id, task, metric"""
-        with self._read() as con:
+        with self._read_small() as con:
             df = con.execute(sql, pc + ps).df()
         return df
 
@@ -396,7 +504,7 @@ class _Queries:
         has_cluster. Maintained at ingest in the same transaction as the scores.
         """
         where, params = self._where(run_ids, task, metric)
-        with self._read() as con:
+        with self._read_small() as con:
             return con.execute("SELECT run_id, task, metric, n_items AS n, sum, sumsq, is_binary AS \"binary\", "
                                f"k_max, n_scores, has_cluster FROM cells{where} "
                                "ORDER BY run_id, task, metric", params).df()
@@ -421,7 +529,7 @@ class _Queries:
     def summaries(self, run_ids: list[int] | None = None) -> pd.DataFrame:
         """run_id, task, metric, value, stderr, stderr_raw, n, is_group"""
         where, params = self._where(run_ids, None, None)
-        with self._read() as con:
+        with self._read_small() as con:
             return con.execute("SELECT run_id, task, metric, value, stderr, stderr_raw, n, is_group "
                                f"FROM summaries{where} ORDER BY run_id, task, metric", params).df()
 
@@ -596,7 +704,7 @@ class _Queries:
             FROM summaries s LEFT JOIN rc USING (run_id, task, metric)
             {where}
             ORDER BY s.run_id, s.task, s.metric"""
-        with self._read() as con:
+        with self._read_small() as con:
             df = con.execute(sql, params_x + params).df()
         df["flag"] = pd.Series(_audit_flags(df), index=df.index, dtype=object)
         cols = ["run_id", "task", "metric", "reported", "reported_stderr", "stderr_raw", "n_reported",

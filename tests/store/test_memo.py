@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 
-from .conftest import count_reads, make_run
+from .conftest import count_reads, make_run, summary
 
 
 def test_repeat_reads_are_served_per_snapshot_and_writes_invalidate(store, store_location,
@@ -88,3 +88,73 @@ def test_equal_calls_share_one_memo_entry(store, monkeypatch):
     assert store.tasks(None).equals(first) and store.tasks(run_ids=None).equals(first)
     assert store.tasks([2]).equals(first[first["run_id"] == 2].reset_index(drop=True))
     assert calls == []
+
+
+def _small_schemas(store) -> list[str]:
+    """The copies of the small tables held in the connection's in-memory catalog."""
+    with store._read() as con:
+        return [r[0] for r in con.execute(
+            "SELECT schema_name FROM information_schema.schemata WHERE catalog_name = 'memory' "
+            "AND schema_name LIKE 'evalbars_small_%'").fetchall()]
+
+
+def test_small_tables_are_read_once_per_snapshot_for_every_small_read(store, monkeypatch):
+    """runs, tasks, cell_stats, summaries and audit of one snapshot are answered from one copy
+    of the small tables (one store read), equal to the store's own queries; the copy is
+    replaced after a write and the replaced one is dropped."""
+    store.ingest([make_run(f"r{i}", files=[f"f{i}"],
+                           summaries=[summary("t", "acc", 0.5, 0.1, 3)]) for i in range(3)])
+    store.forget()
+    calls = count_reads(monkeypatch)
+    frames = {"runs": store.runs(), "tasks": store.tasks(), "cells": store.cell_stats(),
+              "summaries": store.summaries(), "audit": store.audit([1, 2], task="t")}
+    assert len(calls) == 1                         # the copy; every answer from it
+    monkeypatch.undo()
+    assert frames["runs"]["name"].tolist() == ["r0", "r1", "r2"]
+    assert frames["runs"]["n_tasks"].tolist() == [1, 1, 1]
+    assert set(frames["tasks"]["run_id"]) == {1, 2, 3}
+    assert frames["audit"]["run_id"].tolist() == [1, 2]
+    # the same rows as queries of the store itself
+    with store._read() as con:
+        cells = con.execute("SELECT run_id, task, metric, n_items AS n, sum, sumsq FROM cells "
+                            "ORDER BY run_id, task, metric").df()
+        summ = con.execute("SELECT run_id, task, metric, value, stderr, n FROM summaries "
+                           "ORDER BY run_id, task, metric").df()
+    assert frames["cells"][list(cells.columns)].equals(cells)
+    assert frames["summaries"][list(summ.columns)].astype(str).equals(summ.astype(str))
+    first = _small_schemas(store)
+    assert len(first) == 1
+    store.rename_run("r0", "renamed")               # a write: a new snapshot, a new copy
+    assert store.runs()["name"].tolist() == ["renamed", "r1", "r2"]
+    second = _small_schemas(store)
+    assert len(second) == 1 and second != first     # the replaced copy was dropped
+    store.forget()
+    assert _small_schemas(store) == []
+
+
+def test_parallel_small_reads_share_one_copy(store, monkeypatch):
+    """Reads in several threads at once (the leaderboard reads cells, summaries and the audit
+    in parallel) wait for one copy instead of each making their own."""
+    store.ingest([make_run(f"r{i}", files=[f"f{i}"]) for i in range(3)])
+    want = store.tasks()
+    store.forget()
+    calls = count_reads(monkeypatch)
+    barrier = threading.Barrier(4)
+    errors = []
+
+    def reader():
+        try:
+            barrier.wait()
+            for _ in range(5):
+                assert store.tasks().equals(want)
+                store.cell_stats()
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(calls) == 1
