@@ -200,6 +200,34 @@ def _chance_marks(keys: dict[tuple[int, int], tuple[str, str]],
     return shapes, notes
 
 
+def _panel_columns(frame: pd.DataFrame, position: dict[str, int]
+                   ) -> dict[str | None, dict[str, np.ndarray]]:
+    """``forest_plot``'s rows of each task (key None: a frame without a task column, the
+    averages) as column arrays, ordered by ``position`` (run -> rank); rows of runs without
+    a position or without a score are left out. Columns: run (str), score, low, high,
+    chance (float, NaN none), n (object), contains_chance (NA -> False), has_items (NA ->
+    True)."""
+    runs = frame["run"].astype(str).to_numpy(dtype=object)
+    def num(c: str) -> np.ndarray:
+        return pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+
+    score = num("score")
+    rank = np.array([position.get(r, -1) for r in runs], dtype=np.int64)
+    keep = (rank >= 0) & ~np.isnan(score)
+    cols = {"run": runs, "score": score, "low": num("low"), "high": num("high"),
+            "chance": num("chance"), "n": frame["n"].to_numpy(dtype=object),
+            "contains_chance": frame["contains_chance"].fillna(False).to_numpy(dtype=bool),
+            "has_items": frame["has_items"].fillna(True).to_numpy(dtype=bool)}
+    keys = (frame["task"].astype(str).to_numpy(dtype=object) if "task" in frame
+            else np.full(len(frame), None, dtype=object))
+    out: dict[str | None, dict[str, np.ndarray]] = {}
+    for key in dict.fromkeys(keys[keep].tolist()):
+        rows = np.flatnonzero(keep & (keys == key))
+        rows = rows[np.argsort(rank[rows], kind="stable")]
+        out[key] = {c: v[rows] for c, v in cols.items()}
+    return out
+
+
 def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_label: str,
                 confidence: float, percent: bool | dict[str, bool] = True,
                 run_order: Sequence[str] | None = None,
@@ -252,8 +280,10 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
         gap_px / plot_px if nrows > 1 else 0.0, titles)
     subplot_titles = [dict(a, font=dict(size=12)) for a in title_notes]
     level = f"{confidence:.0%}"
-    # each task's rows (in the frame's order), split once rather than filtered per panel
-    by_task = dict(iter(cells.groupby(cells["task"].astype(str).to_numpy(), sort=False)))
+    # each panel's rows in ``run_order`` (runs not in it, and rows without a score, left out),
+    # from column arrays taken once (not a frame copy + reindex per panel)
+    position = {r: i for i, r in enumerate(run_order)}
+    by_task = _panel_columns(cells, position)
     traces: list[dict] = []
     chance_lines: list[tuple[int, int, float]] = []    # (row, col, x): drawn after the loop
     for idx, panel in enumerate(panels):
@@ -261,26 +291,21 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
         k = _scale(by_panel.get(panel, True))
         unit = "%" if by_panel.get(panel, True) else ""
         if panel == AVERAGE_PANEL:
-            df = averages.copy()
-            df["n"] = df.get("n_tasks")
-            df["contains_chance"] = False
-            df["has_items"] = True
-            df["chance"] = np.nan
+            avg = averages.assign(n=averages.get("n_tasks"), contains_chance=False,
+                                  has_items=True, chance=np.nan)
+            cols = _panel_columns(avg, position).get(None)
             what = "macro average over tasks (SE = sqrt(sum SE_t^2)/k)"
         else:
-            df = by_task.get(panel, cells.iloc[:0]).copy()
+            cols = by_task.get(panel)
             what = method_label
-        df = df.set_index(df["run"].astype(str)).reindex(run_order).dropna(subset=["score"])
-        if df.empty:
+        if cols is None:
             continue
-        panel_runs = [plot_text(r) for r in df.index]
-        score = df["score"].astype(float) * k
-        low = df["low"].astype(float) * k
-        high = df["high"].astype(float) * k
-        open_mark = df["contains_chance"].fillna(False).astype(bool)
-        summary_only = ~df["has_items"].fillna(True).astype(bool)
-        symbols = np.where(summary_only, "diamond", np.where(open_mark, "circle-open", "circle"))
-        n_text = ["unknown" if pd.isna(v) else str(int(v)) for v in df["n"]]
+        panel_runs = [plot_text(r) for r in cols["run"]]
+        score, low, high = cols["score"] * k, cols["low"] * k, cols["high"] * k
+        open_mark = cols["contains_chance"]
+        symbols = np.where(~cols["has_items"], "diamond",
+                           np.where(open_mark, "circle-open", "circle"))
+        n_text = ["unknown" if pd.isna(v) else str(int(v)) for v in cols["n"]]
         custom = np.column_stack([low, high, np.array(n_text, dtype=object),
                                   np.where(open_mark, "yes", "no")])
         n_label = "tasks" if panel == AVERAGE_PANEL else "n"
@@ -297,9 +322,9 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
                            f"{n_label} = %{{customdata[2]}}<br>contains chance: %{{customdata[3]}}"
                            f"<br>{plot_text(what)}<extra></extra>"),
             xaxis="x" + xname[len("xaxis"):], yaxis="y" + yname[len("yaxis"):]))
-        chance = pd.to_numeric(df["chance"], errors="coerce").dropna()
+        chance = cols["chance"][~np.isnan(cols["chance"])]
         if len(chance):
-            chance_lines.append((row, col, float(chance.iloc[0]) * k))
+            chance_lines.append((row, col, float(chance[0]) * k))
         axes[xname] = dict(axes[xname], title=dict(text="score (%)" if by_panel.get(panel, True) else "score",
                                       font=dict(size=11)))
         axes[yname] = dict(axes[yname], categoryorder="array", categoryarray=list(reversed(panel_runs)),

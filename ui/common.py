@@ -301,7 +301,7 @@ def display_frame(df: pd.DataFrame, digits: int = 4, decimals: int | None = None
     """``df`` as text for a table: counts (``N_COLUMNS``) "unknown" when missing, floats to
     ``digits`` significant digits (or ``decimals`` fixed decimals) and "–" when missing,
     None as "–"; booleans and strings as they are. Tables never show the word None."""
-    out = pd.DataFrame(index=df.index)
+    out: dict[Any, Any] = {}      # the columns, then one frame (not one insert per column)
     for c in df.columns:
         col = df[c]
         if c in N_COLUMNS:
@@ -316,7 +316,7 @@ def display_frame(df: pd.DataFrame, digits: int = 4, decimals: int | None = None
         else:
             out[c] = ["–" if v is None or (not isinstance(v, (list, tuple, dict))
                                            and pd.isna(v)) else v for v in col]
-    return out
+    return pd.DataFrame(out, index=df.index, columns=df.columns)
 
 
 def fmt_p(p: float | None) -> str:

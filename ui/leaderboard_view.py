@@ -75,9 +75,10 @@ def scores_table(lb, run_order: Sequence[str], percent_by_task: dict[str, bool],
     # records of the columns cell_text reads only: no Series per cell, no other columns
     used = [c for c in ("run", "task", "score", "low", "high", "contains_chance", "has_items",
                         "method") if c in cells.columns]
+    columns = [cells[c].tolist() for c in used]     # plain lists: no per-value Arrow reads
     text = {(str(row["run"]), str(row["task"])):
             cell_text(row, percent_by_task.get(str(row["task"]), False), lb.method)
-            for row in cells[used].to_dict("records")}
+            for row in (dict(zip(used, values)) for values in zip(*columns))}
     notes = lb.task_notes
     kinds = notes.groupby("task")["kind"].agg(lambda k: ", ".join(sorted(set(k)))).to_dict() \
         if len(notes) else {}
@@ -129,7 +130,8 @@ def scores_table(lb, run_order: Sequence[str], percent_by_task: dict[str, bool],
             rows.append(line(m, SUBTASK_PREFIX + m,
                              metric_text(metric_of.get(m), lb.metric_info.get(m)),
                              {r: text.get((r, m), "–") for r in runs}, kinds.get(m, "")))
-    return pd.DataFrame(rows, columns=["Task", "Metric", *runs, "Notes"])
+    names = ["Task", "Metric", *runs, "Notes"]
+    return pd.DataFrame({n: [row[n] for row in rows] for n in names}, columns=names)
 
 
 def task_name(label: str) -> str:
