@@ -435,14 +435,25 @@ def test_bootstrap_and_clustered_methods(store):
 
 
 class _TwoReads:
-    """A store without ``item_matrices_and_codes``: the board reads its cluster codes and its
-    matrices separately (the path a store without the shared read takes)."""
+    """A store without ``item_code_matrices`` and ``item_matrices_and_codes``: the board
+    reads its cluster codes as rows and its matrices separately (the path a store without
+    the shared read takes)."""
 
     def __init__(self, store):
         self._store = store
 
     def __getattr__(self, name):
-        if name == "item_matrices_and_codes":
+        if name in ("item_matrices_and_codes", "item_code_matrices"):
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+
+class _RowCodes(_TwoReads):
+    """A store without ``item_code_matrices`` only: the cluster codes as rows, read with
+    the matrices (``item_matrices_and_codes``)."""
+
+    def __getattr__(self, name):
+        if name == "item_code_matrices":
             raise AttributeError(name)
         return getattr(self._store, name)
 
@@ -450,16 +461,18 @@ class _TwoReads:
 @pytest.mark.parametrize("st_name", ["store", "miss_store"])
 def test_clustered_board_from_one_read_equals_two_reads(st_name, request):
     # the clustered board with tiers and ranks takes the cluster codes and the items x runs
-    # matrices from one read of the scores (Store.item_matrices_and_codes); the same board
-    # as reading them separately (several answers, missing items, continuous tasks)
+    # matrices from one read (Store.item_code_matrices: codes as matrices); the same board
+    # as the codes as rows, read with the matrices (Store.item_matrices_and_codes) or
+    # separately (several answers, missing items, continuous tasks)
     store = request.getfixturevalue(st_name)
     for kw in ({}, {"include_ranks": False}, {"task": store.tasks()["task"].iloc[0]}):
         one = an.leaderboard(store, method="clustered", n_resamples=200, **kw)
-        two = an.leaderboard(_TwoReads(store), method="clustered", n_resamples=200, **kw)
-        assert len(one.cells) and (len(one.tiers) or "task" in kw)
-        for f in ("cells", "averages", "tiers", "ranks", "task_notes", "group_cells"):
-            pd.testing.assert_frame_equal(getattr(one, f), getattr(two, f))
-        assert one.notes == two.notes
+        for other in (_TwoReads(store), _RowCodes(store)):
+            two = an.leaderboard(other, method="clustered", n_resamples=200, **kw)
+            assert len(one.cells) and (len(one.tiers) or "task" in kw)
+            for f in ("cells", "averages", "tiers", "ranks", "task_notes", "group_cells"):
+                pd.testing.assert_frame_equal(getattr(one, f), getattr(two, f))
+            assert one.notes == two.notes
 
 
 @pytest.mark.parametrize("kind", ["real", "memory"])

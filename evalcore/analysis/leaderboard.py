@@ -232,7 +232,8 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
         _compared_runs(item_cells, metrics_by_task, None if rank_tasks is None
                        else {str(t) for t in rank_tasks}) if include_ranks else {}
     # (clustered: one read serves the cluster codes and the matrices, ``_clustered_cells``)
-    shared = method == "clustered" and hasattr(store, "item_matrices_and_codes")
+    shared = method == "clustered" and (hasattr(store, "item_code_matrices")
+                                        or hasattr(store, "item_matrices_and_codes"))
     pulling = _BACKGROUND.submit(_pull_matrices, store, wanted, metrics_by_task) \
         if wanted and not shared else None
     pulled: dict = {}
@@ -578,26 +579,34 @@ def _bootstrap_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
     """Percentile bootstrap of every cell's mean over items, filling se/low/high in place.
 
     0/1 cells need no item: their resampled means are Binomial(n, k/n)/n draws
-    (``stats.bootstrap_proportions``, from the cell's n and sum). Continuous cells pull their
-    task's item means once and bootstrap all runs with one shared set of resample weights
-    per item count (``stats.bootstrap_means_shared``). Both give, cell by cell, the numbers
-    ``stats.score_interval(x, "bootstrap", seed=seed)`` gives for that cell's item means
-    (continuous: up to floating-point summation order), clipped to [0, 1] as it clips."""
+    (``stats.bootstrap_proportions``, from the cell's n and sum). Continuous cells take
+    their task's items x runs matrix (``store.item_matrices``: one read for all such tasks,
+    in a worker thread while the 0/1 cells are drawn), each
+    run's item means in item id order (the order of ``store.item_means``, which the
+    resampled positions follow), and bootstrap all runs with one shared set of resample
+    weights per item count (``stats.bootstrap_means_shared``). Both give, cell by cell, the
+    numbers ``stats.score_interval(x, "bootstrap", seed=seed)`` gives for that cell's item
+    means (continuous: up to floating-point summation order), clipped to [0, 1] as it
+    clips."""
     n = cs["n"].to_numpy(dtype=float)
     k = np.round(cs["sum"].to_numpy(dtype=float))
+    tasks = cs["task"].to_numpy()
+    run_ids = cs["run_id"].to_numpy(dtype=int)
+    # the continuous cells' item means are read in a worker thread while this one draws
+    # the 0/1 cells
+    cont = {t: np.flatnonzero((tasks == t) & ~binary) for t in metrics_by_task}
+    cont = {t: rows for t, rows in cont.items() if rows.size}
+    job = _BACKGROUND.submit(_item_means_by_run, store, metrics_by_task,
+                             {t: [int(run_ids[i]) for i in rows] for t, rows in cont.items()}) \
+        if cont else None
     rows = np.flatnonzero(binary)
     if rows.size:
         r = st.bootstrap_proportions(k[rows], n[rows], confidence=confidence,
                                      n_resamples=n_resamples, seed=seed)
         low[rows], high[rows], se[rows] = r.low, r.high, r.se
-    tasks = cs["task"].to_numpy()
-    run_ids = cs["run_id"].to_numpy(dtype=int)
-    for t, m in metrics_by_task.items():
-        rows = np.flatnonzero((tasks == t) & ~binary)
-        if rows.size == 0:
-            continue
-        im = store.item_means([int(run_ids[i]) for i in rows], task=t, metric=m)
-        by_run = {int(rid): g["score"].to_numpy(dtype=float) for rid, g in im.groupby("run_id")}
+    means = job.result() if job is not None else {}
+    for t, rows in cont.items():
+        by_run = means.get(t, {})
         by_size: dict[int, list[int]] = {}
         for i in rows:
             x = by_run.get(int(run_ids[i]))
@@ -613,6 +622,32 @@ def _bootstrap_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
             low[idx], high[idx], se[idx] = lo, hi, r.se
 
 
+def _item_means_by_run(store, metrics_by_task: dict[str, str], runs_of: dict[str, list[int]]
+                       ) -> dict[str, dict[int, np.ndarray]]:
+    """task -> run id -> its item means of (task, metric shown) in item id order (the order
+    of ``store.item_means``) for the tasks of ``runs_of`` (task -> run ids), from the tasks'
+    items x runs matrices (``store.item_matrices``, one read of the vector rows: no score
+    rows) with the item ids of their keys (``store.item_labels``); a run without the cell is
+    absent."""
+    all_runs = sorted({r for rids in runs_of.values() for r in rids})
+    got = store.item_matrices([(t, metrics_by_task[t]) for t in runs_of], run_ids=all_runs)
+    out: dict[str, dict[int, np.ndarray]] = {}
+    for t, rids in runs_of.items():
+        im = got.get((t, metrics_by_task[t]))
+        if im is None or im.scores.size == 0:
+            continue
+        ids = store.item_labels(t, im.items)
+        order = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.intp)
+        scores = im.scores[order]
+        wanted = set(rids)
+        by_run = out.setdefault(t, {})
+        for j, rid in enumerate(np.asarray(im.run_ids).tolist()):
+            if int(rid) in wanted:
+                col = scores[:, j]
+                by_run[int(rid)] = col[~np.isnan(col)]
+    return out
+
+
 def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
                      score: np.ndarray, se: np.ndarray, low: np.ndarray, high: np.ndarray,
                      used: np.ndarray, z: float, confidence: float,
@@ -621,61 +656,123 @@ def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
     """Cluster-robust intervals of every cell, filling se/low/high/used in place; returns the
     tasks where some cell had no cluster key (CLT used there). With ``wanted`` (task -> run
     ids whose items x runs matrices the tiers need), the same read also gives those
-    matrices (``store.item_matrices_and_codes``), put in ``pulled`` as ``_pull_matrices``
-    would return them.
+    matrices, put in ``pulled`` as ``_pull_matrices`` would return them.
 
-    One query for all tasks returns item means with integer cluster codes
-    (``store.item_cluster_codes``; an item without a label is its own cluster), and every
-    run of a task is computed in one pass (``stats.grouped_clustered_intervals``): the same
-    numbers as ``stats.score_interval(x, "clustered", clusters=labels)`` per cell, without a
-    per-cell sort of text labels."""
+    One read for all tasks gives each task's items x runs matrix with integer cluster codes
+    (``store.item_code_matrices``; an item without a label is its own cluster), and every
+    run of every task is computed in one pass over the matrices
+    (``stats.clustered_intervals_of_matrices``): the same numbers as
+    ``stats.score_interval(x, "clustered", clusters=labels)`` per cell, without a per-cell
+    sort of text labels. A store without that read gives the codes as rows
+    (``store.item_cluster_codes``, ``stats.grouped_clustered_intervals``: the same numbers).
+    """
     tms = list(metrics_by_task.items())
     rows_of = {t: np.flatnonzero((cs["task"] == t).to_numpy()) for t, _ in tms}
     tms = [(t, m) for t, m in tms if rows_of[t].size]
     run_ids = cs["run_id"].to_numpy(dtype=int)
-    nocl: set[str] = set()
-    if tms:
-        all_runs = sorted({int(run_ids[i]) for t, _ in tms for i in rows_of[t]})
+    if not tms:
+        return []
+    all_runs = sorted({int(run_ids[i]) for t, _ in tms for i in rows_of[t]})
+    if hasattr(store, "item_code_matrices"):
+        got = store.item_code_matrices(tms, run_ids=all_runs)
         if wanted:
-            mats, codes = store.item_matrices_and_codes(tms, run_ids=all_runs)
-            got = {(str(t), str(m)): (np.asarray(im.run_ids, dtype=np.int64), im.scores)
-                   for (t, m), im in mats.items()}
-            pulled.update(_select_matrices(got, wanted, metrics_by_task))
-        else:
-            codes = store.item_cluster_codes(tms, run_ids=all_runs)
-        kk = codes["k"].to_numpy(dtype=np.int64)
-        # the store returns the cells in order; sort only if it did not
-        order = slice(None) if bool(np.all(kk[1:] >= kk[:-1])) else np.argsort(kk, kind="stable")
-        bounds = np.searchsorted(kk[order], np.arange(len(tms) + 1))
-        rid_all = codes["run_id"].to_numpy(dtype=np.int64)[order]
-        x_all = codes["score"].to_numpy(dtype=float)[order]
-        c_all = codes["code"].to_numpy(dtype=np.int64)[order]
-        h_all = codes["has_cluster"].to_numpy(dtype=bool)[order]
-        # one pass over every cell of every task: the group of an item mean is its cell's
-        # row in ``cs`` (codes need only be distinct within a cell)
-        parts = []
-        for j, (t, _) in enumerate(tms):
-            sl = slice(bounds[j], bounds[j + 1])
-            rows = rows_of[t]
-            col = pd.Index(run_ids[rows]).get_indexer(rid_all[sl])
-            keep = col >= 0
-            parts.append((rows[col[keep]], x_all[sl][keep], c_all[sl][keep], h_all[sl][keep]))
-        cell, x, c, h = (np.concatenate([p[k] for p in parts]) for k in range(4))
-        res = st.grouped_clustered_intervals(x, c, cell, confidence) if cell.size else None
-        labelled = np.bincount(cell, weights=h.astype(float), minlength=len(cs)) > 0
-        for t, _ in tms:
-            for i in rows_of[t]:
-                if res is None or i >= res.n.size or res.n[i] == 0:
-                    continue            # no item means for this cell: no interval
-                if not labelled[i]:     # no cluster label at all: CLT
-                    used[i] = "clt"
-                    nocl.add(str(t))
-                    low[i], high[i] = score[i] - z * se[i], score[i] + z * se[i]
-                    continue
-                low[i], high[i] = float(res.low[i]), float(res.high[i])
-                if np.isfinite(res.se[i]):
-                    se[i] = float(res.se[i])
+            mats = {tm: (np.asarray(im.run_ids, dtype=np.int64), im.scores)
+                    for tm, (im, _, _) in got.items()}
+            pulled.update(_select_matrices(mats, wanted, metrics_by_task))
+        res, owner, labelled = _clustered_of_matrices(got, tms, rows_of, run_ids, len(cs),
+                                                      confidence)
+    else:
+        res, owner, labelled = _clustered_of_rows(store, tms, rows_of, run_ids, all_runs,
+                                                  len(cs), confidence, wanted, pulled,
+                                                  metrics_by_task)
+    nocl: set[str] = set()
+    # the results by row of ``cs`` (``owner``: the row of each result)
+    n_of = np.zeros(len(cs), dtype=np.int64)
+    low_of, high_of, se_of = (np.full(len(cs), np.nan) for _ in range(3))
+    if res is not None:
+        n_of[owner], low_of[owner], high_of[owner], se_of[owner] = \
+            res.n, res.low, res.high, res.se
+    for t, _ in tms:
+        for i in rows_of[t]:
+            if n_of[i] == 0:
+                continue                # no item means for this cell: no interval
+            if not labelled[i]:         # no cluster label at all: CLT
+                used[i] = "clt"
+                nocl.add(str(t))
+                low[i], high[i] = score[i] - z * se[i], score[i] + z * se[i]
+                continue
+            low[i], high[i] = float(low_of[i]), float(high_of[i])
+            if np.isfinite(se_of[i]):
+                se[i] = float(se_of[i])
     return sorted(nocl)
+
+
+def _clustered_of_matrices(got: dict, tms: list[tuple[str, str]],
+                           rows_of: dict[str, np.ndarray], run_ids: np.ndarray, n_rows: int,
+                           confidence: float):
+    """``_clustered_cells``' intervals from ``store.item_code_matrices``: (result, the row
+    of ``cs`` of each result entry, whether each row of ``cs`` has a labelled item)."""
+    blocks, owners = [], []
+    labelled = np.zeros(n_rows, dtype=bool)
+    for t, m in tms:
+        if (t, m) not in got:
+            continue
+        im, code, has = got[(t, m)]
+        rows = rows_of[t]
+        col = pd.Index(run_ids[rows]).get_indexer(np.asarray(im.run_ids))
+        keep = col >= 0
+        if not keep.any():
+            continue
+        if keep.all():
+            blocks.append((im.scores, code))
+        else:
+            blocks.append((im.scores[:, keep], code[:, keep]))
+        owner = rows[col[keep]]
+        owners.append(owner)
+        labelled[owner] = has[:, keep].any(axis=0)
+    if not blocks:
+        return None, np.empty(0, dtype=np.int64), labelled
+    res = st.clustered_intervals_of_matrices(blocks, confidence)
+    return res, np.concatenate(owners), labelled
+
+
+def _clustered_of_rows(store, tms: list[tuple[str, str]], rows_of: dict[str, np.ndarray],
+                       run_ids: np.ndarray, all_runs: list[int], n_rows: int,
+                       confidence: float, wanted: dict[str, list[int]] | None,
+                       pulled: dict | None, metrics_by_task: dict[str, str]):
+    """``_clustered_cells``' intervals from ``store.item_cluster_codes`` (rows per item and
+    run; with ``wanted``, ``store.item_matrices_and_codes`` where the store has it): the
+    same triple as ``_clustered_of_matrices``."""
+    if wanted and hasattr(store, "item_matrices_and_codes"):
+        mats, codes = store.item_matrices_and_codes(tms, run_ids=all_runs)
+        got = {(str(t), str(m)): (np.asarray(im.run_ids, dtype=np.int64), im.scores)
+               for (t, m), im in mats.items()}
+        pulled.update(_select_matrices(got, wanted, metrics_by_task))
+    else:
+        codes = store.item_cluster_codes(tms, run_ids=all_runs)
+    kk = codes["k"].to_numpy(dtype=np.int64)
+    # the store returns the cells in order; sort only if it did not
+    order = slice(None) if bool(np.all(kk[1:] >= kk[:-1])) else np.argsort(kk, kind="stable")
+    bounds = np.searchsorted(kk[order], np.arange(len(tms) + 1))
+    rid_all = codes["run_id"].to_numpy(dtype=np.int64)[order]
+    x_all = codes["score"].to_numpy(dtype=float)[order]
+    c_all = codes["code"].to_numpy(dtype=np.int64)[order]
+    h_all = codes["has_cluster"].to_numpy(dtype=bool)[order]
+    # one pass over every cell of every task: the group of an item mean is its cell's
+    # row in ``cs`` (codes need only be distinct within a cell)
+    parts = []
+    for j, (t, _) in enumerate(tms):
+        sl = slice(bounds[j], bounds[j + 1])
+        rows = rows_of[t]
+        col = pd.Index(run_ids[rows]).get_indexer(rid_all[sl])
+        keep = col >= 0
+        parts.append((rows[col[keep]], x_all[sl][keep], c_all[sl][keep], h_all[sl][keep]))
+    cell, x, c, h = (np.concatenate([p[k] for p in parts]) for k in range(4))
+    labelled = np.bincount(cell, weights=h.astype(float), minlength=n_rows) > 0
+    if not cell.size:
+        return None, np.empty(0, dtype=np.int64), labelled
+    res = st.grouped_clustered_intervals(x, c, cell, confidence)
+    return res, np.arange(res.n.size), labelled
 
 
 def _chance_applies(metric: str, binary: bool) -> bool:

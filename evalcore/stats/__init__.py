@@ -30,6 +30,7 @@ from evalcore.stats.bootstrap import (BootstrapColumns, BootstrapResult, RankInt
 from evalcore.stats.clustered import (FEW_CLUSTERS, ClusteredInterval, ClusteredSE,
                                       GroupedClusteredIntervals, cluster_t_value,
                                       clustered_interval, clustered_se,
+                                      clustered_intervals_of_matrices,
                                       grouped_clustered_intervals, korn_graubard_interval)
 from evalcore.stats.intervals import (PROPORTION_METHODS, SCORE_METHODS, Interval,
                                       beta_interval, chance_level, clopper_pearson_interval,
@@ -78,6 +79,7 @@ __all__ = [
     "ClusteredSE", "clustered_se", "ClusteredInterval", "clustered_interval", "cluster_t_value",
     "korn_graubard_interval",
     "FEW_CLUSTERS", "GroupedClusteredIntervals", "grouped_clustered_intervals",
+    "clustered_intervals_of_matrices",
     # paired
     "PairedDifference", "McNemarResult", "PairedColumns", "paired_difference", "mcnemar",
     "paired_columns", "PairedMoments", "paired_moments", "correlation", "mcnemar_exact_p", "normal_p_value", "mean_quantile",

@@ -382,17 +382,105 @@ def grouped_clustered_intervals(scores: Any, codes: Any, groups: Any,
         mean = np.bincount(r, weights=x, minlength=n_groups) / n
         resid = x - mean[r]
         ss = np.bincount(r, weights=resid * resid, minlength=n_groups)
-        se_iid = np.where(n >= 2, np.sqrt(ss / np.maximum(n - 1, 1)) / np.sqrt(n), np.nan)
         pair = r * n_codes + c
         cl_sums = np.bincount(pair, weights=resid, minlength=n_groups * n_codes)
         cl_sizes = np.bincount(pair, minlength=n_groups * n_codes)
-        g = (cl_sizes.reshape(n_groups, n_codes) > 0).sum(axis=1)
-        sq = (cl_sums.reshape(n_groups, n_codes) ** 2).sum(axis=1)
-        se = np.where(g >= 2, np.sqrt(g / np.maximum(g - 1, 1) * sq / n ** 2), np.nan)
+    g = (cl_sizes.reshape(n_groups, n_codes) > 0).sum(axis=1)
+    sq = (cl_sums.reshape(n_groups, n_codes) ** 2).sum(axis=1)
     binary = np.bincount(r, weights=((x != 0.0) & (x != 1.0)).astype(float),
                          minlength=n_groups) == 0
     unit = np.bincount(r, weights=((x < 0.0) | (x > 1.0)).astype(float),
                        minlength=n_groups) == 0
+    return _intervals_from_moments(mean, n, ss, sq, g, binary, unit, conf)
+
+
+def clustered_intervals_of_matrices(blocks: list[tuple[Any, Any]],
+                                    confidence: float = 0.95) -> GroupedClusteredIntervals:
+    """Clustered intervals of the mean of every column of several items x runs matrices.
+
+    ``blocks``: (scores, codes) pairs, ``scores`` an items x columns matrix of per-item
+    values (NaN where a column lacks the item), ``codes`` the same shape of integer cluster
+    codes (>= 0 where the score is present; ignored where it is NaN). The groups are the
+    columns, block after block (group 0 is the first block's first column). Each entry
+    equals :func:`grouped_clustered_intervals` on the present entries in item-major order
+    (item by item, columns within an item) with group = column number: the same formulas
+    and the same floating-point sums (per group, item order; cluster sums laid out group x
+    code with G_max = the largest code + 1, as there), so the same numbers bit for bit,
+    without building the long rows. A column without a present entry gets n = 0 and NaN.
+    """
+    conf = check_confidence(confidence)
+    mats = []
+    n_codes = 0
+    for scores, codes in blocks:
+        x = np.ascontiguousarray(np.asarray(scores, dtype=float))
+        c = np.ascontiguousarray(np.asarray(codes, dtype=np.int64))
+        if x.ndim != 2 or c.shape != x.shape:
+            raise StatsInputError(f"scores and codes must be matrices of one shape, got "
+                                  f"{x.shape} and {c.shape}")
+        present = ~np.isnan(x)
+        every = bool(present.all())
+        if np.isinf(x).any():
+            raise StatsInputError("scores contain infinite values")
+        if x.size and (c.min() if every else c[present].min(initial=0)) < 0:
+            raise StatsInputError("codes must be non-negative integers where a score is present")
+        if x.size and (every or present.any()):
+            n_codes = max(n_codes, int(c.max() if every else c[present].max()) + 1)
+        mats.append((x, c, present, every))
+    parts: list[tuple[np.ndarray, ...]] = []
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for x, c, present, every in mats:
+            cols = x.shape[1]
+            # axis-0 sums of a C-ordered matrix add row after row: per column the item order
+            # of the rows' bincount (0.0 added where absent leaves every sum unchanged)
+            xz = x if every else np.where(present, x, 0.0)
+            n = present.sum(axis=0).astype(float)
+            mean = _column_sums(xz) / n
+            resid = x - mean
+            if not every:
+                resid[~present] = 0.0
+            ss = _column_sums(resid * resid)
+            pair = np.arange(cols, dtype=np.int64) * n_codes + c
+            w = resid
+            if not every:
+                pair, w = pair[present], resid[present]
+            cl_sums = np.bincount(pair.ravel(), weights=w.ravel(), minlength=cols * n_codes)
+            cl_sizes = np.bincount(pair.ravel(), minlength=cols * n_codes)
+            g = (cl_sizes.reshape(cols, n_codes) > 0).sum(axis=1)
+            sq = (cl_sums.reshape(cols, n_codes) ** 2).sum(axis=1)
+            binary = ~(((x != 0.0) & (x != 1.0)) & present).any(axis=0)
+            unit = ~(((x < 0.0) | (x > 1.0)) & present).any(axis=0)
+            parts.append((mean, n, ss, sq, g, binary, unit))
+    if not parts:
+        empty = np.empty(0)
+        return GroupedClusteredIntervals(empty, empty, empty, empty, empty,
+                                         np.empty(0, dtype=int), np.empty(0, dtype=int), conf)
+    mean, n, ss, sq, g, binary, unit = (np.concatenate([p[i] for p in parts])
+                                        for i in range(7))
+    return _intervals_from_moments(mean, n, ss, sq, g, binary.astype(bool), unit.astype(bool),
+                                   conf)
+
+
+def _column_sums(a: np.ndarray) -> np.ndarray:
+    """Column sums of a C-ordered matrix added row after row (the order of a bincount over
+    the rows). numpy reduces axis 0 of a C-ordered matrix with two or more columns that way;
+    one column is contiguous, where numpy sums pairwise, so it takes a running sum."""
+    if a.shape[0] == 0:
+        return np.zeros(a.shape[1])
+    if a.shape[1] >= 2:
+        return a.sum(axis=0)
+    return np.cumsum(a, axis=0)[-1]
+
+
+def _intervals_from_moments(mean: np.ndarray, n: np.ndarray, ss: np.ndarray, sq: np.ndarray,
+                            g: np.ndarray, binary: np.ndarray, unit: np.ndarray,
+                            conf: float) -> GroupedClusteredIntervals:
+    """The intervals of :func:`grouped_clustered_intervals` from each group's moments: mean,
+    n, ss = sum (x - mean)^2, sq = sum over clusters of (cluster residual sum)^2, G, whether
+    every score is 0/1 (``binary``) and in [0, 1] (``unit``)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se_iid = np.where(n >= 2, np.sqrt(ss / np.maximum(n - 1, 1)) / np.sqrt(n), np.nan)
+        se = np.where(g >= 2, np.sqrt(g / np.maximum(g - 1, 1) * sq / n ** 2), np.nan)
+    n_groups = mean.size
     z = z_value(conf)
     q_iid = np.full(n_groups, z)
     small = ~binary & (n < 30) & (n >= 2)

@@ -94,6 +94,58 @@ class _MatrixQueries:
             codes = frames[0]
         return {tms[k]: found[k] for k in range(len(tms)) if k in found}, codes
 
+    def item_code_matrices(self, task_metrics: list[tuple[str, str]],
+                           run_ids: list[int] | None = None
+                           ) -> dict[tuple[str, str], tuple[ItemMatrix, np.ndarray, np.ndarray]]:
+        """``item_matrices`` with each cell's cluster codes as matrices of the same shape:
+        {(task, metric): (matrix, codes, has_cluster)}. ``codes`` (int64) are
+        ``item_cluster_codes``' codes of the entries (dense 0..G-1 within the cell: the
+        label keys ranked, then each unlabelled item its own cluster, numbered in item
+        order), -1 where the run lacks the item; ``has_cluster`` (bool) marks the entries
+        with a label. For the clustered leaderboard (``stats.clustered_intervals_of_matrices``
+        on the matrices, no rows per item and run). One read of the vector rows; a cell
+        without them is read from the score rows (``_matrices_and_labels_scores``)."""
+        tms = list(dict.fromkeys((str(t), str(m)) for t, m in task_metrics))
+        if not tms:
+            return {}
+        found, labs, missing = self._vector_matrices(tms, run_ids, True)
+        if missing:
+            old, old_labs = self._matrices_and_labels_scores([tms[k] for k in missing], run_ids)
+            for k in missing:
+                if tms[k] in old:
+                    found[k], labs[k] = old[tms[k]], old_labs[tms[k]]
+        out = {}
+        for k in range(len(tms)):
+            if k in found:
+                code, has = _cell_code_matrix(found[k].scores, labs[k])
+                out[tms[k]] = (found[k], code, has)
+        return out
+
+    def _matrices_and_labels_scores(self, tms: list[tuple[str, str]], run_ids: list[int] | None
+                                    ) -> tuple[dict[tuple[str, str], ItemMatrix],
+                                               dict[tuple[str, str], np.ndarray]]:
+        """``item_matrices`` and the label-key matrices (int32, -1: no label or absent) of
+        cells without vector rows, from one read of the score rows (``_cluster_rows``; an
+        item whose answers carry different labels takes the smallest key)."""
+        base, pbase = self._where(run_ids, None, None, "s")
+        tm = ("tm AS (SELECT unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS metric, "
+              "unnest(range(?)) AS k)")
+        with self._read() as con:
+            flags = con.execute(
+                f"WITH {tm} SELECT tm.k, bool_and(s.is_binary) FROM cells s "
+                f"JOIN tm USING (task, metric){base} GROUP BY tm.k",
+                [[t for t, _ in tms], [m for _, m in tms], len(tms)] + pbase).fetchall()
+            rows = self._cluster_rows(con, tms, run_ids)
+        if rows is None:
+            return {}, {}
+        binary = {int(k): bool(b) for k, b in flags}
+        got, lut, kmin = rows
+        mats = _fill_matrices(tms, got, lut, kmin, binary)
+        lab_rows = dict(got, m=np.asarray(got["lab"], dtype=np.float64))
+        labs = {tm: np.where(np.isnan(im.scores), -1, im.scores).astype(np.int32)
+                for tm, im in _fill_matrices(tms, lab_rows, lut, kmin, binary).items()}
+        return mats, labs
+
     def _matrices_and_codes_scores(self, tms: list[tuple[str, str]], run_ids: list[int] | None
                                    ) -> tuple[dict[tuple[str, str], ItemMatrix], pd.DataFrame]:
         """``item_matrices_and_codes`` from the score rows (cells without vector rows; the
@@ -342,24 +394,8 @@ def _codes_of_matrices(n_cells: int, found: dict[int, ItemMatrix],
         n_items, n_runs = mat.scores.shape
         if mat.scores.size == 0:
             continue
-        lab = labs[k]
         present = ~np.isnan(mat.scores)
-        has = (lab >= 0) & present
-        code = np.empty(lab.shape, dtype=np.int64)
-        n_lab = 0
-        if has.any():
-            got = lab[has]
-            lo = int(got.min())
-            seen = np.zeros(int(got.max()) - lo + 1, dtype=bool)
-            seen[got - lo] = True
-            rank = np.cumsum(seen, dtype=np.int64) - 1
-            n_lab = int(rank[-1]) + 1
-            code[has] = rank[got - lo]
-        lone = present & ~has
-        if lone.any():
-            lone_item = lone.any(axis=1)
-            item_code = n_lab + np.cumsum(lone_item, dtype=np.int64) - 1
-            code[~has] = np.broadcast_to(item_code[:, None], lab.shape)[~has]
+        code, has = _cell_code_matrix(mat.scores, labs[k])
         keep = present.ravel()
         everything = bool(keep.all())
 
@@ -375,6 +411,37 @@ def _codes_of_matrices(n_cells: int, found: dict[int, ItemMatrix],
     cell, run, mean, code, has = (np.concatenate(c) for c in zip(*parts))
     return pd.DataFrame({"k": cell, "run_id": run, "score": mean, "code": code,
                          "has_cluster": has})
+
+
+def _cell_code_matrix(scores: np.ndarray, lab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, has_cluster) of one cell's items x runs matrix and its label keys (-1: none):
+    the label keys of the present entries ranked (dense, key order), then each item with an
+    unlabelled present entry numbered after them in item order; codes are -1 where the run
+    lacks the item (``scores`` NaN)."""
+    present = ~np.isnan(scores)
+    has = (lab >= 0) & present
+    if has.all():                   # the usual cell: every entry present and labelled
+        lo = int(lab.min())
+        seen = np.zeros(int(lab.max()) - lo + 1, dtype=bool)
+        seen[lab.ravel() - lo] = True
+        rank = np.cumsum(seen, dtype=np.int64) - 1
+        return rank[lab - lo], has
+    code = np.full(lab.shape, -1, dtype=np.int64)
+    n_lab = 0
+    if has.any():
+        got = lab[has]
+        lo = int(got.min())
+        seen = np.zeros(int(got.max()) - lo + 1, dtype=bool)
+        seen[got - lo] = True
+        rank = np.cumsum(seen, dtype=np.int64) - 1
+        n_lab = int(rank[-1]) + 1
+        code[has] = rank[got - lo]
+    lone = present & ~has
+    if lone.any():
+        lone_item = lone.any(axis=1)
+        item_code = n_lab + np.cumsum(lone_item, dtype=np.int64) - 1
+        code[lone] = np.broadcast_to(item_code[:, None], lab.shape)[lone]
+    return code, has
 
 
 def _codes_rows(n_cells: int, cell: np.ndarray, run: np.ndarray, mean: np.ndarray,

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from scipy.stats import f_oneway
 
-from evalcore.stats import (StatsInputError, clustered_se, grouped_clustered_intervals, mean_se,
+from evalcore.stats import (StatsInputError, clustered_intervals_of_matrices, clustered_se,
+                            grouped_clustered_intervals, mean_se,
                             score_interval)
 
 
@@ -196,3 +197,38 @@ def test_grouped_clustered_intervals_equal_score_interval_per_group():
         assert res.n_clusters[gi] == len(np.unique(cs[gi]))
     with pytest.raises(StatsInputError):
         grouped_clustered_intervals([0.1, np.nan], [0, 1], [0, 0])
+
+
+def test_clustered_intervals_of_matrices_equal_the_grouped_rows_bit_for_bit():
+    # the matrices' columns are the groups; the same numbers as grouped_clustered_intervals
+    # on the present entries in item-major order: 0/1 and continuous blocks, codes shared by
+    # the columns or not, missing items, a column without items, more items than a pairwise
+    # summation block
+    rng = np.random.default_rng(21)
+    blocks, xs, cs, gs, first = [], [], [], [], 0
+    for b, (m, r) in enumerate([(1200, 7), (300, 4), (90, 3), (40, 1)]):
+        x = (rng.random((m, r)) < 0.4).astype(float) if b % 2 == 0 else rng.random((m, r))
+        codes = (np.repeat(rng.integers(0, 60, size=m)[:, None], r, axis=1) if b != 1
+                 else rng.integers(0, 25, size=(m, r)))
+        if b >= 1:
+            x[rng.random((m, r)) < 0.15] = np.nan
+            codes[np.isnan(x)] = -1          # ignored where the item is missing
+        if b == 2:
+            x[:, 1] = np.nan
+        blocks.append((x, codes))
+        ii, jj = np.nonzero(~np.isnan(x))
+        xs.append(x[ii, jj]), cs.append(codes[ii, jj]), gs.append(jj + first)
+        first += r
+    got = clustered_intervals_of_matrices(blocks, confidence=0.9)
+    ref = grouped_clustered_intervals(np.concatenate(xs), np.concatenate(cs),
+                                      np.concatenate(gs), confidence=0.9)
+    assert got.estimate.size == first
+    for f in ("estimate", "low", "high", "se", "se_iid", "n", "n_clusters"):
+        np.testing.assert_array_equal(getattr(got, f), getattr(ref, f))
+    assert got.n[7 + 4 + 1] == 0 and np.isnan(got.se[7 + 4 + 1])   # the empty column
+    empty = clustered_intervals_of_matrices([])
+    assert empty.n.size == 0 and empty.confidence == 0.95
+    with pytest.raises(StatsInputError, match="one shape"):
+        clustered_intervals_of_matrices([(np.zeros((3, 2)), np.zeros((3, 1), dtype=int))])
+    with pytest.raises(StatsInputError, match="non-negative"):
+        clustered_intervals_of_matrices([(np.zeros((2, 1)), np.array([[0], [-1]]))])

@@ -157,10 +157,37 @@ def _same(store: Store, run_ids: list[int] | None = None, all_vectors: bool = Tr
     assert _partition(codes) == _partition(old_codes)
     assert np.array_equal(codes["k"].to_numpy(), np.sort(codes["k"].to_numpy()))
     pd.testing.assert_frame_equal(store.item_cluster_codes(tms, run_ids), codes)
+    # the codes as matrices (the clustered leaderboard's read): the same rows, item-major
+    # (a cell without vectors: its rows come in the scan's order, so the same clusters)
+    if all_vectors:
+        pd.testing.assert_frame_equal(_code_matrix_rows(store, tms, run_ids), codes)
+    else:
+        assert _partition(_code_matrix_rows(store, tms, run_ids)) == _partition(codes)
     lab = codes[codes["has_cluster"]].sort_values(["k", "run_id", "score", "code"])
     old_lab = old_codes[old_codes["has_cluster"]].sort_values(["k", "run_id", "score", "code"])
     np.testing.assert_array_equal(lab.to_numpy(float), old_lab.to_numpy(float))
     return new
+
+
+def _code_matrix_rows(store: Store, tms: list, run_ids: list[int] | None) -> pd.DataFrame:
+    """``store.item_code_matrices`` as ``item_cluster_codes``' rows: the present entries of
+    each cell, item by item (runs ascending within an item); checks the shapes and that the
+    codes are -1 and has_cluster False where the run lacks the item."""
+    got = store.item_code_matrices(tms, run_ids)
+    frames = []
+    for k, tm in enumerate(dict.fromkeys(tms)):
+        if tm not in got:
+            continue
+        im, code, has = got[tm]
+        assert code.shape == has.shape == im.scores.shape and code.dtype == np.int64
+        present = ~np.isnan(im.scores)
+        assert (code[~present] == -1).all() and not has[~present].any()
+        ii, jj = np.nonzero(present)
+        frames.append(pd.DataFrame({"k": np.int32(k), "run_id": im.run_ids[jj].astype(np.int32),
+                                    "score": im.scores[ii, jj], "code": code[ii, jj],
+                                    "has_cluster": has[ii, jj]}))
+    return pd.concat(frames, ignore_index=True) if frames else \
+        store.item_cluster_codes([])
 
 
 def _partition(codes: pd.DataFrame) -> list:
@@ -258,6 +285,14 @@ def test_a_cell_without_vector_is_read_from_the_scores(store):
         np.testing.assert_array_equal(got[key].scores, mat.scores)
         np.testing.assert_array_equal(got[key].items, mat.items)
         np.testing.assert_array_equal(got[key].run_ids, mat.run_ids)
+    # the codes as matrices from the score rows: the same matrices, and the same clusters
+    # as the codes as rows (unlabelled items may be numbered in another order)
+    tms = [("t", "acc"), ("u", "em")]
+    coded = store.item_code_matrices(tms)
+    for key, mat in want.items():
+        np.testing.assert_array_equal(coded[key][0].scores, mat.scores)
+    assert _partition(_code_matrix_rows(store, tms, None)) == \
+        _partition(store.item_cluster_codes(tms))
 
 
 def _some_runs():
