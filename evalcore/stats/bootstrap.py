@@ -483,7 +483,24 @@ def _binomial_percentiles(n: np.ndarray, k: np.ndarray, b: int, seed: int,
     """Percentile summaries of the binomial resample means of each (n, k) from the counts
     table (``_binomial_counts``), without the draws: the order statistics the linear
     quantile interpolates (``np.quantile``'s formula, so the same bounds bit for bit), the
-    sd (ddof=1) from the exact integer sums of the counts, and whether the range is 0."""
+    sd (ddof=1) from the exact integer sums of the counts, and whether the range is 0.
+    Rows go in chunks of about ``_CHUNK_ELEMENTS`` table entries (memory stays bounded:
+    the table is about 16 sd(count) wide per row)."""
+    sd = np.sqrt(n * (k / n) * (1 - k / n))
+    per_row = int(16 * float(sd.max(initial=0.0))) + 64
+    step = max(1, 4 * _CHUNK_ELEMENTS // per_row)
+    if n.size <= step:
+        return _binomial_percentile_rows(n, k, b, seed, conf)
+    parts = [_binomial_percentile_rows(n[i:i + step], k[i:i + step], b, seed, conf)
+             for i in range(0, n.size, step)]
+    return BootstrapColumns(*(np.concatenate([getattr(p, f) for p in parts])
+                              for f in ("estimate", "low", "high", "se", "zero_width")),
+                            confidence=conf, n_resamples=b, seed=seed)
+
+
+def _binomial_percentile_rows(n: np.ndarray, k: np.ndarray, b: int, seed: int,
+                              conf: float) -> BootstrapColumns:
+    """``_binomial_percentiles`` of one chunk of rows."""
     a, at_most = _binomial_counts(n, k, b, seed)
     rows, width = at_most.shape
     alpha = 1.0 - conf

@@ -228,3 +228,18 @@ def test_shared_weights_equal_the_per_run_bootstrap():
         assert shared.low[j] == pytest.approx(one.low, rel=1e-12)
         assert shared.high[j] == pytest.approx(one.high, rel=1e-12)
         assert shared.se[j] == pytest.approx(one.se, rel=1e-12)
+
+
+def test_bootstrap_proportions_in_chunks_equal_one_by_one(monkeypatch):
+    # many distinct (n, k) go through the counts table in chunks of rows: the same numbers
+    # as each cell alone
+    import evalcore.stats.bootstrap as bs
+    monkeypatch.setattr(bs, "_CHUNK_ELEMENTS", 2_000)
+    rng = np.random.default_rng(12)
+    n = rng.integers(1, 3000, size=60).astype(float)
+    k = np.floor(rng.random(60) * (n + 1))
+    many = bootstrap_proportions(k, n, n_resamples=400, seed=6)
+    for i in range(n.size):
+        one = bootstrap_proportions([k[i]], [n[i]], n_resamples=400, seed=6)
+        assert (many.low[i], many.high[i], many.se[i], many.zero_width[i]) == \
+            (one.low[0], one.high[0], one.se[0], one.zero_width[0])
