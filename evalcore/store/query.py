@@ -7,6 +7,7 @@ import functools
 import inspect
 import itertools
 import threading
+import weakref
 from typing import Any, Iterator
 
 import duckdb
@@ -197,6 +198,12 @@ class _SmallTables:
                 cur.close()
 
 
+def _retire_boxed(box: dict) -> None:
+    """Finalizer of a Store object: retire its copy of the small tables (``box["small"]``)."""
+    with _MEMO_LOCK:
+        _Queries._retire_small(box.pop("small", None))
+
+
 class _Queries:
     """Read methods of Store (each call is one read on a cursor)."""
 
@@ -213,29 +220,20 @@ class _Queries:
         than its content (a write between the two), which only costs one more copy."""
         version = self.version()
         con = _connection(self._target, self.lock_timeout)
-        with _MEMO_LOCK:
-            small = self.__dict__.get("_small")
-            if small is not None and small.version == version and small.con is con:
-                small.users += 1
-            else:
-                small = None
+        box = self._small_box()
+        small = self._current_small(box, version, con)
         if small is None:
             # one copy at a time per Store object: parallel reads (the leaderboard's) wait
             # for it instead of each making their own
             with self.__dict__.setdefault("_small_lock", threading.Lock()):
-                with _MEMO_LOCK:
-                    small = self.__dict__.get("_small")
-                    if small is not None and small.version == version and small.con is con:
-                        small.users += 1
-                    else:
-                        small = None
+                small = self._current_small(box, version, con)
                 if small is None:
                     with self._read() as cur:
                         small = _SmallTables(con, version, cur)
                     with _MEMO_LOCK:
                         small.users += 1
-                        self._retire_small(self.__dict__.get("_small"))
-                        self.__dict__["_small"] = small
+                        self._retire_small(box.get("small"))
+                        box["small"] = small
         try:
             with _CONNECTIONS_LOCK:
                 cur = con.cursor()
@@ -251,6 +249,27 @@ class _Queries:
                 small.users -= 1
                 if small.stale and not small.users:
                     small.drop()
+
+    def _small_box(self) -> dict:
+        """This Store object's holder of its current copy (``box["small"]``); a Store object
+        dropped without ``forget()`` drops its copy too (a finalizer on the box)."""
+        with _MEMO_LOCK:
+            box = self.__dict__.get("_small_holder")
+            if box is None:
+                box = self.__dict__["_small_holder"] = {}
+                weakref.finalize(self, _retire_boxed, box).atexit = False   # not at exit
+        return box
+
+    @staticmethod
+    def _current_small(box: dict, version: str, con) -> "_SmallTables | None":
+        """The box's copy if it is of ``version`` on connection ``con`` (counted as in use),
+        else None."""
+        with _MEMO_LOCK:
+            small = box.get("small")
+            if small is None or small.version != version or small.con is not con:
+                return None
+            small.users += 1
+            return small
 
     @staticmethod
     def _retire_small(small: "_SmallTables | None") -> None:
@@ -274,7 +293,7 @@ class _Queries:
         store as right after a write. For benchmarks that time a first view."""
         with _MEMO_LOCK:
             self.__dict__.pop("_memo", None)
-            self._retire_small(self.__dict__.pop("_small", None))
+            self._retire_small(self.__dict__.get("_small_holder", {}).pop("small", None))
         self.__dict__.pop("_pair_memo", None)
 
     def resolve_run(self, ref: str | int) -> int:

@@ -4,6 +4,7 @@ callers get copies they may mutate."""
 
 from __future__ import annotations
 
+import gc
 import threading
 
 from .conftest import count_reads, make_run, summary
@@ -158,3 +159,13 @@ def test_parallel_small_reads_share_one_copy(store, monkeypatch):
         t.join()
     assert not errors
     assert len(calls) == 1
+
+
+def test_a_dropped_store_object_drops_its_copy(store, store_location):
+    store.ingest([make_run("a", files=["a"])])
+    other = store_location.open()
+    assert other.runs()["name"].tolist() == ["a"]
+    assert len(_small_schemas(store)) == 1          # the other object's copy (same connection)
+    del other
+    gc.collect()
+    assert _small_schemas(store) == []
