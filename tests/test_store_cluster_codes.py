@@ -95,3 +95,18 @@ def test_matrices_and_codes_from_one_read_equal_the_two_reads(runs, tmp_path):
         assert got.scores.shape == (len(im.items), len(runs))
     none, no_codes = store.item_matrices_and_codes([])
     assert none == {} and no_codes.empty and list(no_codes.columns) == list(alone.columns)
+
+
+def test_item_id_order_is_the_item_means_order(tmp_path):
+    # the bootstrap board puts a matrix's rows (ascending keys) in item id order, the order
+    # item_means reports a run's items in; ids such as "10" sort before "2"
+    ids = [str(i) for i in range(12)]
+    a = make_run("a", {("t", "acc"): np.arange(12) % 2})
+    a.scores["item_id"] = [ids[int(i)] for i in a.scores["item_id"]]
+    store = make_store([a], tmp_path, kind="real")
+    order = store.item_id_order(["t", "nope"])
+    assert set(order) == {"t", "nope"} and order["nope"].size == 0
+    assert store.item_labels("t", order["t"]) == sorted(ids)
+    im = store.item_means([1], task="t")
+    assert im["item_id"].tolist() == store.item_labels("t", order["t"])
+    assert store.item_id_order([]) == {}

@@ -581,7 +581,7 @@ def _bootstrap_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
     0/1 cells need no item: their resampled means are Binomial(n, k/n)/n draws
     (``stats.bootstrap_proportions``, from the cell's n and sum). Continuous cells take
     their task's items x runs matrix (``store.item_matrices``: one read for all such tasks,
-    in a worker thread while the 0/1 cells are drawn), each
+    in a worker thread while the 0/1 cells are drawn, beside the item id order), each
     run's item means in item id order (the order of ``store.item_means``, which the
     resampled positions follow), and bootstrap all runs with one shared set of resample
     weights per item count (``stats.bootstrap_means_shared``). Both give, cell by cell, the
@@ -596,15 +596,22 @@ def _bootstrap_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
     # the 0/1 cells
     cont = {t: np.flatnonzero((tasks == t) & ~binary) for t in metrics_by_task}
     cont = {t: rows for t, rows in cont.items() if rows.size}
-    job = _BACKGROUND.submit(_item_means_by_run, store, metrics_by_task,
-                             {t: [int(run_ids[i]) for i in rows] for t, rows in cont.items()}) \
-        if cont else None
+    runs_of = {t: [int(run_ids[i]) for i in rows] for t, rows in cont.items()}
+    jobs = None
+    if cont:    # the matrices and the item id order, read side by side
+        all_runs = sorted({r for rids in runs_of.values() for r in rids})
+        jobs = (_BACKGROUND.submit(store.item_matrices,
+                                   [(t, metrics_by_task[t]) for t in cont], run_ids=all_runs),
+                _BACKGROUND.submit(store.item_id_order, list(cont))
+                if hasattr(store, "item_id_order") else None)
     rows = np.flatnonzero(binary)
     if rows.size:
         r = st.bootstrap_proportions(k[rows], n[rows], confidence=confidence,
                                      n_resamples=n_resamples, seed=seed)
         low[rows], high[rows], se[rows] = r.low, r.high, r.se
-    means = job.result() if job is not None else {}
+    means = {} if jobs is None else _item_means_by_run(
+        store, metrics_by_task, runs_of, jobs[0].result(),
+        None if jobs[1] is None else jobs[1].result())
     for t, rows in cont.items():
         by_run = means.get(t, {})
         by_size: dict[int, list[int]] = {}
@@ -622,22 +629,26 @@ def _bootstrap_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
             low[idx], high[idx], se[idx] = lo, hi, r.se
 
 
-def _item_means_by_run(store, metrics_by_task: dict[str, str], runs_of: dict[str, list[int]]
+def _item_means_by_run(store, metrics_by_task: dict[str, str], runs_of: dict[str, list[int]],
+                       mats: dict, id_order: dict[str, np.ndarray] | None
                        ) -> dict[str, dict[int, np.ndarray]]:
     """task -> run id -> its item means of (task, metric shown) in item id order (the order
     of ``store.item_means``) for the tasks of ``runs_of`` (task -> run ids), from the tasks'
-    items x runs matrices (``store.item_matrices``, one read of the vector rows: no score
-    rows) with the item ids of their keys (``store.item_labels``); a run without the cell is
-    absent."""
-    all_runs = sorted({r for rids in runs_of.values() for r in rids})
-    got = store.item_matrices([(t, metrics_by_task[t]) for t in runs_of], run_ids=all_runs)
+    items x runs matrices ``mats`` (``store.item_matrices``: the vector rows, no score rows)
+    and each task's item keys in item id order ``id_order`` (``store.item_id_order``; None:
+    ``store.item_labels`` of the matrix's keys, sorted); a run without the cell is absent."""
     out: dict[str, dict[int, np.ndarray]] = {}
     for t, rids in runs_of.items():
-        im = got.get((t, metrics_by_task[t]))
+        im = mats.get((t, metrics_by_task[t]))
         if im is None or im.scores.size == 0:
             continue
-        ids = store.item_labels(t, im.items)
-        order = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.intp)
+        if id_order is not None:
+            keys = id_order.get(t, np.empty(0, dtype=np.int64))
+            keys = keys[np.isin(keys, im.items)]
+            order = np.searchsorted(im.items, keys)
+        else:
+            ids = store.item_labels(t, im.items)
+            order = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.intp)
         scores = im.scores[order]
         wanted = set(rids)
         by_run = out.setdefault(t, {})

@@ -417,38 +417,53 @@ def clustered_intervals_of_matrices(blocks: list[tuple[Any, Any]],
         if x.ndim != 2 or c.shape != x.shape:
             raise StatsInputError(f"scores and codes must be matrices of one shape, got "
                                   f"{x.shape} and {c.shape}")
-        present = ~np.isnan(x)
-        every = bool(present.all())
-        if np.isinf(x).any():
-            raise StatsInputError("scores contain infinite values")
+        sums = _column_sums(x)
+        # finite column sums: no NaN (every item present) and no infinity
+        every = bool(np.isfinite(sums).all())
+        present = None
+        if not every:
+            if np.isinf(x).any():
+                raise StatsInputError("scores contain infinite values")
+            present = ~np.isnan(x)
+            sums = None
         if x.size and (c.min() if every else c[present].min(initial=0)) < 0:
             raise StatsInputError("codes must be non-negative integers where a score is present")
         if x.size and (every or present.any()):
             n_codes = max(n_codes, int(c.max() if every else c[present].max()) + 1)
-        mats.append((x, c, present, every))
+        mats.append((x, c, present, sums))
     parts: list[tuple[np.ndarray, ...]] = []
     with np.errstate(invalid="ignore", divide="ignore"):
-        for x, c, present, every in mats:
-            cols = x.shape[1]
+        for x, c, present, sums in mats:
+            rows, cols = x.shape
             # axis-0 sums of a C-ordered matrix add row after row: per column the item order
             # of the rows' bincount (0.0 added where absent leaves every sum unchanged)
-            xz = x if every else np.where(present, x, 0.0)
-            n = present.sum(axis=0).astype(float)
-            mean = _column_sums(xz) / n
-            resid = x - mean
-            if not every:
+            if present is None:
+                n = np.full(cols, float(rows))
+                mean = sums / n
+                resid = x - mean
+                w, pair = resid, c + (np.arange(cols, dtype=np.int64) * n_codes)[None, :]
+                low_x, high_x = x.min(axis=0, initial=0.0), x.max(axis=0, initial=1.0)
+            else:
+                n = present.sum(axis=0).astype(float)
+                mean = _column_sums(np.where(present, x, 0.0)) / n
+                resid = x - mean
                 resid[~present] = 0.0
+                pair = (c + (np.arange(cols, dtype=np.int64) * n_codes)[None, :])[present]
+                w = resid[present]
+                low_x = np.where(present, x, 0.0).min(axis=0, initial=0.0)
+                high_x = np.where(present, x, 1.0).max(axis=0, initial=1.0)
             ss = _column_sums(resid * resid)
-            pair = np.arange(cols, dtype=np.int64) * n_codes + c
-            w = resid
-            if not every:
-                pair, w = pair[present], resid[present]
             cl_sums = np.bincount(pair.ravel(), weights=w.ravel(), minlength=cols * n_codes)
             cl_sizes = np.bincount(pair.ravel(), minlength=cols * n_codes)
             g = (cl_sizes.reshape(cols, n_codes) > 0).sum(axis=1)
             sq = (cl_sums.reshape(cols, n_codes) ** 2).sum(axis=1)
-            binary = ~(((x != 0.0) & (x != 1.0)) & present).any(axis=0)
-            unit = ~(((x < 0.0) | (x > 1.0)) & present).any(axis=0)
+            # in [0, 1] by the extremes; 0/1 when also x (1 - x), >= 0 on [0, 1] and 0 only
+            # at 0 and 1, adds up to 0 (absent entries are 0 there)
+            unit = (low_x >= 0.0) & (high_x <= 1.0)
+            spread = x * (1.0 - x)
+            if present is not None:
+                spread[~present] = 0.0
+            binary = unit & (_column_sums(spread) == 0.0)
             parts.append((mean, n, ss, sq, g, binary, unit))
     if not parts:
         empty = np.empty(0)

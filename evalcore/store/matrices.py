@@ -343,6 +343,21 @@ class _MatrixQueries:
                 {c: np.concatenate([g[c] for g in pieces]) for c in pieces[0]}
         return _fill_matrices(tms, got, lut, kmin, binary)
 
+    def item_id_order(self, tasks: list[str]) -> dict[str, np.ndarray]:
+        """task -> the task's integer item keys in the order of their item ids (the order of
+        ``item_means``: ``ORDER BY item_id``), one read of the items table for all tasks
+        (the bootstrap board puts a matrix's rows in this order, ``ItemMatrix.items`` being
+        ascending keys)."""
+        names = sorted({str(t) for t in tasks})
+        if not names:
+            return {}
+        with self._read() as con:
+            got = con.execute("SELECT task, item FROM items WHERE list_contains(?, task) "
+                              "ORDER BY task, item_id", [names]).fetch_arrow_table()
+        task = got.column("task").to_numpy(zero_copy_only=False)
+        item = got.column("item").to_numpy().astype(np.int64)
+        return {t: item[task == t] for t in names}
+
     def item_labels(self, task: str, items: np.ndarray | list[int]) -> list[str]:
         """The item ids (as the harness wrote them) of integer item keys of ``task``
         (``ItemMatrix.items``), in the given order; StoreError for a key the task lacks."""
@@ -418,14 +433,22 @@ def _cell_code_matrix(scores: np.ndarray, lab: np.ndarray) -> tuple[np.ndarray, 
     the label keys of the present entries ranked (dense, key order), then each item with an
     unlabelled present entry numbered after them in item order; codes are -1 where the run
     lacks the item (``scores`` NaN)."""
+    if lab.size and int(lab.min()) >= 0 and not np.isnan(scores).any():
+        # the usual cell: every entry present and labelled; when every run has the same
+        # labels (one column's ranks serve all)
+        one = lab[:, :1]
+        shared = bool((lab == one).all())
+        got = one if shared else lab
+        lo = int(got.min())
+        seen = np.zeros(int(got.max()) - lo + 1, dtype=bool)
+        seen[got.ravel() - lo] = True
+        rank = np.cumsum(seen, dtype=np.int64) - 1
+        code = rank[got - lo]
+        if shared:
+            code = np.repeat(code, lab.shape[1], axis=1)
+        return code, np.ones(lab.shape, dtype=bool)
     present = ~np.isnan(scores)
     has = (lab >= 0) & present
-    if has.all():                   # the usual cell: every entry present and labelled
-        lo = int(lab.min())
-        seen = np.zeros(int(lab.max()) - lo + 1, dtype=bool)
-        seen[lab.ravel() - lo] = True
-        rank = np.cumsum(seen, dtype=np.int64) - 1
-        return rank[lab - lo], has
     code = np.full(lab.shape, -1, dtype=np.int64)
     n_lab = 0
     if has.any():
