@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,8 +12,10 @@ from evalcore import stats as st
 from evalcore.errors import AnalysisError
 from evalcore.analysis.groups import average_weights, task_groups
 from evalcore.analysis.tiers import (_compared_runs, _in_board_order, _item_mean_bounds,
-                                     _pull_matrices, _ranks, _select_matrices, _tiers)
+                                     _pull_matrices, _ranks, _tiers)
 from evalcore.analysis.tiers import rank_intervals  # noqa: F401  (public, re-exported)
+from evalcore.analysis.board_cells import (_BACKGROUND, _bootstrap_cells, _clustered_cells,
+                                           _continuous_runs, _pull_matrices_and_items)
 from evalcore.analysis._common import (
     AVERAGE_COLUMNS,
     BINARY_ONLY_METHODS,
@@ -40,10 +41,6 @@ from evalcore.analysis._common import (
 # leaderboard
 # ---------------------------------------------------------------------------------------
 
-# the board's reads run here side by side, and its items x runs read while the calling
-# thread computes the cells (the store's reads release the GIL; each thread keeps its own
-# read cursors)
-_BACKGROUND = ThreadPoolExecutor(max_workers=4, thread_name_prefix="evalbars-leaderboard")
 
 @dataclass(frozen=True)
 class Leaderboard:
@@ -234,19 +231,26 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
     # (clustered: one read serves the cluster codes and the matrices, ``_clustered_cells``)
     shared = method == "clustered" and (hasattr(store, "item_code_matrices")
                                         or hasattr(store, "item_matrices_and_codes"))
-    pulling = _BACKGROUND.submit(_pull_matrices, store, wanted, metrics_by_task) \
-        if wanted and not shared else None
-    pulled: dict = {}
     n = cs["n"].to_numpy(dtype=float)
     ssum = cs["sum"].to_numpy(dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        score = ssum / n
-    se = st.mean_se_from_moments(n, ssum, cs["sumsq"].to_numpy(dtype=float))
     # 0/1 per-item scores: raw scores 0/1 and every item mean 0 or 1 (with K answers per
     # item the means can be fractions); for scores in [0, 1], sum m_i^2 = sum m_i exactly
     # when every m_i is 0 or 1.
     binary = (cs["binary"].fillna(False).astype(bool).to_numpy()
               & np.isclose(cs["sumsq"].to_numpy(dtype=float), ssum, rtol=0, atol=1e-9))
+    # (bootstrap: the continuous cells' matrices come with the tiers' read when it covers
+    # them, ``_bootstrap_cells``)
+    boot_runs = _continuous_runs(cs, binary) if method == "bootstrap" else {}
+    with_items = bool(boot_runs) and all(set(r) <= set(wanted.get(t, ())) for t, r in
+                                         boot_runs.items())
+    pulling = None
+    if wanted and not shared:
+        pulling = _BACKGROUND.submit(_pull_matrices_and_items if with_items else _pull_matrices,
+                                     store, wanted, metrics_by_task)
+    pulled: dict = {}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = ssum / n
+    se = st.mean_se_from_moments(n, ssum, cs["sumsq"].to_numpy(dtype=float))
     z = st.z_value(confidence)
     low = np.full(len(cs), np.nan)
     high = np.full(len(cs), np.nan)
@@ -273,7 +277,7 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
         high[cont] = score[cont] + z * se[cont]
     elif method == "bootstrap":
         _bootstrap_cells(store, cs, metrics_by_task, binary, se, low, high, confidence,
-                         n_resamples, seed)
+                         n_resamples, seed, pulling if with_items else None)
         notes.append(f"bootstrap: {n_resamples} resamples of items, seed {seed}")
     else:
         nocl = _clustered_cells(store, cs, metrics_by_task, score, se, low, high, used, z,
@@ -363,7 +367,7 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
     # direction and scale of each task's metric ------------------------------------------
     # (the pulled matrices' extremes also serve the metric info)
     if pulling is not None:
-        pulled = pulling.result()
+        pulled = pulling.result()[0] if with_items else pulling.result()
     info = _metric_infos(store, cells, metrics_by_task, protocols,
                          dict(zip(run_table["run_id"].astype(int),
                                   run_table["source_format"].astype(str))),
@@ -571,219 +575,6 @@ def _group_cells(cells: pd.DataFrame, groups: dict[str, list[str]], summaries: p
     if not rows:
         return _empty(GROUP_COLUMNS)
     return pd.DataFrame(rows, columns=list(GROUP_COLUMNS))
-
-
-def _bootstrap_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
-                     binary: np.ndarray, se: np.ndarray, low: np.ndarray, high: np.ndarray,
-                     confidence: float, n_resamples: int, seed: int) -> None:
-    """Percentile bootstrap of every cell's mean over items, filling se/low/high in place.
-
-    0/1 cells need no item: their resampled means are Binomial(n, k/n)/n draws
-    (``stats.bootstrap_proportions``, from the cell's n and sum). Continuous cells take
-    their task's items x runs matrix (``store.item_matrices``: one read for all such tasks,
-    in a worker thread while the 0/1 cells are drawn, beside the item id order), each
-    run's item means in item id order (the order of ``store.item_means``, which the
-    resampled positions follow), and bootstrap all runs with one shared set of resample
-    weights per item count (``stats.bootstrap_means_shared``). Both give, cell by cell, the
-    numbers ``stats.score_interval(x, "bootstrap", seed=seed)`` gives for that cell's item
-    means (continuous: up to floating-point summation order), clipped to [0, 1] as it
-    clips."""
-    n = cs["n"].to_numpy(dtype=float)
-    k = np.round(cs["sum"].to_numpy(dtype=float))
-    tasks = cs["task"].to_numpy()
-    run_ids = cs["run_id"].to_numpy(dtype=int)
-    # the continuous cells' item means are read in a worker thread while this one draws
-    # the 0/1 cells
-    cont = {t: np.flatnonzero((tasks == t) & ~binary) for t in metrics_by_task}
-    cont = {t: rows for t, rows in cont.items() if rows.size}
-    runs_of = {t: [int(run_ids[i]) for i in rows] for t, rows in cont.items()}
-    jobs = None
-    if cont:    # the matrices and the item id order, read side by side
-        all_runs = sorted({r for rids in runs_of.values() for r in rids})
-        jobs = (_BACKGROUND.submit(store.item_matrices,
-                                   [(t, metrics_by_task[t]) for t in cont], run_ids=all_runs),
-                _BACKGROUND.submit(store.item_id_order, list(cont))
-                if hasattr(store, "item_id_order") else None)
-    rows = np.flatnonzero(binary)
-    if rows.size:
-        r = st.bootstrap_proportions(k[rows], n[rows], confidence=confidence,
-                                     n_resamples=n_resamples, seed=seed)
-        low[rows], high[rows], se[rows] = r.low, r.high, r.se
-    means = {} if jobs is None else _item_means_by_run(
-        store, metrics_by_task, runs_of, jobs[0].result(),
-        None if jobs[1] is None else jobs[1].result())
-    for t, rows in cont.items():
-        by_run = means.get(t, {})
-        by_size: dict[int, list[int]] = {}
-        for i in rows:
-            x = by_run.get(int(run_ids[i]))
-            if x is not None and x.size:
-                by_size.setdefault(x.size, []).append(i)
-        for size, idx in by_size.items():
-            x = np.column_stack([by_run[int(run_ids[i])] for i in idx])
-            r = st.bootstrap_means_shared(x, confidence=confidence, n_resamples=n_resamples,
-                                          seed=seed)
-            unit = np.all((x >= 0.0) & (x <= 1.0), axis=0)
-            lo = np.where(unit, np.clip(r.low, 0.0, 1.0), r.low)
-            hi = np.where(unit, np.clip(r.high, 0.0, 1.0), r.high)
-            low[idx], high[idx], se[idx] = lo, hi, r.se
-
-
-def _item_means_by_run(store, metrics_by_task: dict[str, str], runs_of: dict[str, list[int]],
-                       mats: dict, id_order: dict[str, np.ndarray] | None
-                       ) -> dict[str, dict[int, np.ndarray]]:
-    """task -> run id -> its item means of (task, metric shown) in item id order (the order
-    of ``store.item_means``) for the tasks of ``runs_of`` (task -> run ids), from the tasks'
-    items x runs matrices ``mats`` (``store.item_matrices``: the vector rows, no score rows)
-    and each task's item keys in item id order ``id_order`` (``store.item_id_order``; None:
-    ``store.item_labels`` of the matrix's keys, sorted); a run without the cell is absent."""
-    out: dict[str, dict[int, np.ndarray]] = {}
-    for t, rids in runs_of.items():
-        im = mats.get((t, metrics_by_task[t]))
-        if im is None or im.scores.size == 0:
-            continue
-        if id_order is not None:
-            keys = id_order.get(t, np.empty(0, dtype=np.int64))
-            keys = keys[np.isin(keys, im.items)]
-            order = np.searchsorted(im.items, keys)
-        else:
-            ids = store.item_labels(t, im.items)
-            order = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.intp)
-        scores = im.scores[order]
-        wanted = set(rids)
-        by_run = out.setdefault(t, {})
-        for j, rid in enumerate(np.asarray(im.run_ids).tolist()):
-            if int(rid) in wanted:
-                col = scores[:, j]
-                by_run[int(rid)] = col[~np.isnan(col)]
-    return out
-
-
-def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
-                     score: np.ndarray, se: np.ndarray, low: np.ndarray, high: np.ndarray,
-                     used: np.ndarray, z: float, confidence: float,
-                     wanted: dict[str, list[int]] | None = None,
-                     pulled: dict | None = None) -> list[str]:
-    """Cluster-robust intervals of every cell, filling se/low/high/used in place; returns the
-    tasks where some cell had no cluster key (CLT used there). With ``wanted`` (task -> run
-    ids whose items x runs matrices the tiers need), the same read also gives those
-    matrices, put in ``pulled`` as ``_pull_matrices`` would return them.
-
-    One read for all tasks gives each task's items x runs matrix with integer cluster codes
-    (``store.item_code_matrices``; an item without a label is its own cluster), and every
-    run of every task is computed in one pass over the matrices
-    (``stats.clustered_intervals_of_matrices``): the same numbers as
-    ``stats.score_interval(x, "clustered", clusters=labels)`` per cell, without a per-cell
-    sort of text labels. A store without that read gives the codes as rows
-    (``store.item_cluster_codes``, ``stats.grouped_clustered_intervals``: the same numbers).
-    """
-    tms = list(metrics_by_task.items())
-    rows_of = {t: np.flatnonzero((cs["task"] == t).to_numpy()) for t, _ in tms}
-    tms = [(t, m) for t, m in tms if rows_of[t].size]
-    run_ids = cs["run_id"].to_numpy(dtype=int)
-    if not tms:
-        return []
-    all_runs = sorted({int(run_ids[i]) for t, _ in tms for i in rows_of[t]})
-    if hasattr(store, "item_code_matrices"):
-        got = store.item_code_matrices(tms, run_ids=all_runs)
-        if wanted:
-            mats = {tm: (np.asarray(im.run_ids, dtype=np.int64), im.scores)
-                    for tm, (im, _, _) in got.items()}
-            pulled.update(_select_matrices(mats, wanted, metrics_by_task))
-        res, owner, labelled = _clustered_of_matrices(got, tms, rows_of, run_ids, len(cs),
-                                                      confidence)
-    else:
-        res, owner, labelled = _clustered_of_rows(store, tms, rows_of, run_ids, all_runs,
-                                                  len(cs), confidence, wanted, pulled,
-                                                  metrics_by_task)
-    nocl: set[str] = set()
-    # the results by row of ``cs`` (``owner``: the row of each result)
-    n_of = np.zeros(len(cs), dtype=np.int64)
-    low_of, high_of, se_of = (np.full(len(cs), np.nan) for _ in range(3))
-    if res is not None:
-        n_of[owner], low_of[owner], high_of[owner], se_of[owner] = \
-            res.n, res.low, res.high, res.se
-    for t, _ in tms:
-        for i in rows_of[t]:
-            if n_of[i] == 0:
-                continue                # no item means for this cell: no interval
-            if not labelled[i]:         # no cluster label at all: CLT
-                used[i] = "clt"
-                nocl.add(str(t))
-                low[i], high[i] = score[i] - z * se[i], score[i] + z * se[i]
-                continue
-            low[i], high[i] = float(low_of[i]), float(high_of[i])
-            if np.isfinite(se_of[i]):
-                se[i] = float(se_of[i])
-    return sorted(nocl)
-
-
-def _clustered_of_matrices(got: dict, tms: list[tuple[str, str]],
-                           rows_of: dict[str, np.ndarray], run_ids: np.ndarray, n_rows: int,
-                           confidence: float):
-    """``_clustered_cells``' intervals from ``store.item_code_matrices``: (result, the row
-    of ``cs`` of each result entry, whether each row of ``cs`` has a labelled item)."""
-    blocks, owners = [], []
-    labelled = np.zeros(n_rows, dtype=bool)
-    for t, m in tms:
-        if (t, m) not in got:
-            continue
-        im, code, has = got[(t, m)]
-        rows = rows_of[t]
-        col = pd.Index(run_ids[rows]).get_indexer(np.asarray(im.run_ids))
-        keep = col >= 0
-        if not keep.any():
-            continue
-        if keep.all():
-            blocks.append((im.scores, code))
-        else:
-            blocks.append((im.scores[:, keep], code[:, keep]))
-        owner = rows[col[keep]]
-        owners.append(owner)
-        labelled[owner] = has[:, keep].any(axis=0)
-    if not blocks:
-        return None, np.empty(0, dtype=np.int64), labelled
-    res = st.clustered_intervals_of_matrices(blocks, confidence)
-    return res, np.concatenate(owners), labelled
-
-
-def _clustered_of_rows(store, tms: list[tuple[str, str]], rows_of: dict[str, np.ndarray],
-                       run_ids: np.ndarray, all_runs: list[int], n_rows: int,
-                       confidence: float, wanted: dict[str, list[int]] | None,
-                       pulled: dict | None, metrics_by_task: dict[str, str]):
-    """``_clustered_cells``' intervals from ``store.item_cluster_codes`` (rows per item and
-    run; with ``wanted``, ``store.item_matrices_and_codes`` where the store has it): the
-    same triple as ``_clustered_of_matrices``."""
-    if wanted and hasattr(store, "item_matrices_and_codes"):
-        mats, codes = store.item_matrices_and_codes(tms, run_ids=all_runs)
-        got = {(str(t), str(m)): (np.asarray(im.run_ids, dtype=np.int64), im.scores)
-               for (t, m), im in mats.items()}
-        pulled.update(_select_matrices(got, wanted, metrics_by_task))
-    else:
-        codes = store.item_cluster_codes(tms, run_ids=all_runs)
-    kk = codes["k"].to_numpy(dtype=np.int64)
-    # the store returns the cells in order; sort only if it did not
-    order = slice(None) if bool(np.all(kk[1:] >= kk[:-1])) else np.argsort(kk, kind="stable")
-    bounds = np.searchsorted(kk[order], np.arange(len(tms) + 1))
-    rid_all = codes["run_id"].to_numpy(dtype=np.int64)[order]
-    x_all = codes["score"].to_numpy(dtype=float)[order]
-    c_all = codes["code"].to_numpy(dtype=np.int64)[order]
-    h_all = codes["has_cluster"].to_numpy(dtype=bool)[order]
-    # one pass over every cell of every task: the group of an item mean is its cell's
-    # row in ``cs`` (codes need only be distinct within a cell)
-    parts = []
-    for j, (t, _) in enumerate(tms):
-        sl = slice(bounds[j], bounds[j + 1])
-        rows = rows_of[t]
-        col = pd.Index(run_ids[rows]).get_indexer(rid_all[sl])
-        keep = col >= 0
-        parts.append((rows[col[keep]], x_all[sl][keep], c_all[sl][keep], h_all[sl][keep]))
-    cell, x, c, h = (np.concatenate([p[k] for p in parts]) for k in range(4))
-    labelled = np.bincount(cell, weights=h.astype(float), minlength=n_rows) > 0
-    if not cell.size:
-        return None, np.empty(0, dtype=np.int64), labelled
-    res = st.grouped_clustered_intervals(x, c, cell, confidence)
-    return res, np.arange(res.n.size), labelled
 
 
 def _chance_applies(metric: str, binary: bool) -> bool:
