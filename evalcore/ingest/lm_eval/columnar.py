@@ -2,18 +2,18 @@
 
 Speed
 -----
-Sample logs on disk are streamed in record batches of ``CHUNK_LINES`` rows read with an
-explicit schema of only the needed fields (ids, hashes, filter, the metrics list and metric
-values, the first context, option texts, loglikelihoods, and only the cluster doc fields)
-by DuckDB's JSON reader (``read_json`` through the Python relational API on a private
-in-memory connection: no SQL statement, no store file; ENGINEERING.md recommends it for
-large sample logs). DuckDB also makes the per-record choices (the response option, the
-target's option text, the cluster labels) so only the needed texts cross into Arrow
-(``_batches_duckdb``). In-memory uploads are read by ``pyarrow.json`` and the choices made in
-Arrow (``_fast_batch``). The reader runs in a helper thread a few batches ahead
-(``_prefetch``: DuckDB's streaming result is computed only when asked), so JSON parsing
-overlaps the per-batch Arrow work; several large logs of one run are read in parallel
-(``evalcore.ingest.READ_WORKERS``). Texts, hashes and ids stay Arrow ``large_string``
+Sample logs on disk are read with an explicit schema of only the needed fields (ids,
+hashes, filter, the metrics list and metric values, the first context, option texts,
+loglikelihoods, and only the cluster doc fields) by DuckDB's JSON reader (``read_json``
+through the Python relational API on a private in-memory connection: no SQL statement, no
+store file; ENGINEERING.md recommends it for large sample logs), as one materialized result
+per file (all cores; DuckDB's streaming Arrow reader runs on one thread) handed on in
+record batches of ``CHUNK_LINES`` rows. DuckDB also makes the per-record choices (the
+response option, the target's option text, the cluster labels) so only the needed texts
+cross into Arrow (``_batches_duckdb``). In-memory uploads are read by ``pyarrow.json`` and the
+choices made in Arrow (``_fast_batch``). The reader runs in a helper thread a few batches
+ahead (``_prefetch``), so pyarrow's JSON parsing overlaps the per-batch Arrow work; several
+large logs of one run are read in parallel (``evalcore.ingest.READ_WORKERS``). Texts, hashes and ids stay Arrow ``large_string``
 (what pandas 3's ``str`` dtype holds: no conversion copy), kept as the reader's chunks (no
 concatenation copy); a metric present on every row shares the id/hash buffers; integer doc
 ids are deduplicated as numbers. The file's sha256 is computed in a thread while it is
@@ -410,9 +410,14 @@ def _batches_duckdb(path: str, schema: pa.Schema,
         for i in range(len(doc_fields or [])):
             second += [C(f"__cl_{i}"), C(f"__lg_{i}")]
         rel = rel.select(*second)
-        for batch in rel.fetch_arrow_reader(_records.CHUNK_LINES):
-            if pc.any(batch.column(batch.schema.names.index("__bad"))).as_py():
-                raise _Fallback()
+        # a materialized result: DuckDB's streaming reader (fetch_arrow_reader) parses on
+        # one thread (measured, duckdb 1.4.4: 2.5x the wall time of this on 2 cores); the
+        # table holds only the selected values of one file (a LazyRun piece holds them anyway)
+        table = rel.to_arrow_table(_records.CHUNK_LINES)
+        con.close()
+        if pc.any(table.column("__bad")).as_py():
+            raise _Fallback()
+        for batch in table.to_batches():
             yield batch
     finally:
         con.close()
@@ -479,10 +484,11 @@ _END = object()
 def _prefetch(batches: Iterator[pa.RecordBatch], depth: int = 2) -> Iterator[pa.RecordBatch]:
     """Iterate ``batches`` in a helper thread, up to ``depth`` batches ahead.
 
-    DuckDB's streaming result computes the next batch only when asked (measured: a pause
-    after each batch adds its full length to the read), so without this the reader waits
-    while ``_fast_batch`` works on a batch. The JSON readers and pyarrow compute release
-    the GIL, so the two overlap. Reader exceptions are re-raised here, at the batch where
+    A streaming reader (``pyarrow.json.open_json``) computes the next batch only when asked,
+    so without this the reader waits while ``_fast_batch`` works on a batch (DuckDB's
+    reader hands on batches of a result it has materialized: there the whole file is read
+    in this thread). The JSON readers and pyarrow compute release the GIL, so the two
+    overlap. Reader exceptions are re-raised here, at the batch where
     they happened. Closing this generator (or an exception in the consumer) stops the
     thread and closes ``batches`` in it (the DuckDB connection is closed there).
     """
