@@ -238,3 +238,61 @@ def test_a_failed_lazy_write_rolls_back_and_restores_the_thread_count(store, tmp
     assert calls == [1, 1]   # the pieces' writes ran on one thread
     assert store._threads() == threads
     assert store_fingerprint(store) == before
+
+
+def test_the_next_piece_is_read_while_this_one_is_written_and_never_two(store, tmp_path,
+                                                                        lazy_always, monkeypatch):
+    import threading
+
+    from evalcore.store import batch as store_batch
+    write_run(tmp_path / "org__model-a", {"t1": 10, "t2": 12, "t3": 14, "t4": 16})
+    (run,) = parse_paths([tmp_path / "org__model-a"])
+    read = run.pieces
+    produced: list[str] = []
+    ready = [threading.Event() for _ in range(5)]
+
+    def counted():
+        for piece in read():
+            produced.append(piece.tasks["task"].iloc[0])
+            ready[len(produced)].set()
+            yield piece
+
+    run.pieces = counted
+    real = store_batch._Batch.flush_keyed
+    seen: list[tuple[int, int]] = []
+
+    def flush(self, con, overlap=True):
+        if not self.tables["scores"]:           # the final flush: nothing left
+            return real(self, con, overlap)
+        k = len(seen) + 1                       # the k-th piece is being written ...
+        if k < 4:                               # ... while piece k + 1 is read meanwhile
+            assert ready[k + 1].wait(10), "the next piece was not read during this write"
+        seen.append((k, len(produced)))
+        return real(self, con, overlap)
+
+    monkeypatch.setattr(store_batch._Batch, "flush_keyed", flush)
+    report = store.ingest([run])
+    assert produced == ["t1", "t2", "t3", "t4"]
+    # one piece ahead, never two: while piece k is written, at most k + 1 were read
+    assert seen == [(1, 2), (2, 3), (3, 4), (4, 4)]
+    assert int(report.runs["n_scores"].iloc[0]) == 2 * (10 + 12 + 14 + 16)
+
+
+def test_texts_are_written_in_row_groups_of_text_row_group_rows(store_locations, tmp_path,
+                                                                 monkeypatch):
+    monkeypatch.setattr(store_write, "TEXT_ROW_GROUP", 2048)   # DuckDB's smallest
+    store = store_locations.new("rg").open(lock_timeout=5.0)
+    write_run(tmp_path / "org__model-a", {"big": 5000})
+    store.ingest(parse_paths([tmp_path / "org__model-a"], lazy=False))
+    write_run(tmp_path / "org__model-b", {"big": 300}, ts=TS.replace("12", "13"))
+    store.ingest(parse_paths([tmp_path / "org__model-b"], lazy=False))
+    with store._read() as con:
+        opts = con.execute("SELECT value FROM lake.options() WHERE option_name = "
+                           "'parquet_row_group_size' AND scope_entry = 'main.texts'").fetchall()
+        files = [f for (f,) in con.execute(
+            "SELECT data_file FROM ducklake_list_files('lake', 'texts')").fetchall()]
+        groups = [con.execute("SELECT max(row_group_num_rows), count(DISTINCT row_group_id) "
+                              "FROM parquet_metadata(?)", [f]).fetchone() for f in files]
+    assert opts == [("2048",)]            # set by the first ingest, once
+    assert max(rows for rows, _n in groups) <= 2048
+    assert max(n for _rows, n in groups) >= 3   # 5,000 texts: three row groups
