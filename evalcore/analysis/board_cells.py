@@ -213,7 +213,22 @@ def _clustered_of_matrices(got: dict, tms: list[tuple[str, str]],
         labelled[owner] = has[:, keep].any(axis=0)
     if not blocks:
         return None, np.empty(0, dtype=np.int64), labelled
-    res = st.clustered_intervals_of_matrices(blocks, confidence)
+    # the blocks in two halves, one in a worker thread (numpy releases the GIL), with one
+    # cluster-sum width: the numbers of one call
+    width = max(int(c.max(initial=-1)) + 1 for _, c in blocks)
+    sizes = np.cumsum([x.size for x, _ in blocks])
+    half = int(np.searchsorted(sizes, sizes[-1] / 2)) + 1
+    if len(blocks) < 4 or half >= len(blocks):
+        res = st.clustered_intervals_of_matrices(blocks, confidence, n_codes=width)
+    else:
+        job = _BACKGROUND.submit(st.clustered_intervals_of_matrices, blocks[half:], confidence,
+                                 n_codes=width)
+        first = st.clustered_intervals_of_matrices(blocks[:half], confidence, n_codes=width)
+        second = job.result()
+        res = st.GroupedClusteredIntervals(
+            *(np.concatenate([getattr(first, f), getattr(second, f)])
+              for f in ("estimate", "low", "high", "se", "se_iid", "n", "n_clusters")),
+            confidence=first.confidence)
     return res, np.concatenate(owners), labelled
 
 

@@ -394,8 +394,9 @@ def grouped_clustered_intervals(scores: Any, codes: Any, groups: Any,
     return _intervals_from_moments(mean, n, ss, sq, g, binary, unit, conf)
 
 
-def clustered_intervals_of_matrices(blocks: list[tuple[Any, Any]],
-                                    confidence: float = 0.95) -> GroupedClusteredIntervals:
+def clustered_intervals_of_matrices(blocks: list[tuple[Any, Any]], confidence: float = 0.95,
+                                    *, n_codes: int | None = None
+                                    ) -> GroupedClusteredIntervals:
     """Clustered intervals of the mean of every column of several items x runs matrices.
 
     ``blocks``: (scores, codes) pairs, ``scores`` an items x columns matrix of per-item
@@ -407,9 +408,14 @@ def clustered_intervals_of_matrices(blocks: list[tuple[Any, Any]],
     and the same floating-point sums (per group, item order; cluster sums laid out group x
     code with G_max = the largest code + 1, as there), so the same numbers bit for bit,
     without building the long rows. A column without a present entry gets n = 0 and NaN.
+
+    ``n_codes``: G_max to lay the sums out with (default: the largest code + 1 over these
+    blocks; not smaller). Blocks split over several calls with one G_max (the largest over
+    all of them) give the numbers of one call.
     """
     conf = check_confidence(confidence)
     mats = []
+    wanted_width = n_codes
     n_codes = 0
     for scores, codes in blocks:
         x = np.ascontiguousarray(np.asarray(scores, dtype=float))
@@ -431,6 +437,11 @@ def clustered_intervals_of_matrices(blocks: list[tuple[Any, Any]],
         if x.size and (every or present.any()):
             n_codes = max(n_codes, int(c.max() if every else c[present].max()) + 1)
         mats.append((x, c, present, sums))
+    if wanted_width is not None:
+        if int(wanted_width) < n_codes:
+            raise StatsInputError(f"n_codes must be at least the largest code + 1 "
+                                  f"({n_codes}), got {wanted_width}")
+        n_codes = int(wanted_width)
     parts: list[tuple[np.ndarray, ...]] = []
     with np.errstate(invalid="ignore", divide="ignore"):
         for x, c, present, sums in mats:

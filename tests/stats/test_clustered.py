@@ -226,6 +226,15 @@ def test_clustered_intervals_of_matrices_equal_the_grouped_rows_bit_for_bit():
     for f in ("estimate", "low", "high", "se", "se_iid", "n", "n_clusters"):
         np.testing.assert_array_equal(getattr(got, f), getattr(ref, f))
     assert got.n[7 + 4 + 1] == 0 and np.isnan(got.se[7 + 4 + 1])   # the empty column
+    # the blocks split over two calls with one cluster-sum width: the numbers of one call
+    width = max(int(c.max()) + 1 for _, c in blocks)
+    a = clustered_intervals_of_matrices(blocks[:2], confidence=0.9, n_codes=width)
+    b = clustered_intervals_of_matrices(blocks[2:], confidence=0.9, n_codes=width)
+    for f in ("estimate", "low", "high", "se", "se_iid", "n", "n_clusters"):
+        np.testing.assert_array_equal(np.concatenate([getattr(a, f), getattr(b, f)]),
+                                      getattr(ref, f))
+    with pytest.raises(StatsInputError, match="n_codes"):
+        clustered_intervals_of_matrices(blocks, n_codes=width - 1)
     empty = clustered_intervals_of_matrices([])
     assert empty.n.size == 0 and empty.confidence == 0.95
     with pytest.raises(StatsInputError, match="one shape"):
