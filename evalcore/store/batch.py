@@ -272,8 +272,13 @@ class _Batch:
                                                      task_rank[task_codes[0]]))
             if texts is not None:
                 t1 = time.perf_counter()
+                n_t = texts.num_rows
                 self._write_texts(con, texts, task_codes[-1], tasks, task_rank, item[n_s:])
-                _log.debug("ingest: %d texts in %.2f s", texts.num_rows, time.perf_counter() - t1)
+                _log.debug("ingest: %d texts in %.2f s", n_t, time.perf_counter() - t1)
+                # written: let them go before the labels and scores (a LazyRun's next piece
+                # is being read meanwhile)
+                self.tables["texts"].clear()
+                del texts, parts
             if scores is None:
                 return
             lab_codes, values, found = (labels_fut.result() if overlap else

@@ -616,6 +616,10 @@ class _Writes:
             # written now, then dropped; cells, summaries and tasks go with the batch's flush
             def add(piece: _Prepared) -> int:
                 n = self._add_data(con, b, piece, rid, name, status, warnings)
+                # the batch holds its rows now: the piece lets go of them, so a write can
+                # free each table once it is written (_Batch._write_keyed)
+                piece.scores = piece.scores.schema.empty_table()
+                piece.texts = piece.texts.schema.empty_table()
                 if b.pending_bytes() >= LAZY_FLUSH_BYTES:
                     b.flush_keyed(con, overlap=False)
                 return n
