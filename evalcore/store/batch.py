@@ -5,6 +5,7 @@ ones numbered from meta counters and inserted; store/keys.py does it in Arrow an
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -57,6 +58,10 @@ class _Batch:
         self._next_run_id: int | None = None
         self._first_run_id: int | None = None
         self.meta: dict[str, str] = {}                # meta rows to update (one UPDATE)
+        # held by the texts INSERT; a LazyRun's read-ahead of its next piece takes it too, so
+        # the two biggest buffers of a lazy write (DuckDB's Parquet row groups of the texts,
+        # the next file's parsed columns) are never built at the same time
+        self.texts_lock = threading.Lock()
 
     # ---- lookups ------------------------------------------------------------------
     def new_run_id(self, con: duckdb.DuckDBPyConnection) -> int:
@@ -379,7 +384,8 @@ class _Batch:
 
         con.register("_in_t", pa.RecordBatchReader.from_batches(schema, batches()))
         try:
-            con.execute("INSERT INTO texts SELECT * FROM _in_t")
+            with self.texts_lock:
+                con.execute("INSERT INTO texts SELECT * FROM _in_t")
         finally:
             con.unregister("_in_t")
 

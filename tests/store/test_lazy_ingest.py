@@ -240,7 +240,7 @@ def test_a_failed_lazy_write_rolls_back_and_restores_the_thread_count(store, tmp
     assert store_fingerprint(store) == before
 
 
-def test_the_next_piece_is_read_while_this_one_is_written_and_never_two(store, tmp_path,
+def test_the_next_piece_is_read_while_this_one_is_written_one_ahead_not_during_texts(store, tmp_path,
                                                                         lazy_always, monkeypatch):
     import threading
 
@@ -251,8 +251,19 @@ def test_the_next_piece_is_read_while_this_one_is_written_and_never_two(store, t
     produced: list[str] = []
     ready = [threading.Event() for _ in range(5)]
 
+    batches = []
+    real_init = store_batch._Batch.__init__
+
+    def init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        batches.append(self)
+
+    monkeypatch.setattr(store_batch._Batch, "__init__", init)
+
     def counted():
         for piece in read():
+            # a piece is read holding the batch's texts lock: never during a texts INSERT
+            assert batches and batches[-1].texts_lock.locked()
             produced.append(piece.tasks["task"].iloc[0])
             ready[len(produced)].set()
             yield piece
