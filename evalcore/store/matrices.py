@@ -121,12 +121,10 @@ class _MatrixQueries:
                 out[tms[k]] = (found[k], code, has)
         return out
 
-    def _matrices_and_labels_scores(self, tms: list[tuple[str, str]], run_ids: list[int] | None
-                                    ) -> tuple[dict[tuple[str, str], ItemMatrix],
-                                               dict[tuple[str, str], np.ndarray]]:
-        """``item_matrices`` and the label-key matrices (int32, -1: no label or absent) of
-        cells without vector rows, from one read of the score rows (``_cluster_rows``; an
-        item whose answers carry different labels takes the smallest key)."""
+    def _cluster_rows_and_flags(self, tms: list[tuple[str, str]], run_ids: list[int] | None
+                                ) -> tuple[tuple | None, dict[int, bool]]:
+        """One read of the score rows of ``tms`` with their label keys (``_cluster_rows``: None
+        when there are none) and, per index k of ``tms``, whether every cell of it is 0/1."""
         base, pbase = self._where(run_ids, None, None, "s")
         tm = ("tm AS (SELECT unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS metric, "
               "unnest(range(?)) AS k)")
@@ -136,9 +134,17 @@ class _MatrixQueries:
                 f"JOIN tm USING (task, metric){base} GROUP BY tm.k",
                 [[t for t, _ in tms], [m for _, m in tms], len(tms)] + pbase).fetchall()
             rows = self._cluster_rows(con, tms, run_ids)
+        return rows, {int(k): bool(b) for k, b in flags}
+
+    def _matrices_and_labels_scores(self, tms: list[tuple[str, str]], run_ids: list[int] | None
+                                    ) -> tuple[dict[tuple[str, str], ItemMatrix],
+                                               dict[tuple[str, str], np.ndarray]]:
+        """``item_matrices`` and the label-key matrices (int32, -1: no label or absent) of
+        cells without vector rows, from one read of the score rows (``_cluster_rows``; an
+        item whose answers carry different labels takes the smallest key)."""
+        rows, binary = self._cluster_rows_and_flags(tms, run_ids)
         if rows is None:
             return {}, {}
-        binary = {int(k): bool(b) for k, b in flags}
         got, lut, kmin = rows
         mats = _fill_matrices(tms, got, lut, kmin, binary)
         lab_rows = dict(got, m=np.asarray(got["lab"], dtype=np.float64))
@@ -153,18 +159,9 @@ class _MatrixQueries:
         DuckDB averages)."""
         if not tms:
             return {}, _EMPTY_CODES.copy()
-        base, pbase = self._where(run_ids, None, None, "s")
-        tm = ("tm AS (SELECT unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS metric, "
-              "unnest(range(?)) AS k)")
-        with self._read() as con:
-            flags = con.execute(
-                f"WITH {tm} SELECT tm.k, bool_and(s.is_binary) FROM cells s "
-                f"JOIN tm USING (task, metric){base} GROUP BY tm.k",
-                [[t for t, _ in tms], [m for _, m in tms], len(tms)] + pbase).fetchall()
-            rows = self._cluster_rows(con, tms, run_ids)
+        rows, binary = self._cluster_rows_and_flags(tms, run_ids)
         if rows is None:
             return {}, _EMPTY_CODES.copy()
-        binary = {int(k): bool(b) for k, b in flags}
         got, lut, kmin = rows
         return _fill_matrices(tms, got, lut, kmin, binary), _codes_frame(tms, got, lut, kmin)
 

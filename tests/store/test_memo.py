@@ -10,6 +10,24 @@ import threading
 from .conftest import count_reads, make_run, summary
 
 
+def _in_threads(fn, n: int) -> list[BaseException]:
+    """Run ``fn`` in ``n`` threads at once; the exceptions they raised."""
+    errors: list[BaseException] = []
+
+    def guarded():
+        try:
+            fn()
+        except Exception as exc:  # noqa: BLE001 - collected and returned
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
 def test_repeat_reads_are_served_per_snapshot_and_writes_invalidate(store, store_location,
                                                                     monkeypatch):
     store.ingest([make_run("a", files=["a"], task_protocol={"fewshot": 0})])
@@ -38,23 +56,14 @@ def test_repeat_reads_are_served_per_snapshot_and_writes_invalidate(store, store
 def test_memo_is_thread_safe(store):
     store.ingest([make_run(f"r{i}", files=[f"f{i}"]) for i in range(3)])
     want = store.tasks()
-    errors = []
 
     def reader():
-        try:
-            for _ in range(20):
-                got = store.tasks()
-                assert got.equals(want)
-                got.loc[:, "task"] = "changed"
-        except Exception as exc:  # noqa: BLE001 - collected and asserted below
-            errors.append(exc)
+        for _ in range(20):
+            got = store.tasks()
+            assert got.equals(want)
+            got.loc[:, "task"] = "changed"
 
-    threads = [threading.Thread(target=reader) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    assert _in_threads(reader, 4) == []
     assert store.tasks().equals(want)
 
 
@@ -141,23 +150,14 @@ def test_parallel_small_reads_share_one_copy(store, monkeypatch):
     store.forget()
     calls = count_reads(monkeypatch)
     barrier = threading.Barrier(4)
-    errors = []
 
     def reader():
-        try:
-            barrier.wait()
-            for _ in range(5):
-                assert store.tasks().equals(want)
-                store.cell_stats()
-        except Exception as exc:  # noqa: BLE001 - collected and asserted below
-            errors.append(exc)
+        barrier.wait()
+        for _ in range(5):
+            assert store.tasks().equals(want)
+            store.cell_stats()
 
-    threads = [threading.Thread(target=reader) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    assert _in_threads(reader, 4) == []
     assert len(calls) == 1
 
 
