@@ -167,6 +167,9 @@ _SMALL_TABLES = (
     ("tasks", "SELECT run_id, task, n_choices FROM tasks"),
 )
 _SMALL_IDS = itertools.count(1)
+# the copy's schema: this fixed name and a counter (``{:d}`` admits only an int). The SQL of
+# a copy holds no value at all: identifiers from this format and _SMALL_TABLES only.
+_SMALL_SCHEMA = "evalbars_small_{:d}"
 
 
 class _SmallTables:
@@ -176,7 +179,7 @@ class _SmallTables:
 
     def __init__(self, con: duckdb.DuckDBPyConnection, version: str, cur):
         self.con, self.version = con, version
-        self.schema = f"evalbars_small_{next(_SMALL_IDS)}"     # fixed text, no user input
+        self.schema = _SMALL_SCHEMA.format(next(_SMALL_IDS))
         self.users, self.stale = 0, False
         cur.execute("BEGIN TRANSACTION")
         try:
