@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore import stats as st
-from evalcore.analysis.tiers import _select_matrices
+from evalcore.analysis.tiers import _run_matrices, _select_matrices
 
 # the board's reads run here side by side, and its items x runs read while the calling
 # thread computes the cells (the store's reads release the GIL; each thread keeps its own
@@ -35,9 +35,7 @@ def _pull_matrices_and_items(store, runs_of: dict[str, list[int]],
         return {}, {}
     all_runs = sorted({r for rids in runs_of.values() for r in rids})
     got = store.item_matrices([(t, metrics_by_task[t]) for t in runs_of], run_ids=all_runs)
-    mats = {(str(t), str(m)): (np.asarray(im.run_ids, dtype=np.int64), im.scores)
-            for (t, m), im in got.items()}
-    return _select_matrices(mats, runs_of, metrics_by_task), got
+    return _select_matrices(_run_matrices(got), runs_of, metrics_by_task), got
 
 
 def _bootstrap_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
@@ -157,8 +155,7 @@ def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
     if hasattr(store, "item_code_matrices"):
         got = store.item_code_matrices(tms, run_ids=all_runs)
         if wanted:
-            mats = {tm: (np.asarray(im.run_ids, dtype=np.int64), im.scores)
-                    for tm, (im, _, _) in got.items()}
+            mats = _run_matrices({tm: im for tm, (im, _, _) in got.items()})
             pulled.update(_select_matrices(mats, wanted, metrics_by_task))
         res, owner, labelled = _clustered_of_matrices(got, tms, rows_of, run_ids, len(cs),
                                                       confidence)
@@ -241,9 +238,7 @@ def _clustered_of_rows(store, tms: list[tuple[str, str]], rows_of: dict[str, np.
     same triple as ``_clustered_of_matrices``."""
     if wanted and hasattr(store, "item_matrices_and_codes"):
         mats, codes = store.item_matrices_and_codes(tms, run_ids=all_runs)
-        got = {(str(t), str(m)): (np.asarray(im.run_ids, dtype=np.int64), im.scores)
-               for (t, m), im in mats.items()}
-        pulled.update(_select_matrices(got, wanted, metrics_by_task))
+        pulled.update(_select_matrices(_run_matrices(mats), wanted, metrics_by_task))
     else:
         codes = store.item_cluster_codes(tms, run_ids=all_runs)
     kk = codes["k"].to_numpy(dtype=np.int64)

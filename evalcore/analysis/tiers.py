@@ -51,7 +51,12 @@ def _store_matrices(store, task_metrics: list[tuple[str, str]],
                     run_ids: list[int]) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
     """(task, metric) -> (run ids ascending, items x runs matrix of per-item means) from
     ``store.item_matrices`` (one query for all cells; items in the store's key order)."""
-    got = store.item_matrices(task_metrics, run_ids=run_ids)
+    return _run_matrices(store.item_matrices(task_metrics, run_ids=run_ids))
+
+
+def _run_matrices(got: dict) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+    """(task, metric) -> (run ids ascending, items x runs matrix) of a
+    ``store.item_matrices`` answer ((task, metric) -> ItemMatrix)."""
     return {(str(t), str(m)): (np.asarray(im.run_ids, dtype=np.int64), im.scores)
             for (t, m), im in got.items()}
 
