@@ -10,7 +10,7 @@ ov_task, conf.
 from __future__ import annotations
 
 import hashlib
-import tempfile
+import shutil
 import uuid
 from pathlib import Path
 
@@ -19,7 +19,7 @@ import streamlit as st
 
 from evalcore.analysis.items import SUSPECT_COLUMNS, VARIANTS, item_choices
 from evalcore.errors import EvalbarsError
-from ui import common
+from ui import common, scratch
 
 DEMO_CORPUS = common.ROOT / "data" / "demo_items" / "corpus.jsonl"
 CORPUS_TYPES = ["txt", "md", "text", "jsonl", "ndjson", "json", "parquet", "pq"]
@@ -183,7 +183,7 @@ with tab_rs:
 @st.cache_resource(show_spinner="Indexing the bundled demo corpus ...")
 def _demo_index(path: str, stamp: float) -> str:
     from evalcore.items.ngram_index import build_index
-    out = Path(tempfile.mkdtemp(prefix="evalbars-demo-ngrams-")) / "index.duckdb"
+    out = scratch.new_folder("evalbars-demo-ngrams-") / "index.duckdb"
     build_index([path], out)
     return str(out)
 
@@ -213,10 +213,16 @@ with tab_ov:
             key = f"{digest.hexdigest()}:{n}:{field}"
             if st.session_state.get("ov_index_key") != key:
                 from evalcore.items.ngram_index import build_index
-                folder = Path(tempfile.mkdtemp(prefix="evalbars-ngrams-"))
+                # the session's previous index goes; the corpus copies go once indexed
+                scratch.discard(st.session_state.pop("ov_index_folder", None))
+                st.session_state.pop("ov_index", None)
+                st.session_state.pop("ov_index_key", None)
+                folder = scratch.new_folder("evalbars-ngrams-")
+                corpus = folder / "corpus"
+                corpus.mkdir()
                 paths, names = [], {}
                 for i, f in enumerate(files):
-                    p = folder / f"{i:04d}{Path(f.name).suffix.lower()}"
+                    p = corpus / f"{i:04d}{Path(f.name).suffix.lower()}"
                     p.write_bytes(f.getvalue())
                     paths.append(p)
                     names[p] = f.name
@@ -226,10 +232,12 @@ with tab_ov:
                                            text_field=field, names=names)
                     st.session_state["ov_index_key"] = key
                     st.session_state["ov_index"] = str(info.path)
+                    st.session_state["ov_index_folder"] = str(folder)
                 except EvalbarsError as exc:
                     st.error(f"The corpus could not be indexed: {common.md_escape(exc)}")
-                    st.session_state.pop("ov_index", None)
-                    st.session_state.pop("ov_index_key", None)
+                    scratch.discard(folder)
+                finally:
+                    shutil.rmtree(corpus, ignore_errors=True)
             index_path = st.session_state.get("ov_index")
         elif DEMO_CORPUS.is_file() and common.demo_run_ids(runs):
             st.caption("No corpus uploaded: using the bundled demo corpus "

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from tests.pages.conftest import ROOT, metric, no_exception, page, texts
+from ui import scratch
 
 TRUTH = json.loads((ROOT / "data" / "demo_items" / "truth.json").read_text())
 
@@ -63,5 +64,27 @@ def test_uploaded_corpus(demo_store, tmp_path: Path):
         [("c.jsonl", ("\n".join(lines) + "\n").encode(), "application/json")]).run()
     no_exception(at)
     assert metric(at, "Overlapping items").startswith("5 of 150")   # one passage, five questions
+    # the index's scratch folder holds the index only (the corpus copies are gone)
+    folder = Path(at.session_state["ov_index_folder"])
+    assert folder in scratch.live_folders()
+    assert [p.suffix for p in folder.iterdir()] == [".duckdb"]
     at.text_input(key="ov_field").set_value("text").run()
     assert any("field text" in e for e in texts(at.error))
+    # the replaced index and the failed build's folder are removed, not left in /tmp
+    assert not folder.exists() and folder not in scratch.live_folders()
+    assert "ov_index_folder" not in at.session_state
+    assert not any(p.name.startswith("evalbars-ngrams-") for p in scratch.live_folders())
+
+
+def test_scratch_folders_removed_when_discarded_and_at_exit(tmp_path: Path, monkeypatch):
+    a, b = scratch.new_folder("evalbars-test-"), scratch.new_folder("evalbars-test-")
+    (a / "x").write_text("x")
+    scratch.discard(a)
+    assert not a.exists() and b.exists() and b in scratch.live_folders()
+    scratch.discard(tmp_path)            # not made here: left alone
+    scratch.discard(None)
+    assert tmp_path.exists()
+    # what atexit runs, on this test's folder only (the process's cached demo index stays)
+    monkeypatch.setattr(scratch, "_FOLDERS", {b})
+    scratch._remove_all()
+    assert not b.exists() and scratch.live_folders() == []
