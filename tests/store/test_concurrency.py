@@ -147,3 +147,40 @@ def test_same_file_from_two_processes_at_once_lands_once(store):
         assert p.returncode == 0, err
     assert store.runs()["name"].tolist() == ["same-0"]
     assert store.cell_stats()["n"].tolist() == [3]
+
+
+def test_first_ingests_racing_set_the_texts_row_group_option_once(store):
+    """Two writes that both find the texts table without its row-group option and both set
+    it (what two first ingests with texts do) overlap: on PostgreSQL the write_counter update
+    makes them conflict and the second re-runs and finds the option (two set_option calls
+    that both committed would leave a duplicate row); on SQLite the second waits for the
+    catalog's write lock and re-runs. Either way the catalog holds the option once."""
+    from evalcore.store.write import TEXT_ROW_GROUP, _text_row_groups
+
+    # on SQLite the second write cannot get that far (one writer at a time: it waits on the
+    # lock and re-runs), so the first one waits 1 s only, well inside the 5 s lock timeout
+    barrier = threading.Barrier(2, timeout=1)
+    bodies: list[str] = []
+
+    def body(con) -> None:
+        _text_row_groups(con)
+        bodies.append(threading.current_thread().name)
+        try:
+            barrier.wait()           # both transactions open at once (first attempts only)
+        except threading.BrokenBarrierError:
+            pass
+
+    threads = [threading.Thread(target=store._write, args=(body, "test"), name=f"w{i}")
+               for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert sorted(set(bodies)) == ["w0", "w1"]      # both writes ran their body to the end
+    with store._read() as con:
+        rows = con.execute("SELECT value, scope_entry FROM lake.options() "
+                           "WHERE option_name = 'parquet_row_group_size'").fetchall()
+    assert rows == [(str(TEXT_ROW_GROUP), "main.texts")]
+    assert store.write_counter() == 1 + 2
+    store.ingest([make_run("after")])               # and the store takes texts as before
+    assert store.runs()["name"].tolist() == ["after"]
