@@ -139,20 +139,26 @@ if n_notes:
                                                      "note": "Note"}),
                               "leaderboard_notes", "lb_notes")
 
-with st.expander("All numbers (long format)"):
-    numbers = cells[[c for c in ("run", "task", "metric", "direction", "n", "score", "se",
-                                 "low", "high", "method", "chance", "contains_chance",
-                                 "has_items") if c in cells.columns]]
-    common.show_table(common.display_frame(numbers), f"leaderboard_cells_{lb.method}",
-                      "lb_cells")
-    if len(averages):
-        st.caption("Macro average over tasks: mean of task scores, SE = sqrt(sum SE_t^2)/k.")
-        common.show_table(common.display_frame(averages), "leaderboard_macro_average",
-                          "lb_avg")
-    if len(lb.group_cells):
-        st.caption("Task groups: the harness's group value, else the mean of the subtasks.")
-        common.show_table(common.display_frame(lb.group_cells), "leaderboard_groups",
-                          "lb_groups")
+# drawn only while open (opening reruns the page from its caches): at 50 runs x 20 tasks its
+# three tables cost about 40 ms of every first view, collapsed or not
+numbers_box = st.expander("All numbers (long format)", key="lb_numbers_open",
+                          on_change="rerun")
+with numbers_box:
+    if numbers_box.open:
+        numbers = cells[[c for c in ("run", "task", "metric", "direction", "n", "score", "se",
+                                     "low", "high", "method", "chance", "contains_chance",
+                                     "has_items") if c in cells.columns]]
+        common.show_table(common.display_frame(numbers), f"leaderboard_cells_{lb.method}",
+                          "lb_cells")
+        if len(averages):
+            st.caption("Macro average over tasks: mean of task scores, "
+                       "SE = sqrt(sum SE_t^2)/k.")
+            common.show_table(common.display_frame(averages), "leaderboard_macro_average",
+                              "lb_avg")
+        if len(lb.group_cells):
+            st.caption("Task groups: the harness's group value, else the mean of the subtasks.")
+            common.show_table(common.display_frame(lb.group_cells), "leaderboard_groups",
+                              "lb_groups")
 
 # ---- forest plot -------------------------------------------------------------------------
 st.subheader("Forest plot")

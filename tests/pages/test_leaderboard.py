@@ -230,6 +230,20 @@ def test_many_tasks_table_first_groups_folded_notes_collapsed(pythia_store):
     assert len(notes.dataframe[0].value) == 85 + 22
     assert len(at.caption) < 12
     assert "None" not in _all_values(at)
+    # the long-format tables are drawn only once their expander is opened (a rerun)
+    box = next(e for e in at.expander if e.label == "All numbers (long format)")
+    assert not box.dataframe
+    n_tables = len(at.dataframe)
+    at.session_state["lb_numbers_open"] = True
+    at.run()
+    no_exception(at)
+    box = next(e for e in at.expander if e.label == "All numbers (long format)")
+    long, avg, groups = (d.value for d in box.dataframe)
+    assert len(at.dataframe) == n_tables + 3
+    assert len(long) == 2 * 87 and set(long["run"]) == {"EleutherAI/pythia-v1.1-6.9b",
+                                                         "EleutherAI/pythia-v1.1-160m"}
+    assert len(avg) == 2 and len(groups) == 2 * 3
+    assert "None" not in _all_values(at)
 
 
 def test_task_search_and_group_expansion(pythia_store):
