@@ -46,7 +46,8 @@ def views(names: list[str]) -> dict[str, tuple[str, dict[str, str]]]:
     out["Compare: one task"] = ("compare", {"run_a": a, "run_b": b, "task": "task_00"})
     out["Repeats & clusters"] = ("repeats", {})
     out["Items"] = ("items", {})
-    out["Noise"] = ("noise", {})
+    for tab in ("Protocols", "Seeds", "Checkpoints", "Splits"):   # one section per tab
+        out[f"Noise: {tab.lower()} tab"] = ("noise", {} if tab == "Protocols" else {"nz_tab": tab})
     out["Planner"] = ("planner", {})
     out["Upload & runs"] = ("upload", {})
     out["(harness baseline: a page with one title)"] = ("", {})

@@ -2,7 +2,8 @@
 splits, each beside the item noise the other pages show.
 
 Numbers: ``evalcore.analysis.noise`` (``protocol_sensitivity``, ``seed_report``,
-``checkpoint_report``, ``split_report``). URL state: nz_conf, pr_task, pr_group, sd_task,
+``checkpoint_report``, ``split_report``), one section per tab, computed only while its tab
+is open. URL state: nz_tab (the open tab), nz_conf, pr_task, pr_group, sd_task,
 sd_gap, ck_task, sp_run, sp_task, sp_k.
 """
 
@@ -23,7 +24,9 @@ common.demo_banner(runs)
 confidence = common.confidence_choice("nz_conf", container=st.columns([1, 5])[0])
 label = common.run_label(runs)
 
-tab_pr, tab_sd, tab_ck, tab_sp = st.tabs(["Protocols", "Seeds", "Checkpoints", "Splits"])
+# one section per tab; only the open tab's section runs (its tab is in the URL: nz_tab)
+tab_pr, tab_sd, tab_ck, tab_sp = st.tabs(["Protocols", "Seeds", "Checkpoints", "Splits"],
+                                         key="nz_tab", bind="query-params")
 
 
 def _pct(*frames) -> bool:
@@ -31,7 +34,7 @@ def _pct(*frames) -> bool:
 
 
 # ---- 1. protocols -------------------------------------------------------------------------
-with tab_pr:
+def _protocols() -> None:
     st.markdown("**How far does one model's score move when only the measurement changes?** "
                 "Prompt template, few-shot count, chat template, answer filter and metric "
                 "variant (acc/acc_norm, strict/flexible) each count as a protocol; the spread "
@@ -80,7 +83,7 @@ with tab_pr:
             common.show_table(common.display_frame(pr.task_bands), "protocol bands", "pr_bands")
 
 # ---- 2. seeds -----------------------------------------------------------------------------
-with tab_sd:
+def _seeds() -> None:
     st.markdown("**Would the ranking survive a retrain?** Runs of one configuration trained "
                 "with different seeds show how far the score moves between seeds beyond "
                 "item noise (Madaan et al. 2024). Two configurations are compared with the "
@@ -125,7 +128,7 @@ with tab_sd:
                        "power 0.8; more items lower only the item part of V.")
 
 # ---- 3. checkpoints -----------------------------------------------------------------------
-with tab_ck:
+def _checkpoints() -> None:
     st.markdown("**Can this benchmark guide decisions made on small models?** For a series of "
                 "checkpoints (Heineman et al. 2025): the learning curve with intervals; the "
                 "signal-to-noise ratio (spread between final models relative to their mean, "
@@ -170,7 +173,7 @@ with tab_ck:
             common.show_table(common.display_frame(cur), f"checkpoints {task}", "ck_curve")
 
 # ---- 4. splits ----------------------------------------------------------------------------
-with tab_sp:
+def _splits() -> None:
     st.markdown("**Are the items exchangeable?** The items of one run are cut into k disjoint "
                 "splits; the SD of the split scores is compared with the sampling reference "
                 "s/√m (≈ √(p(1−p)/m) for 0/1 scores). Random splits match it by construction "
@@ -208,3 +211,10 @@ with tab_sp:
                         help=("no cluster key" if res.n_clusters == 0
                               else f"{res.n_clusters} clusters; p = {common.fmt_p(res.cluster_p)}"))
             (st.warning if not res.exchangeable else st.success)(common.md_escape(sp.sentence))
+
+
+for _tab, _section in ((tab_pr, _protocols), (tab_sd, _seeds), (tab_ck, _checkpoints),
+                      (tab_sp, _splits)):
+    if _tab.open:
+        with _tab:
+            _section()

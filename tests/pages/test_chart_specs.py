@@ -16,7 +16,8 @@ from .conftest import charts, no_exception, page
 PAGES = [("leaderboard", {}), ("leaderboard", {"method": "clustered"}),
          ("compare", {"run_a": "demo-lab/kite-1b-mixA-step12000",
                       "run_b": "demo-lab/kite-1b-mixA-step2000"}),
-         ("repeats", {}), ("noise", {}), ("planner", {}), ("method_check", {})]
+         ("repeats", {}), ("noise", {}), ("noise", {"nz_tab": "Seeds"}),
+         ("noise", {"nz_tab": "Checkpoints"}), ("planner", {}), ("method_check", {})]
 
 
 def _validated(fig: go.Figure, title: str, height: int) -> go.Figure:

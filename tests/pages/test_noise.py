@@ -17,33 +17,70 @@ def _markdown(at) -> list[str]:
     return [plain(m.value) for m in at.markdown]
 
 
+TABS = ("Protocols", "Seeds", "Checkpoints", "Splits")
+
+
+def _tab(name: str, **params: str):
+    """The page with the tab ``name`` open (from the URL, as a shared link opens it)."""
+    at = page("noise")
+    if name != TABS[0]:
+        at.query_params["nz_tab"] = name
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.run()
+
+
 def test_demo_store_fills_every_section(demo_store):
-    at = page("noise").run()
-    no_exception(at)
-    assert not at.error, [e.value for e in at.error]
-    md = " ".join(_markdown(at))
+    ats = {name: _tab(name) for name in TABS}
+    for name, at in ats.items():
+        no_exception(at)
+        assert not at.error, [e.value for e in at.error]
     # protocols: the first task with a group (arc_easy_demo), its sentences
+    md = " ".join(_markdown(ats["Protocols"]))
     pr = an.protocol_sensitivity(demo_store)
     first = pr.groups[pr.groups["task"] == "arc_easy_demo"]
     for sentence in first["sentence"]:
         assert sentence in md
     # seeds: group sentences and the comparison
+    md = " ".join(_markdown(ats["Seeds"]))
     sd = an.seed_report(demo_store)
     for sentence in list(sd.groups["sentence"]) + list(sd.comparisons["sentence"]):
         assert sentence in md
     # checkpoints: SNR metric equals the analysis
     snr = an.checkpoint_report(demo_store).snr.iloc[0]
-    metric = next(m for m in at.metric if m.label == "Signal-to-noise")
+    metric = next(m for m in ats["Checkpoints"].metric if m.label == "Signal-to-noise")
     assert metric.value == f"{snr['snr']:.4g}"
     # splits: a sentence and the random-split yardstick near 1
-    yard = next(m for m in at.metric if m.label == "Random splits / reference")
+    yard = next(m for m in ats["Splits"].metric if m.label == "Random splits / reference")
     assert 0.8 < float(yard.value) < 1.2
     # charts: protocol spread, seeds, learning curve
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    specs = [json.loads(c.proto.spec) for at in ats.values() for c in at.get("plotly_chart")]
     titles = [s["layout"]["title"]["text"] for s in specs]
     assert any(t.startswith("Learning curve on boolq_demo") for t in titles)
     curve = next(s for s in specs if s["layout"]["title"]["text"].startswith("Learning curve"))
     assert len(curve["data"]) == 2 and len(curve["data"][0]["x"]) == 6
+
+
+def test_only_the_open_tab_is_computed(demo_store, monkeypatch):
+    from ui import common
+    calls: list[str] = []
+    compute = common.compute
+    monkeypatch.setattr(common, "compute",
+                        lambda fn, *a, **k: calls.append(fn) or compute(fn, *a, **k))
+    wanted = {"Protocols": "protocol_sensitivity", "Seeds": "seed_report",
+              "Checkpoints": "checkpoint_report", "Splits": "split_report"}
+    for name in TABS:
+        calls.clear()
+        at = _tab(name)
+        no_exception(at)
+        assert calls == [wanted[name]]
+        assert [t.label for t in at.tabs] == list(TABS)
+    # switching tabs in the session: the other section runs, the first does not
+    at = _tab("Protocols")
+    calls.clear()
+    at.session_state["nz_tab"] = "Seeds"
+    at.run()
+    assert calls == ["seed_report"]
 
 
 def test_protocol_group_choice_and_table(demo_store):
@@ -62,9 +99,7 @@ def test_protocol_group_choice_and_table(demo_store):
 
 
 def test_planned_gap_changes_seeds_needed(demo_store):
-    at = page("noise")
-    at.query_params["sd_gap"] = "10"
-    at.run()
+    at = _tab("Seeds", sd_gap="10")
     no_exception(at)
     want = an.seed_report(demo_store, gap=0.10).comparisons.iloc[0]
     assert any(f"To detect a 10.0-point gap with 80% power, train {int(want['seeds_needed'])} seeds"
@@ -75,11 +110,12 @@ def test_store_without_groups_says_what_to_upload(tmp_path):
     rng = np.random.default_rng(0)
     store = Store(store_file(tmp_path))
     store.ingest([parsed_run("solo", {("t", "acc"): (rng.random(60) < 0.5).astype(float)})])
-    at = page("noise").run()
-    no_exception(at)
-    info = " ".join(texts(at.info))
+    ats = [_tab(name) for name in TABS]
+    for at in ats:
+        no_exception(at)
+    info = " ".join(t for at in ats for t in texts(at.info))
     assert "No protocol group" in info and "model=NAME" in info
     assert "No seed group" in info and "seed=1, seed=2" in info
     assert "No checkpoint series" in info and "step=1000" in info
     # the split section still works on the one run with 60 items
-    assert any(m.label == "Splits × items" and m.value == "6 × 10" for m in at.metric)
+    assert any(m.label == "Splits × items" and m.value == "6 × 10" for m in ats[3].metric)
