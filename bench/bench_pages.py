@@ -8,7 +8,8 @@ per-snapshot memo of the Store object is dropped before each call, ``Store.forge
 call reads what a first view after a write reads; the dashboard additionally caches results
 per store version, so a repeated view costs nothing), and prints
 the median over ``--repeat`` runs. Target: under 300 ms per interaction. The leaderboard is
-timed for every interval method, on all tasks and on one task. BLAS is pinned to one thread
+timed for every interval method, on all tasks and on one task; the Items page's view (suspect
+labels and re-scoring) and each tab of the Noise page are timed too. BLAS is pinned to one thread
 as in the app (``evalcore.threads``).
 
 Run:  python bench/bench_pages.py [--runs 50 --tasks 20 --items 2000 --repeat 5 --store PATH
@@ -180,6 +181,29 @@ def interactions(store: Store) -> dict[str, Callable[[], object]]:
         store.runs()
         return analysis.overview(store)
 
+    # pages/items.py: one view computes its first two tabs (suspect labels, then re-scoring
+    # with the suspects as the sensitivity range); the contamination tab needs a corpus
+    def items_page():
+        from evalcore.analysis.items import item_choices
+        store.version(); store.runs(); store.tasks()
+        with store.one_version():          # as ui.common.compute pins each call
+            report = analysis.suspect_labels(store, "task_00", m=3)
+        item_choices(store, "task_00", "acc", int(store.runs()["run_id"].iloc[0]))
+        suspects = tuple(report.suspects["item_id"].astype(str)) or None
+        with store.one_version():
+            return analysis.rescore(store, "task_00", metric="acc", exclude=(),
+                                    suspects=suspects)
+
+    # pages/noise.py: one section per tab, computed when its tab is opened
+    def noise_tab(fn: str, *args):
+        def call():
+            store.version(); store.runs()
+            if fn == "split_report":
+                store.tasks()
+            with store.one_version():      # as ui.common.compute pins each call
+                return getattr(analysis, fn)(store, *args)
+        return call
+
     methods = {"wilson": "Wilson", "clopper-pearson": "Clopper-Pearson", "bayes": "Bayes",
                "clt": "CLT", "bootstrap": "bootstrap", "clustered": "clustered"}
     out: dict[str, Callable[[], object]] = {}
@@ -197,6 +221,11 @@ def interactions(store: Store) -> dict[str, Callable[[], object]]:
         "Planner: typed assumptions (curves + sheet)": planner_typed,
         "Planner: estimate from a pair of runs": planner_pair,
         "Upload & runs: runs/tasks/audit tables": upload_tables,
+        "Items: suspect labels + re-scoring": items_page,
+        "Noise: protocols tab": noise_tab("protocol_sensitivity"),
+        "Noise: seeds tab": noise_tab("seed_report"),
+        "Noise: checkpoints tab": noise_tab("checkpoint_report"),
+        "Noise: splits tab": noise_tab("split_report", a, "task_00"),
     }
 
 
