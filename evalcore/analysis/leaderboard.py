@@ -14,8 +14,8 @@ from evalcore.analysis.groups import average_weights, task_groups
 from evalcore.analysis.tiers import (_compared_runs, _in_board_order, _item_mean_bounds,
                                      _pull_matrices, _ranks, _tiers)
 from evalcore.analysis.tiers import rank_intervals  # noqa: F401  (public, re-exported)
-from evalcore.analysis.board_cells import (_BACKGROUND, _bootstrap_cells, _clustered_cells,
-                                           _continuous_runs, _pull_matrices_and_items)
+from evalcore.analysis.board_cells import (_bootstrap_cells, _clustered_cells, _continuous_runs,
+                                           _pull_matrices_and_items, _submit)
 from evalcore.analysis._common import (
     AVERAGE_COLUMNS,
     BINARY_ONLY_METHODS,
@@ -159,13 +159,14 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
 
     # reads that need only the runs go to worker threads now (each its own cursor; the
     # store's reads release the GIL) and are collected where used
+    # (under the version this call pinned, ``board_cells._submit``)
     audit_job = None if not include_audit else \
-        _BACKGROUND.submit(store.audit, ids) if task is None else \
-        _BACKGROUND.submit(store.audit, ids, task=task)
-    cells_job = _BACKGROUND.submit(store.cell_stats, ids, task=task, metric=metric)
-    summ_job = _BACKGROUND.submit(store.summaries, ids)
+        _submit(store, store.audit, ids) if task is None else \
+        _submit(store, store.audit, ids, task=task)
+    cells_job = _submit(store, store.cell_stats, ids, task=task, metric=metric)
+    summ_job = _submit(store, store.summaries, ids)
     # a one-task board needs that task's protocols only (no group can form from one task)
-    protocols_job = _BACKGROUND.submit(_protocols, store, ids, task)
+    protocols_job = _submit(store, _protocols, store, ids, task)
     tasks_df = store.tasks(ids)
     summ_all = summ_job.result()
     summ = summ_all
@@ -245,8 +246,8 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
                                          boot_runs.items())
     pulling = None
     if wanted and not shared:
-        pulling = _BACKGROUND.submit(_pull_matrices_and_items if with_items else _pull_matrices,
-                                     store, wanted, metrics_by_task)
+        pulling = _submit(store, _pull_matrices_and_items if with_items else _pull_matrices,
+                          store, wanted, metrics_by_task)
     pulled: dict = {}
     with np.errstate(invalid="ignore", divide="ignore"):
         score = ssum / n
