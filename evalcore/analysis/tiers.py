@@ -116,12 +116,12 @@ def _item_mean_bounds(run_ids: np.ndarray, x: np.ndarray) -> dict:
 
 def _against(cols: list[int], x: np.ndarray, rids: list[int], refs: list[int],
              binary: bool) -> dict[int, tuple[np.ndarray, ...]]:
-    """ref -> (diff, se, n_shared, p) of every run in ``rids`` against run ``ref`` on the
+    """ref -> (diff, se, n_shared, b, c) of every run in ``rids`` against run ``ref`` on the
     items both have (arrays over ``rids``; runs absent from the matrix get n = 0 and NaN).
 
     diff = sum d / n, SE = ``stats.mean_se_from_moments(n, sum d, sum d^2)`` (= sd(d)/sqrt(n)),
-    p = exact McNemar on b, c for 0/1 scores, else the paired z-test; p is NaN below 2
-    shared items."""
+    b, c the discordant counts for 0/1 scores (``_p_values`` makes the p-values of many
+    tasks in one call: exact McNemar on b, c for 0/1 scores, else the paired z-test)."""
     pos = {r: j for j, r in enumerate(cols)}
     mom = st.paired_moments(x, [pos[r] for r in refs], binary=binary)
     take = np.array([pos.get(r, -1) for r in rids])
@@ -134,8 +134,32 @@ def _against(cols: list[int], x: np.ndarray, rids: list[int], refs: list[int],
         with np.errstate(invalid="ignore", divide="ignore"):
             diff = np.where(n >= 1, sd / n, np.nan)
         se = st.mean_se_from_moments(n, sd, sd2)
-        p = st.mcnemar_exact_p(b, c) if binary else st.normal_p_value(diff, se)
-        out[ref] = (diff, se, n.astype(int), np.where(n >= 2, p, np.nan))
+        out[ref] = (diff, se, n.astype(int), b, c)
+    return out
+
+
+def _p_values(tests: list[tuple[bool, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                np.ndarray]]) -> list[np.ndarray]:
+    """The p-values of several tasks' comparisons (``tests``: per task (binary, diff, se,
+    n_shared, b, c) arrays over its runs, ``_against``), in two calls for all of them: exact
+    McNemar on b, c (``stats.mcnemar_exact_p``) for 0/1 tasks, else the paired z-test
+    (``stats.normal_p_value``); both elementwise, so the same numbers as one call per task.
+    NaN below 2 shared items."""
+    kinds = {True: [i for i, t in enumerate(tests) if t[0]],
+             False: [i for i, t in enumerate(tests) if not t[0]]}
+    out: list[np.ndarray] = [np.empty(0)] * len(tests)
+    for binary, idx in kinds.items():
+        if not idx:
+            continue
+        if binary:
+            p = st.mcnemar_exact_p(np.concatenate([tests[i][4] for i in idx]),
+                                   np.concatenate([tests[i][5] for i in idx]))
+        else:
+            p = st.normal_p_value(np.concatenate([tests[i][1] for i in idx]),
+                                  np.concatenate([tests[i][2] for i in idx]))
+        ends = np.cumsum([tests[i][1].size for i in idx])
+        for i, part in zip(idx, np.split(p, ends[:-1])):
+            out[i] = np.where(tests[i][3] >= 2, part, np.nan)
     return out
 
 
@@ -210,8 +234,8 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
                 best_avg = int(same.iloc[0]["run_id"])
 
     no_items = (np.zeros(0, dtype=int), np.full((0, 0), np.nan))
-    rows: list[pd.DataFrame] = []     # one frame per task, then the average's
     per_run: dict[int, list[tuple[str, float, float, int]]] = {}
+    tests = []          # per task: (binary, diff, se, n_shared, b, c) against its best run
     for t, rids in runs_of.items():
         best = best_of[t]
         refs = [best]
@@ -219,33 +243,40 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
         if with_avg and best_avg != best:
             refs.append(best_avg)
         cols, x = mats.get(t, no_items)
+        binary = bool(binary_of.get(t, False))
         if x.shape[0] == 0 or any(r not in cols for r in refs):
             # a reference without item scores: every comparison is undefined
             nan = np.full(len(rids), np.nan)
-            res = {r: (nan, nan, np.zeros(len(rids), dtype=int), nan) for r in refs}
+            res = {r: (nan, nan, np.zeros(len(rids), dtype=int), nan, nan) for r in refs}
+            binary = False
         else:
-            res = _against(cols, x, rids, refs, bool(binary_of.get(t, False)))
-        bc = rids.index(best)
-        diff, se, nsh, p = res[best]
-        p = np.array(p, dtype=float)
-        p[bc] = np.nan
-        padj = np.asarray(_holm(p), dtype=float)
-        is_best = np.arange(len(rids)) == bc
-        rows.append(pd.DataFrame({
-            "run_id": np.asarray(rids, dtype=np.int64),
-            "run": [names.get(rid, str(rid)) for rid in rids], "task": t,
-            "best_run": names.get(best, str(best)),
-            "diff_vs_best": np.where(is_best, 0.0, np.asarray(diff, dtype=float)),
-            "p_raw": np.where(is_best, np.nan, p), "p_holm": np.where(is_best, np.nan, padj),
-            # an undefined adjusted p cannot separate runs: indistinguishable
-            "indistinguishable_from_best": is_best | ~(padj < alpha),
-            "n_shared": np.asarray(nsh, dtype=np.int64)}, columns=list(TIER_COLUMNS)))
+            res = _against(cols, x, rids, refs, binary)
+        tests.append((binary,) + res[best])
         if with_avg:
-            d2, se2, n2, _ = res[best_avg]
+            d2, se2, n2, _, _ = res[best_avg]
             for j, rid in enumerate(rids):
                 if rid != best_avg and rid in group and np.isfinite(d2[j]) and np.isfinite(se2[j]):
                     per_run.setdefault(rid, []).append((t, float(d2[j]), float(se2[j]),
                                                         int(n2[j])))
+    # one frame for every task's rows, built from whole columns
+    cols_of: dict[str, list] = {c: [] for c in TIER_COLUMNS}
+    for (t, rids), (_, diff, _, nsh, _, _), p in zip(runs_of.items(), tests, _p_values(tests)):
+        best = best_of[t]
+        bc = rids.index(best)
+        p = np.array(p, dtype=float)
+        p[bc] = np.nan
+        padj = np.asarray(_holm(p), dtype=float)
+        is_best = np.arange(len(rids)) == bc
+        cols_of["run_id"].append(np.asarray(rids, dtype=np.int64))
+        cols_of["run"].extend(names.get(rid, str(rid)) for rid in rids)
+        cols_of["task"].extend([t] * len(rids))
+        cols_of["best_run"].extend([names.get(best, str(best))] * len(rids))
+        cols_of["diff_vs_best"].append(np.where(is_best, 0.0, np.asarray(diff, dtype=float)))
+        cols_of["p_raw"].append(np.where(is_best, np.nan, p))
+        cols_of["p_holm"].append(np.where(is_best, np.nan, padj))
+        # an undefined adjusted p cannot separate runs: indistinguishable
+        cols_of["indistinguishable_from_best"].append(is_best | ~(padj < alpha))
+        cols_of["n_shared"].append(np.asarray(nsh, dtype=np.int64))
     if best_avg is not None and per_run:
         rids = sorted(per_run)
         dd, ses, nn = [], [], []
@@ -260,19 +291,21 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
         pp = st.normal_p_value(dd, ses)
         padj = _holm(pp)
         bname = names.get(best_avg, str(best_avg))
-        avg = [{"run_id": best_avg, "run": bname, "task": AVERAGE_TASK, "best_run": bname,
-                "diff_vs_best": 0.0, "p_raw": np.nan, "p_holm": np.nan,
-                "indistinguishable_from_best": True, "n_shared": 0}]
-        for i, rid in enumerate(rids):
-            avg.append({"run_id": rid, "run": names.get(rid, str(rid)), "task": AVERAGE_TASK,
-                        "best_run": bname, "diff_vs_best": dd[i], "p_raw": float(pp[i]),
-                        "p_holm": float(padj[i]),
-                        "indistinguishable_from_best": bool(not padj[i] < alpha),
-                        "n_shared": nn[i]})
-        rows.append(pd.DataFrame(avg, columns=list(TIER_COLUMNS)))
-    if not rows:
+        k = len(rids) + 1
+        cols_of["run_id"].append(np.asarray([best_avg] + rids, dtype=np.int64))
+        cols_of["run"].extend([bname] + [names.get(rid, str(rid)) for rid in rids])
+        cols_of["task"].extend([AVERAGE_TASK] * k)
+        cols_of["best_run"].extend([bname] * k)
+        cols_of["diff_vs_best"].append(np.asarray([0.0] + dd, dtype=float))
+        cols_of["p_raw"].append(np.concatenate([[np.nan], np.asarray(pp, dtype=float)]))
+        cols_of["p_holm"].append(np.concatenate([[np.nan], np.asarray(padj, dtype=float)]))
+        cols_of["indistinguishable_from_best"].append(
+            np.concatenate([[True], ~(np.asarray(padj, dtype=float) < alpha)]))
+        cols_of["n_shared"].append(np.asarray([0] + nn, dtype=np.int64))
+    if not cols_of["run"]:
         return _empty(TIER_COLUMNS)
-    return pd.concat(rows, ignore_index=True) if len(rows) > 1 else rows[0]
+    return pd.DataFrame({c: (v if c in ("run", "task", "best_run") else np.concatenate(v))
+                         for c, v in cols_of.items()}, columns=list(TIER_COLUMNS))
 
 
 def rank_intervals(store, task: str, metric: str, runs: list[str | int] | tuple, *,
