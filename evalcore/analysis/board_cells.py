@@ -218,18 +218,25 @@ def _clustered_of_matrices(got: dict, tms: list[tuple[str, str]],
         keep = col >= 0
         if not keep.any():
             continue
+        # codes repeating one column (every run the same labels, ``_cell_code_matrix``):
+        # their column answers for every run, and selecting runs keeps the view
+        one = code.shape[1] > 0 and code.strides[1] == 0 and has.strides[1] == 0
         if keep.all():
             blocks.append((im.scores, code))
+        elif one:
+            blocks.append((im.scores[:, keep], np.broadcast_to(code[:, :1], (code.shape[0],
+                                                                             int(keep.sum())))))
         else:
             blocks.append((im.scores[:, keep], code[:, keep]))
         owner = rows[col[keep]]
         owners.append(owner)
-        labelled[owner] = has[:, keep].any(axis=0)
+        labelled[owner] = bool(has[:, 0].any()) if one else has[:, keep].any(axis=0)
     if not blocks:
         return None, np.empty(0, dtype=np.int64), labelled
     # the blocks in two halves, one in a worker thread (numpy releases the GIL), with one
     # cluster-sum width: the numbers of one call
-    width = max(int(c.max(initial=-1)) + 1 for _, c in blocks)
+    width = max(int((c[:, :1] if c.shape[1] and c.strides[1] == 0 else c).max(initial=-1)) + 1
+                for _, c in blocks)
     sizes = np.cumsum([x.size for x, _ in blocks])
     half = int(np.searchsorted(sizes, sizes[-1] / 2)) + 1
     if len(blocks) < 4 or half >= len(blocks):

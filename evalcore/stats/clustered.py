@@ -401,7 +401,9 @@ def clustered_intervals_of_matrices(blocks: list[tuple[Any, Any]], confidence: f
 
     ``blocks``: (scores, codes) pairs, ``scores`` an items x columns matrix of per-item
     values (NaN where a column lacks the item), ``codes`` the same shape of integer cluster
-    codes (>= 0 where the score is present; ignored where it is NaN). The groups are the
+    codes (>= 0 where the score is present; ignored where it is NaN; a read-only view
+    repeating one column, ``np.broadcast_to``, is read as that column: the same numbers
+    without an items x columns copy of the codes). The groups are the
     columns, block after block (group 0 is the first block's first column). Each entry
     equals :func:`grouped_clustered_intervals` on the present entries in item-major order
     (item by item, columns within an item) with group = column number: the same formulas
@@ -419,10 +421,16 @@ def clustered_intervals_of_matrices(blocks: list[tuple[Any, Any]], confidence: f
     n_codes = 0
     for scores, codes in blocks:
         x = np.ascontiguousarray(np.asarray(scores, dtype=float))
-        c = np.ascontiguousarray(np.asarray(codes, dtype=np.int64))
+        c = np.asarray(codes)
         if x.ndim != 2 or c.shape != x.shape:
             raise StatsInputError(f"scores and codes must be matrices of one shape, got "
                                   f"{x.shape} and {c.shape}")
+        # codes repeating one column (``np.broadcast_to``, column stride 0: every column has
+        # the same clusters) are kept as that column
+        one = c[:, 0].astype(np.int64) if c.shape[0] and c.shape[1] >= 2 \
+            and c.strides[1] == 0 else None
+        c = np.ascontiguousarray(c, dtype=np.int64) if one is None else \
+            np.broadcast_to(one[:, None], c.shape)
         sums = _column_sums(x)
         # finite column sums: no NaN (every item present) and no infinity
         every = bool(np.isfinite(sums).all())
@@ -432,11 +440,12 @@ def clustered_intervals_of_matrices(blocks: list[tuple[Any, Any]], confidence: f
                 raise StatsInputError("scores contain infinite values")
             present = ~np.isnan(x)
             sums = None
-        if x.size and (c.min() if every else c[present].min(initial=0)) < 0:
+        whole = one if one is not None else c       # every entry's code, once
+        if x.size and (whole.min() if every else c[present].min(initial=0)) < 0:
             raise StatsInputError("codes must be non-negative integers where a score is present")
         if x.size and (every or present.any()):
-            n_codes = max(n_codes, int(c.max() if every else c[present].max()) + 1)
-        mats.append((x, c, present, sums))
+            n_codes = max(n_codes, int(whole.max() if every else c[present].max()) + 1)
+        mats.append((x, c, present, sums, one))
     if wanted_width is not None:
         if int(wanted_width) < n_codes:
             raise StatsInputError(f"n_codes must be at least the largest code + 1 "
@@ -444,7 +453,7 @@ def clustered_intervals_of_matrices(blocks: list[tuple[Any, Any]], confidence: f
         n_codes = int(wanted_width)
     parts: list[tuple[np.ndarray, ...]] = []
     with np.errstate(invalid="ignore", divide="ignore"):
-        for x, c, present, sums in mats:
+        for x, c, present, sums, one in mats:
             rows, cols = x.shape
             # axis-0 sums of a C-ordered matrix add row after row: per column the item order
             # of the rows' bincount (0.0 added where absent leaves every sum unchanged)
@@ -454,6 +463,9 @@ def clustered_intervals_of_matrices(blocks: list[tuple[Any, Any]], confidence: f
                 resid = x - mean
                 w, pair = resid, c + (np.arange(cols, dtype=np.int64) * n_codes)[None, :]
                 low_x, high_x = x.min(axis=0, initial=0.0), x.max(axis=0, initial=1.0)
+                if one is not None:
+                    # one code column, every entry present: every column has the same G
+                    g = np.full(cols, np.count_nonzero(np.bincount(one)), dtype=np.int64)
             else:
                 n = present.sum(axis=0).astype(float)
                 mean = _column_sums(np.where(present, x, 0.0)) / n
@@ -465,8 +477,9 @@ def clustered_intervals_of_matrices(blocks: list[tuple[Any, Any]], confidence: f
                 high_x = np.where(present, x, 1.0).max(axis=0, initial=1.0)
             ss = _column_sums(resid * resid)
             cl_sums = np.bincount(pair.ravel(), weights=w.ravel(), minlength=cols * n_codes)
-            cl_sizes = np.bincount(pair.ravel(), minlength=cols * n_codes)
-            g = (cl_sizes.reshape(cols, n_codes) > 0).sum(axis=1)
+            if present is not None or one is None:
+                cl_sizes = np.bincount(pair.ravel(), minlength=cols * n_codes)
+                g = (cl_sizes.reshape(cols, n_codes) > 0).sum(axis=1)
             sq = (cl_sums.reshape(cols, n_codes) ** 2).sum(axis=1)
             # in [0, 1] by the extremes; 0/1 when also x (1 - x), >= 0 on [0, 1] and 0 only
             # at 0 and 1, adds up to 0 (absent entries are 0 there)

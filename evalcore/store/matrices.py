@@ -102,8 +102,10 @@ class _MatrixQueries:
         ``item_cluster_codes``' codes of the entries (dense 0..G-1 within the cell: the
         label keys ranked, then each unlabelled item its own cluster, numbered in item
         order), -1 where the run lacks the item; ``has_cluster`` (bool) marks the entries
-        with a label. For the clustered leaderboard (``stats.clustered_intervals_of_matrices``
-        on the matrices, no rows per item and run). One read of the vector rows; a cell
+        with a label; where every run of a cell has every item with the same labels, both
+        are read-only views repeating one column (``_cell_code_matrix``). For the clustered
+        leaderboard (``stats.clustered_intervals_of_matrices`` on the matrices, no rows per
+        item and run). One read of the vector rows; a cell
         without them is read from the score rows (``_matrices_and_labels_scores``)."""
         tms = list(dict.fromkeys((str(t), str(m)) for t, m in task_metrics))
         if not tms:
@@ -429,12 +431,17 @@ def _cell_code_matrix(scores: np.ndarray, lab: np.ndarray) -> tuple[np.ndarray, 
     """(codes, has_cluster) of one cell's items x runs matrix and its label keys (-1: none):
     the label keys of the present entries ranked (dense, key order), then each item with an
     unlabelled present entry numbered after them in item order; codes are -1 where the run
-    lacks the item (``scores`` NaN)."""
-    if lab.size and int(lab.min()) >= 0 and not np.isnan(scores).any():
+    lacks the item (``scores`` NaN). Where every run has the same labels and every entry
+    is present, codes and has_cluster are read-only views repeating one column
+    (``np.broadcast_to``: column stride 0, which ``stats.clustered_intervals_of_matrices``
+    reads as one code vector)."""
+    one = lab[:, :1]
+    # every run the same labels: ``vectors.matrices`` gives them as one repeated column
+    shared = lab.ndim == 2 and lab.shape[1] > 0 and (lab.strides[1] == 0 or lab.shape[1] == 1)
+    if lab.size and int((one if shared else lab).min()) >= 0 and not np.isnan(scores).any():
         # the usual cell: every entry present and labelled; when every run has the same
-        # labels (one column's ranks serve all)
-        one = lab[:, :1]
-        shared = bool((lab == one).all())
+        # labels, one column's ranks serve all (returned as read-only views repeating it)
+        shared = shared or bool((lab == one).all())
         got = one if shared else lab
         lo = int(got.min())
         seen = np.zeros(int(got.max()) - lo + 1, dtype=bool)
@@ -442,7 +449,8 @@ def _cell_code_matrix(scores: np.ndarray, lab: np.ndarray) -> tuple[np.ndarray, 
         rank = np.cumsum(seen, dtype=np.int64) - 1
         code = rank[got - lo]
         if shared:
-            code = np.repeat(code, lab.shape[1], axis=1)
+            return (np.broadcast_to(code, lab.shape),
+                    np.broadcast_to(np.ones((1, 1), dtype=bool), lab.shape))
         return code, np.ones(lab.shape, dtype=bool)
     present = ~np.isnan(scores)
     has = (lab >= 0) & present

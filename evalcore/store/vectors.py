@@ -262,8 +262,10 @@ def matrices(rows: pa.Table, tms: list[tuple[str, str]], labels: bool = False
     present, vals (and labs when ``labels``), ordered by (k, lo, span, bits, run_id), every
     row with a vector. Returns ({k: ItemMatrix}, {k: labels}): run ids ascending, item keys
     ascending (every key a run has), NaN where a run lacks the item, binary when every
-    run's cell is; with ``labels`` an int32 items x runs matrix of label keys beside each
-    (-1: no label, or the run lacks the item), else {}. Runs of a cell that share (lo, span,
+    run's cell is, C-ordered; with ``labels`` an int32 items x runs matrix of label keys
+    beside each (-1: no label, or the run lacks the item), else {}: where every run of a
+    cell has the same keys, a read-only view repeating one column (``np.broadcast_to``,
+    column stride 0). Runs of a cell that share (lo, span,
     bits) are decoded as one block (their blobs are one slice of the column's buffer)."""
     if rows.num_rows == 0:
         return {}, {}
@@ -293,15 +295,22 @@ def matrices(rows: pa.Table, tms: list[tuple[str, str]], labels: bool = False
         if len(groups) == 1 and bool(np.all(n[a:b] == span[a:b])):
             # the usual board: every run has the same contiguous keys
             s = int(span[a])
-            if bits[a]:     # unpacked along the runs axis: items x runs, no transpose
-                scores = np.unpackbits(blob_rows(col["vals"], a, b, (s + 7) // 8).T, axis=0,
-                                       count=s, bitorder="little").astype(np.float64)
+            # items x runs in C order (the clustered intervals and the tiers add row
+            # after row); 0/1 vectors converted to float in the transposing copy
+            if bits[a]:
+                scores = _values(col, a, b, s, True).T.astype(np.float64, order="C")
             else:
                 scores = np.ascontiguousarray(_values(col, a, b, s, False).T)
             items = np.arange(first, first + s, dtype=np.int64)
             if labels:
-                lab = np.empty((s, b - a), dtype=np.int32)
-                lab[...] = _labels(col["labs"], a, b, s).T
+                got_lab = _labels(col["labs"], a, b, s)
+                if b - a > 1 and bool((got_lab == got_lab[:1]).all()):
+                    # every run has the same labels (the usual cell): one column, a
+                    # read-only view repeating it for every run (no items x runs copy)
+                    lab = np.broadcast_to(got_lab[0].copy()[:, None], (s, b - a))
+                else:
+                    lab = np.empty((s, b - a), dtype=np.int32)
+                    lab[...] = got_lab.T
         else:
             # runs with different key ranges or gaps: the items are the union of the keys
             # present (not the whole key range, which may span other tasks' keys)

@@ -241,3 +241,35 @@ def test_clustered_intervals_of_matrices_equal_the_grouped_rows_bit_for_bit():
         clustered_intervals_of_matrices([(np.zeros((3, 2)), np.zeros((3, 1), dtype=int))])
     with pytest.raises(StatsInputError, match="non-negative"):
         clustered_intervals_of_matrices([(np.zeros((2, 1)), np.array([[0], [-1]]))])
+
+
+def test_codes_repeating_one_column_give_the_numbers_of_the_whole_matrix():
+    # codes as a read-only view repeating one column (np.broadcast_to, what the store gives
+    # when every run has the same labels): bit for bit the numbers of the same codes as a
+    # whole matrix; every item present or not, 0/1 or continuous, one or more columns,
+    # codes not in item order, a code column with gaps, split calls with one width
+    rng = np.random.default_rng(5)
+    blocks, views = [], []
+    for b, (m, r) in enumerate([(2000, 50), (300, 4), (90, 3), (40, 1), (25, 2)]):
+        x = (rng.random((m, r)) < 0.6).astype(float) if b % 2 == 0 else rng.random((m, r))
+        col = rng.choice(np.arange(0, 3 * m, 3), size=m) if b != 4 else np.zeros(m, int)
+        if b == 2:
+            x[rng.random((m, r)) < 0.2] = np.nan
+        view = np.broadcast_to(col[:, None], (m, r))
+        assert view.strides[1] == 0 or r == 1
+        blocks.append((x, np.repeat(col[:, None], r, axis=1)))
+        views.append((x, view))
+    want = clustered_intervals_of_matrices(blocks, confidence=0.95)
+    got = clustered_intervals_of_matrices(views, confidence=0.95)
+    width = max(int(c.max()) + 1 for _, c in blocks)
+    half = [clustered_intervals_of_matrices(views[:2], n_codes=width),
+            clustered_intervals_of_matrices(views[2:], n_codes=width)]
+    for f in ("estimate", "low", "high", "se", "se_iid", "n", "n_clusters"):
+        np.testing.assert_array_equal(getattr(got, f), getattr(want, f))
+        np.testing.assert_array_equal(np.concatenate([getattr(h, f) for h in half]),
+                                      getattr(want, f))
+    assert (got.n_clusters[:50] == len(np.unique(blocks[0][1][:, 0]))).all()
+    assert np.isnan(got.se[-2:]).all()          # one cluster: no clustered SE
+    with pytest.raises(StatsInputError, match="non-negative"):
+        clustered_intervals_of_matrices([(np.zeros((2, 3)),
+                                          np.broadcast_to(np.array([[0], [-1]]), (2, 3)))])

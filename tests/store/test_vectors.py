@@ -365,3 +365,28 @@ def test_runs_with_and_without_labels_in_one_block(store):
     assert a["code"].tolist() == [0, 1, 0, 5] and a["has_cluster"].tolist() == [True] * 3 + [False]
     b = codes[codes["run_id"] == 2]
     assert b["code"].tolist() == [2, 3, 4, 5] and not b["has_cluster"].any()
+
+
+def test_runs_with_the_same_labels_give_one_code_column(store):
+    # three runs, one block, the same labels in every run: the label keys and the codes
+    # come as read-only views repeating one column (no items x runs copy), with the values
+    # of the materialized codes; runs whose labels differ get whole matrices
+    clusters = ["p", "q", "p", "r"]
+    store.ingest([make_run(n, files=[n], scores=s, clusters=clusters)
+                  for n, s in (("a", [1, 0, 1, 1]), ("b", [0, 0, 1, 1]), ("c", [1, 1, 0, 0]))]
+                 + [make_run("d", files=["d"], scores=[1, 0, 0, 1], task="u",
+                             clusters=["p", "q", "p", "r"]),
+                    make_run("e", files=["e"], scores=[0, 1, 1, 1], task="u",
+                             clusters=["p", "p", "q", "q"])])
+    _same(store)
+    got = store.item_code_matrices([("t", "acc"), ("u", "acc")])
+    im, code, has = got[("t", "acc")]
+    assert im.scores.flags.c_contiguous and im.run_ids.tolist() == [1, 2, 3]
+    assert code.shape == has.shape == (4, 3) and code.strides[1] == 0 and has.strides[1] == 0
+    assert not code.flags.writeable
+    np.testing.assert_array_equal(code, np.repeat(np.array([[0], [1], [0], [2]]), 3, axis=1))
+    assert has.all()
+    im, code, has = got[("u", "acc")]
+    assert code.strides[1] != 0 and code.flags.writeable
+    # d: p q p r -> 0 1 0 2; e: p p q q -> 0 0 1 1 (the label keys ranked over the cell)
+    np.testing.assert_array_equal(code, [[0, 0], [1, 0], [0, 1], [2, 1]])
