@@ -307,3 +307,29 @@ def test_texts_are_written_in_row_groups_of_text_row_group_rows(store_locations,
     assert opts == [("2048",)]            # set by the first ingest, once
     assert max(rows for rows, _n in groups) <= 2048
     assert max(n for _rows, n in groups) >= 3   # 5,000 texts: three row groups
+
+
+def test_a_lazy_write_runs_without_huge_pages_and_restores_them(store, tmp_path, lazy_always,
+                                                                monkeypatch):
+    from evalcore import threads
+    if threads.huge_pages_disabled() is None:
+        pytest.skip("prctl(PR_GET_THP_DISABLE) is not available here")
+    seen = []
+    read_lazy = store_write._Writes._read_lazy
+
+    def spy(self, p, *args, **kwargs):
+        seen.append(threads.huge_pages_disabled())
+        return read_lazy(self, p, *args, **kwargs)
+
+    monkeypatch.setattr(store_write._Writes, "_read_lazy", spy)
+    write_run(tmp_path / "org__model-a", {"t1": 12, "t2": 8})
+    assert threads.huge_pages_disabled() is False
+    store.ingest(parse_paths([tmp_path / "org__model-a"]))
+    assert seen == [True]
+    assert threads.huge_pages_disabled() is False
+    # a failed lazy write restores them too
+    write_run(tmp_path / "org__model-b", {"b1": 10}, bad=("b1", 4))
+    with pytest.raises(IngestError):
+        store.ingest(parse_paths([tmp_path / "org__model-b"]))
+    assert seen == [True, True]
+    assert threads.huge_pages_disabled() is False
