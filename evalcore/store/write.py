@@ -84,10 +84,17 @@ class _LazyFailed(Exception):
 LAZY_FLUSH_BYTES = 160 << 20
 
 # Rows per Parquet row group of the texts table (a DuckLake table option, kept in the catalog:
-# ``_text_row_groups``). DuckDB's default (122,880 rows) buffers about 40 MB of lm_eval texts
+# ``_table_options``). DuckDB's default (122,880 rows) buffers about 40 MB of lm_eval texts
 # per row group before writing it (measured, 250,000 texts on one thread: +59 MB peak, against
 # +10 MB with 32,768 rows; the file is 4% larger, and a lookup of one item reads less).
 TEXT_ROW_GROUP = 32_768
+
+# Parquet compression of the labels table (a DuckLake table option: ``_table_options``). Its
+# values are mostly sha256 hex digests (lm_eval's doc and prompt hashes), which snappy, the
+# default, does not shrink (measured, 500,000 of them: 35.0 MB snappy, 36.1 MB uncompressed)
+# but spends CPU on, on every write and every read (the INSERT took half the time
+# uncompressed).
+LABELS_COMPRESSION = "uncompressed"
 
 # Deleting a run: one statement per table that holds run rows (fixed SQL, the run id a ? value).
 _DELETE_RUN_SQL = tuple(f"DELETE FROM {table} WHERE run_id = ?" for table in
@@ -109,15 +116,21 @@ def _name_hint(source_key: str | None) -> str | None:
 
 
 
-def _text_row_groups(con: duckdb.DuckDBPyConnection) -> None:
-    """Inside an ingest transaction: give the texts table ``TEXT_ROW_GROUP`` rows per Parquet
-    row group unless the store has a row group size for it already (set once per store, with
-    the transaction: a rollback undoes it too). Fixed SQL; the number is a constant."""
-    have = con.execute(f"SELECT count(*) FROM {LAKE}.options() WHERE option_name = "
-                       "'parquet_row_group_size' AND scope_entry = 'main.texts'").fetchone()[0]
-    if not have:
+def _table_options(con: duckdb.DuckDBPyConnection, texts: bool) -> None:
+    """Inside an ingest transaction: the store's per-table Parquet options, each set once
+    per store unless it has one already (with the transaction: a rollback undoes it too):
+    ``TEXT_ROW_GROUP`` rows per row group of the texts table (when ``texts``: the ingest
+    writes texts) and no compression for the labels table (``LABELS_COMPRESSION``). Fixed
+    SQL; the values are constants."""
+    have = {(name, scope) for name, scope in con.execute(
+        f"SELECT option_name, scope_entry FROM {LAKE}.options() WHERE scope_entry IN "
+        "('main.texts', 'main.labels')").fetchall()}
+    if texts and ("parquet_row_group_size", "main.texts") not in have:
         con.execute(f"CALL {LAKE}.set_option('parquet_row_group_size', {int(TEXT_ROW_GROUP)}, "
                     "table_name => 'texts')")
+    if ("parquet_compression", "main.labels") not in have:
+        con.execute(f"CALL {LAKE}.set_option('parquet_compression', '{LABELS_COMPRESSION}', "
+                    "table_name => 'labels')")
 
 
 _SCRATCH: duckdb.DuckDBPyConnection | None = None
@@ -433,8 +446,8 @@ class _Writes:
         in order against the store plus what this call has already decided (``_Batch``),
         then ONE statement per table writes all of it (DuckLake writes a Parquet file per
         INSERT, so one file per table per call, however many runs). Report rows."""
-        if any(p.texts.num_rows or isinstance(p.run, LazyRun) for p in prepared):
-            _text_row_groups(con)
+        _table_options(con, any(p.texts.num_rows or isinstance(p.run, LazyRun)
+                                 for p in prepared))
         batch = _Batch(self._known_files(con, [_file_key(f) for p in prepared
                                                for f in p.run.files]), self._unique_name)
         rows = [self._decide_run(con, batch, p) for p in prepared]

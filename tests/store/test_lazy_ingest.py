@@ -333,3 +333,22 @@ def test_a_lazy_write_runs_without_huge_pages_and_restores_them(store, tmp_path,
         store.ingest(parse_paths([tmp_path / "org__model-b"]))
     assert seen == [True, True]
     assert threads.huge_pages_disabled() is False
+
+
+def test_labels_are_written_without_compression_set_once(store_locations, tmp_path):
+    store = store_locations.new("lab").open(lock_timeout=5.0)
+    write_run(tmp_path / "org__model-a", {"t1": 300})
+    store.ingest(parse_paths([tmp_path / "org__model-a"], lazy=False))
+    write_run(tmp_path / "org__model-b", {"t2": 200}, ts=TS.replace("12", "13"))
+    store.ingest(parse_paths([tmp_path / "org__model-b"], lazy=False))
+    with store._read() as con:
+        opts = con.execute("SELECT value FROM lake.options() WHERE option_name = "
+                           "'parquet_compression' AND scope_entry = 'main.labels'").fetchall()
+        files = [f for (f,) in con.execute(
+            "SELECT data_file FROM ducklake_list_files('lake', 'labels')").fetchall()]
+        codecs = {c for f in files for (c,) in con.execute(
+            "SELECT DISTINCT compression FROM parquet_metadata(?)", [f]).fetchall()}
+        n_labels = con.execute("SELECT count(*) FROM labels").fetchone()[0]
+    assert opts == [(store_write.LABELS_COMPRESSION,)]   # set by the first ingest, once
+    assert len(files) == 2 and codecs == {"UNCOMPRESSED"}
+    assert n_labels == 2 * (300 + 200)   # a doc hash and a prompt hash per item
