@@ -155,7 +155,7 @@ def test_first_ingests_racing_set_the_texts_row_group_option_once(store):
     makes them conflict and the second re-runs and finds the option (two set_option calls
     that both committed would leave a duplicate row); on SQLite the second waits for the
     catalog's write lock and re-runs. Either way the catalog holds the option once."""
-    from evalcore.store.write import TEXT_ROW_GROUP, _text_row_groups
+    from evalcore.store.write import LABELS_COMPRESSION, TEXT_ROW_GROUP, _table_options
 
     # on SQLite the second write cannot get that far (one writer at a time: it waits on the
     # lock and re-runs), so the first one waits 1 s only, well inside the 5 s lock timeout
@@ -163,7 +163,7 @@ def test_first_ingests_racing_set_the_texts_row_group_option_once(store):
     bodies: list[str] = []
 
     def body(con) -> None:
-        _text_row_groups(con)
+        _table_options(con, True)
         bodies.append(threading.current_thread().name)
         try:
             barrier.wait()           # both transactions open at once (first attempts only)
@@ -181,6 +181,10 @@ def test_first_ingests_racing_set_the_texts_row_group_option_once(store):
         rows = con.execute("SELECT value, scope_entry FROM lake.options() "
                            "WHERE option_name = 'parquet_row_group_size'").fetchall()
     assert rows == [(str(TEXT_ROW_GROUP), "main.texts")]
+    with store._read() as con:   # the labels' compression too, once
+        rows = con.execute("SELECT value, scope_entry FROM lake.options() "
+                           "WHERE option_name = 'parquet_compression'").fetchall()
+    assert rows == [(LABELS_COMPRESSION, "main.labels")]
     assert store.write_counter() == 1 + 2
     store.ingest([make_run("after")])               # and the store takes texts as before
     assert store.runs()["name"].tolist() == ["after"]
