@@ -314,6 +314,7 @@ def test_a_lazy_write_runs_without_huge_pages_and_restores_them(store, tmp_path,
     from evalcore import threads
     if threads.huge_pages_disabled() is None:
         pytest.skip("prctl(PR_GET_THP_DISABLE) is not available here")
+    before = threads.huge_pages_disabled()
     seen = []
     read_lazy = store_write._Writes._read_lazy
 
@@ -323,16 +324,16 @@ def test_a_lazy_write_runs_without_huge_pages_and_restores_them(store, tmp_path,
 
     monkeypatch.setattr(store_write._Writes, "_read_lazy", spy)
     write_run(tmp_path / "org__model-a", {"t1": 12, "t2": 8})
-    assert threads.huge_pages_disabled() is False
+    assert threads.huge_pages_disabled() is before
     store.ingest(parse_paths([tmp_path / "org__model-a"]))
     assert seen == [True]
-    assert threads.huge_pages_disabled() is False
+    assert threads.huge_pages_disabled() is before
     # a failed lazy write restores them too
     write_run(tmp_path / "org__model-b", {"b1": 10}, bad=("b1", 4))
     with pytest.raises(IngestError):
         store.ingest(parse_paths([tmp_path / "org__model-b"]))
     assert seen == [True, True]
-    assert threads.huge_pages_disabled() is False
+    assert threads.huge_pages_disabled() is before
 
 
 def test_labels_are_written_without_compression_set_once(store_locations, tmp_path):
