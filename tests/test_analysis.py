@@ -432,6 +432,16 @@ def test_bootstrap_and_clustered_methods(store):
         assert c["se"] == pytest.approx(float(fit.bse[0]), rel=1e-9)
     assert _cell(cl, "m0", "arc_easy")["method"] == "clt"  # no cluster key there
     assert any("no cluster key" in n for n in cl.notes)
+    # the clustered cells are computed in a worker while the frame takes the summary-only
+    # cells: those keep the reported value and stderr, and the notes keep their order
+    so = _cell(cl, "sumonly", "arc_easy")
+    assert so["method"] == "reported" and not so["has_items"]
+    assert so["se"] == pytest.approx(SUMONLY_ARC["stderr"])
+    assert so["low"] == pytest.approx(SUMONLY_ARC["value"] - Z95 * SUMONLY_ARC["stderr"])
+    clt = an.leaderboard(store, method="clt", include_tiers=False, include_ranks=False)
+    assert [n for n in cl.notes if "no cluster key" not in n] == list(clt.notes)
+    assert cl.notes.index(next(n for n in cl.notes if "no cluster key" in n)) == 0
+    assert any("without a reported stderr" in n for n in cl.notes)
 
 
 class _TwoReads:

@@ -16,6 +16,10 @@ from evalcore.analysis.tiers import _run_matrices, _select_matrices
 # thread computes the cells (the store's reads release the GIL; each thread keeps its own
 # read cursors)
 _BACKGROUND = ThreadPoolExecutor(max_workers=4, thread_name_prefix="evalbars-leaderboard")
+# the second half of the clustered intervals: their own pool, as the clustered cells run in
+# a _BACKGROUND worker (a job there waiting on another _BACKGROUND job could wait forever
+# with every worker busy doing the same); its jobs wait on nothing
+_HALVES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalbars-intervals")
 
 
 def _submit(store, fn, *args, **kwargs):
@@ -202,6 +206,22 @@ def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
     return sorted(nocl)
 
 
+def _clustered_columns(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
+                       score: np.ndarray, se: np.ndarray, z: float, confidence: float,
+                       wanted: dict[str, list[int]] | None = None):
+    """``_clustered_cells`` on arrays of its own, for a worker thread: ((se, low, high,
+    method) of the rows of ``cs``, the tasks without a cluster key, the matrices the tiers
+    need as ``_pull_matrices`` gives them). ``se``: the CLT standard errors (kept where a
+    cell falls back to CLT; this function owns the array)."""
+    low = np.full(len(cs), np.nan)
+    high = np.full(len(cs), np.nan)
+    used = np.array(["clustered"] * len(cs), dtype=object)
+    pulled: dict = {}
+    nocl = _clustered_cells(store, cs, metrics_by_task, score, se, low, high, used, z,
+                            confidence, wanted, pulled)
+    return (se, low, high, used), nocl, pulled
+
+
 def _clustered_of_matrices(got: dict, tms: list[tuple[str, str]],
                            rows_of: dict[str, np.ndarray], run_ids: np.ndarray, n_rows: int,
                            confidence: float):
@@ -242,8 +262,8 @@ def _clustered_of_matrices(got: dict, tms: list[tuple[str, str]],
     if len(blocks) < 4 or half >= len(blocks):
         res = st.clustered_intervals_of_matrices(blocks, confidence, n_codes=width)
     else:
-        job = _BACKGROUND.submit(st.clustered_intervals_of_matrices, blocks[half:], confidence,
-                                 n_codes=width)
+        job = _HALVES.submit(st.clustered_intervals_of_matrices, blocks[half:], confidence,
+                             n_codes=width)
         first = st.clustered_intervals_of_matrices(blocks[:half], confidence, n_codes=width)
         second = job.result()
         res = st.GroupedClusteredIntervals(

@@ -14,8 +14,8 @@ from evalcore.analysis.groups import average_weights, task_groups
 from evalcore.analysis.tiers import (_compared_runs, _in_board_order, _item_mean_bounds,
                                      _pull_matrices, _ranks, _tiers)
 from evalcore.analysis.tiers import rank_intervals  # noqa: F401  (public, re-exported)
-from evalcore.analysis.board_cells import (_bootstrap_cells, _clustered_cells, _continuous_runs,
-                                           _pull_matrices_and_items, _submit)
+from evalcore.analysis.board_cells import (_bootstrap_cells, _clustered_columns,
+                                           _continuous_runs, _pull_matrices_and_items, _submit)
 from evalcore.analysis._common import (
     AVERAGE_COLUMNS,
     BINARY_ONLY_METHODS,
@@ -249,6 +249,7 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
         pulling = _submit(store, _pull_matrices_and_items if with_items else _pull_matrices,
                           store, wanted, metrics_by_task)
     pulled: dict = {}
+    clustered = None            # the clustered cells' job (method "clustered")
     with np.errstate(invalid="ignore", divide="ignore"):
         score = ssum / n
     se = st.mean_se_from_moments(n, ssum, cs["sumsq"].to_numpy(dtype=float))
@@ -281,10 +282,12 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
                          n_resamples, seed, pulling if with_items else None)
         notes.append(f"bootstrap: {n_resamples} resamples of items, seed {seed}")
     else:
-        nocl = _clustered_cells(store, cs, metrics_by_task, score, se, low, high, used, z,
-                                confidence, wanted if shared else None, pulled)
-        if nocl:
-            notes.append("no cluster key, CLT used for: " + _short(nocl))
+        # the clustered cells (their read, codes and intervals) in a worker thread while this
+        # one builds the frame and merges the reported values and audit flags; their columns
+        # are filled in below, before anything reads them
+        clustered = _submit(store, _clustered_columns, store, cs, metrics_by_task, score,
+                            se.copy(), z, confidence, wanted if shared else None)
+        clustered_note_at = len(notes)
 
     cells = pd.DataFrame({
         "run_id": cs["run_id"].to_numpy(dtype=int),
@@ -348,6 +351,16 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
         cells = cells.merge(a, on=["run_id", "task", "metric"], how="left")
         cells["audit_flag"] = cells["flag"].astype(object).where(cells["flag"].notna(), None)
         cells = cells.drop(columns=["flag"])
+
+    if clustered is not None:
+        # the clustered cells' columns: the first len(cs) rows are cs's cells, in order (the
+        # merges above keep the left frame's order, summary-only cells come after them)
+        cols, nocl, got = clustered.result()
+        for name, values in zip(("se", "low", "high", "method"), cols):
+            cells.iloc[:len(cs), cells.columns.get_loc(name)] = values
+        pulled.update(got)
+        if nocl:
+            notes.insert(clustered_note_at, "no cluster key, CLT used for: " + _short(nocl))
 
     # chance ------------------------------------------------------------------------------
     # one level per distinct (task, metric, binary): thousands of runs share a few keys

@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 from evalcore.errors import StoreError
 from evalcore.model import ItemMatrix
 from evalcore.store import vectors
+from evalcore.store.catalog import LAKE
 from evalcore.store._util import _fetch_rows, _one
 
 
@@ -247,7 +248,13 @@ class _MatrixQueries:
                                                 list[int]]:
         """One read of the asked cells' vector rows (``vectors.matrices``): ({k: matrix},
         {k: label keys} when ``labels``, the cell numbers k where some asked run has no
-        vector row: those are left to the score rows)."""
+        vector row: those are left to the score rows).
+
+        The asked cells come from this snapshot's copy of the cells table (``_read_small``,
+        which the board's cell statistics read too; a DuckLake scan of its own cost 10-15
+        ms), the vector rows from the store's latest snapshot: a cell written since the copy
+        is not asked for (the caller's cells do not have it either), a cell deleted since
+        has no vector row and goes to the score rows (which have none either)."""
         base, pbase = self._where(run_ids, None, None, "c")
         vbase, pvbase = self._where(run_ids, None, None)
         tasks = sorted({t for t, _ in tms})
@@ -257,12 +264,12 @@ class _MatrixQueries:
         tm = ("tm AS (SELECT unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS metric, "
               "unnest(range(?)) AS k)")
         lab, vlab = (", labs", ", v.labs") if labels else ("", "")
-        with self._read() as con:
+        with self._read_small() as con:
             got = con.execute(
                 f"WITH {tm} SELECT tm.k, c.run_id, c.is_binary, v.lo, v.span, v.n, v.bits, "
                 f"v.present, v.vals{vlab} FROM cells c JOIN tm USING (task, metric) "
                 f"LEFT JOIN (SELECT run_id, task, metric, lo, span, n, bits, present, vals{lab} "
-                f"FROM vectors{vfilt}) v ON v.run_id = c.run_id AND v.task = c.task "
+                f"FROM {LAKE}.vectors{vfilt}) v ON v.run_id = c.run_id AND v.task = c.task "
                 f"AND v.metric = c.metric{base} ORDER BY tm.k, v.lo, v.span, v.bits, c.run_id",
                 [[t for t, _ in tms], [m for _, m in tms], len(tms)] + pvbase + tasks + metrics
                 + pbase).fetch_arrow_table()

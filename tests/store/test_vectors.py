@@ -390,3 +390,28 @@ def test_runs_with_the_same_labels_give_one_code_column(store):
     assert code.strides[1] != 0 and code.flags.writeable
     # d: p q p r -> 0 1 0 2; e: p p q q -> 0 0 1 1 (the label keys ranked over the cell)
     np.testing.assert_array_equal(code, [[0, 0], [1, 0], [0, 1], [2, 1]])
+
+
+def test_the_vector_read_within_one_version_sees_writes_since_the_copy(store, store_location):
+    # the asked cells come from the pinned snapshot's copy of the cells table, the vectors
+    # from the latest snapshot. The board asks for the runs of its cells (read from the same
+    # copy): a run deleted since has no vector row, so its cell goes to the score rows (the
+    # latest snapshot: without it); a run ingested since is not asked for. No error.
+    store.ingest([make_run("a", files=["a"], scores=[1, 0, 1], clusters=["p", "q", "p"]),
+                  make_run("b", files=["b"], scores=[0, 0, 1], clusters=["p", "q", "p"])])
+    with store.one_version():
+        assert store.runs()["name"].tolist() == ["a", "b"]       # the copy of this snapshot
+        other = store_location.open()
+        other.ingest([make_run("c", files=["c"], scores=[1, 1, 1])])
+        other.delete_run("b")
+        got = store.item_matrices([("t", "acc")], run_ids=[1, 2])[("t", "acc")]
+        assert got.run_ids.tolist() == [1]
+        np.testing.assert_array_equal(got.scores, [[1.0], [0.0], [1.0]])
+        im, code, has = store.item_code_matrices([("t", "acc")], run_ids=[1, 2])[("t", "acc")]
+        assert im.run_ids.tolist() == [1] and code[:, 0].tolist() == [0, 1, 0]
+        # a cell of the copy whose vector is still there: read from the vectors as usual
+        other.delete_run("c")
+        got = store.item_matrices([("t", "acc")], run_ids=[1])[("t", "acc")]
+        assert got.run_ids.tolist() == [1]
+    # the next version: a new copy, without b and c
+    assert store.item_matrices([("t", "acc")])[("t", "acc")].run_ids.tolist() == [1]
