@@ -355,9 +355,11 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
     if clustered is not None:
         # the clustered cells' columns: the first len(cs) rows are cs's cells, in order (the
         # merges above keep the left frame's order, summary-only cells come after them)
-        cols, nocl, got = clustered.result()
-        for name, values in zip(("se", "low", "high", "method"), cols):
+        (se_c, low_c, high_c, used_c), nocl, got = clustered.result()
+        for name, values in (("se", se_c), ("low", low_c), ("high", high_c)):
             cells.iloc[:len(cs), cells.columns.get_loc(name)] = values
+        fell_back = np.flatnonzero(used_c != "clustered")     # CLT: no cluster key
+        cells.iloc[fell_back, cells.columns.get_loc("method")] = used_c[fell_back]
         pulled.update(got)
         if nocl:
             notes.insert(clustered_note_at, "no cluster key, CLT used for: " + _short(nocl))

@@ -269,7 +269,9 @@ def matrices(rows: pa.Table, tms: list[tuple[str, str]], labels: bool = False
     bits) are decoded as one block (their blobs are one slice of the column's buffer)."""
     if rows.num_rows == 0:
         return {}, {}
-    col = {c: rows.column(c).combine_chunks()
+    # one array per blob column (a one-chunk column as it is: combine_chunks would copy it,
+    # 8 MB of label keys on the 2M bench store)
+    col = {c: (lambda a: a.chunk(0) if a.num_chunks == 1 else a.combine_chunks())(rows.column(c))
            for c in ("present", "vals") + (("labs",) if labels else ())}
     k = rows.column("k").to_numpy().astype(np.int64)
     run = rows.column("run_id").to_numpy().astype(np.int64)
