@@ -815,12 +815,16 @@ def test_overview(store):
     assert empty.runs.empty and "empty" in empty.notes[0]
 
 
-def test_memory_store_gives_the_same_leaderboard(store):
-    """The analysis layer uses the store duck-typed: the pandas MemoryStore and DuckDB agree."""
-    mem = an.leaderboard(MemoryStore(_runs()), n_resamples=500)
-    real = an.leaderboard(store, n_resamples=500)
+@pytest.mark.parametrize("method", ["wilson", "clustered"])
+def test_memory_store_gives_the_same_leaderboard(store, method):
+    """The analysis layer uses the store duck-typed: the pandas MemoryStore and DuckDB agree
+    (clustered: the MemoryStore has no code matrices nor ``one_version``: the cluster codes
+    as rows, in the board's worker thread)."""
+    mem = an.leaderboard(MemoryStore(_runs()), n_resamples=500, method=method)
+    real = an.leaderboard(store, n_resamples=500, method=method)
     cols = ["run", "task", "metric", "n", "score", "se", "low", "high", "method"]
     a = mem.cells[cols].sort_values(["task", "run"]).reset_index(drop=True)
     b = real.cells[cols].sort_values(["task", "run"]).reset_index(drop=True)
     pd.testing.assert_frame_equal(a.astype({"n": float}), b.astype({"n": float}),
                                   check_dtype=False)
+    assert mem.notes == real.notes
