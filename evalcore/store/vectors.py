@@ -271,7 +271,7 @@ def matrices(rows: pa.Table, tms: list[tuple[str, str]], labels: bool = False
         return {}, {}
     # one array per blob column (a one-chunk column as it is: combine_chunks would copy it,
     # 8 MB of label keys on the 2M bench store)
-    col = {c: (lambda a: a.chunk(0) if a.num_chunks == 1 else a.combine_chunks())(rows.column(c))
+    col = {c: _one_array(rows.column(c))
            for c in ("present", "vals") + (("labs",) if labels else ())}
     k = rows.column("k").to_numpy().astype(np.int64)
     run = rows.column("run_id").to_numpy().astype(np.int64)
@@ -339,6 +339,11 @@ def matrices(rows: pa.Table, tms: list[tuple[str, str]], labels: bool = False
         if labels:
             labs_out[int(k[a])] = lab
     return out, labs_out
+
+
+def _one_array(col: pa.ChunkedArray) -> pa.Array:
+    """A column as one array: its only chunk as it is, else the chunks combined (a copy)."""
+    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
 
 
 def _values(col: dict[str, pa.Array], a: int, b: int, span: int, bits: bool) -> np.ndarray:

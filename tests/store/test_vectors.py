@@ -407,7 +407,7 @@ def test_the_vector_read_within_one_version_sees_writes_since_the_copy(store, st
         got = store.item_matrices([("t", "acc")], run_ids=[1, 2])[("t", "acc")]
         assert got.run_ids.tolist() == [1]
         np.testing.assert_array_equal(got.scores, [[1.0], [0.0], [1.0]])
-        im, code, has = store.item_code_matrices([("t", "acc")], run_ids=[1, 2])[("t", "acc")]
+        im, code, _ = store.item_code_matrices([("t", "acc")], run_ids=[1, 2])[("t", "acc")]
         assert im.run_ids.tolist() == [1] and code[:, 0].tolist() == [0, 1, 0]
         # a cell of the copy whose vector is still there: read from the vectors as usual
         other.delete_run("c")
