@@ -136,3 +136,23 @@ def test_item_matrices_with_scattered_keys_and_several_metrics(tmp_path):
                     v = want[cell][rid].get(lab)
                     assert (np.isnan(mat.scores[i, j]) if v is None
                             else mat.scores[i, j] == pytest.approx(v, abs=1e-12))
+
+
+def test_item_labels_read_the_task_once_per_snapshot_and_again_after_a_write(tmp_path,
+                                                                              monkeypatch):
+    """The ids come from the task's whole key -> id table, read once per snapshot: a second
+    lookup reads nothing; after a write that adds items of the task, the new keys resolve."""
+    from tests.store.conftest import count_reads
+
+    store = make_store(_runs(), tmp_path, kind="real")
+    t = store.item_matrices([("t", "acc")], run_ids=[1, 2])[("t", "acc")]
+    calls = count_reads(monkeypatch)
+    first = store.item_labels("t", t.items)
+    assert len(calls) == 1
+    assert store.item_labels("t", t.items[::-1]) == first[::-1] and len(calls) == 1
+    monkeypatch.undo()
+    store.ingest([make_run("d", {("t", "acc"): {"new-1": 1, "new-2": 0}})])
+    d = store.item_matrices([("t", "acc")], run_ids=[4])[("t", "acc")]
+    assert sorted(store.item_labels("t", d.items)) == ["new-1", "new-2"]
+    with pytest.raises(StoreError, match="no item with key"):
+        store.item_labels("u", d.items)          # keys of another task

@@ -6,6 +6,7 @@ texts fetched only for the items a caller shows. A mixin of ``Store`` beside
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,9 @@ from evalcore.model import PairedItems
 _NONE = np.iinfo(np.int64).max     # a missing label key while taking per-item minima
 _PAIR_LOCK = threading.Lock()
 _PAIR_MEMO_CELLS = 256              # cells kept per Store object (of the current snapshot)
+# the second of two reads run at once (answer_texts); only store reads run on it, none of which
+# submits here again, so no job waits on this pool from inside it
+_SIDE_READS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalbars-read")
 
 
 def _item_side(item: np.ndarray, score: np.ndarray, labels: np.ndarray
@@ -145,21 +149,29 @@ class _PairQueries:
         - ``firsts``: a DataFrame item, item_id, prompt, target, one row per item of those
           rows: the first non-missing prompt and target in run-id order.
 
-        Two reads (the prompts are aggregated in SQL, so only one per item leaves DuckDB);
-        an item of ``answers`` that a write between them removed from ``firsts`` is the
-        caller's to drop."""
+        Two reads at once, each on its own cursor (the prompts are aggregated in SQL, so
+        only one per item leaves DuckDB); an item of ``answers`` that a write between them
+        removed from ``firsts`` is the caller's to drop."""
         ids = sorted({int(r) for r in run_ids})
         where = "FROM texts WHERE task = ? AND answer_idx = 0 AND list_contains(?, run_id)"
-        with self._read() as con:
-            answers = con.execute(f"SELECT run_id, item, target, response {where}",
-                                  [str(task), ids]).fetch_arrow_table()
-            firsts = con.execute(
-                "SELECT f.item, i.item_id, f.prompt, f.target FROM (SELECT item, "
-                "arg_min(prompt, run_id) FILTER (WHERE prompt IS NOT NULL) AS prompt, "
-                "arg_min(target, run_id) FILTER (WHERE target IS NOT NULL) AS target "
-                f"{where} GROUP BY item) f JOIN items i ON i.item = f.item",
-                [str(task), ids]).df()
-        return answers, firsts
+
+        def read_firsts() -> pd.DataFrame:
+            with self._read() as con:
+                return con.execute(
+                    "SELECT f.item, i.item_id, f.prompt, f.target FROM (SELECT item, "
+                    "arg_min(prompt, run_id) FILTER (WHERE prompt IS NOT NULL) AS prompt, "
+                    "arg_min(target, run_id) FILTER (WHERE target IS NOT NULL) AS target "
+                    f"{where} GROUP BY item) f JOIN items i ON i.item = f.item",
+                    [str(task), ids]).df()
+
+        firsts = _SIDE_READS.submit(read_firsts)
+        try:
+            with self._read() as con:
+                answers = con.execute(f"SELECT run_id, item, target, response {where}",
+                                      [str(task), ids]).fetch_arrow_table()
+        finally:
+            got = firsts.result()           # never leave the other read running
+        return answers, got
 
     def label_texts(self, task: str, labels: np.ndarray | list[int]) -> list[str | None]:
         """The texts of integer label keys of ``task`` (``PairedItems.cluster``: cluster
