@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from evalcore.errors import StoreError
 
+from evalcore.errors import StoreError
 from tests.analysis_helpers import make_run, make_store
 
 

@@ -13,8 +13,8 @@ import pyarrow.compute as pc
 from evalcore.errors import StoreError
 from evalcore.model import ItemMatrix
 from evalcore.store import vectors
-from evalcore.store.catalog import LAKE
 from evalcore.store._util import _fetch_rows, _one
+from evalcore.store.catalog import LAKE
 from evalcore.store.query import _per_snapshot
 
 
