@@ -432,7 +432,8 @@ def _codes_of_matrices(n_cells: int, found: dict[int, ItemMatrix],
         keep = present.ravel()
         everything = bool(keep.all())
 
-        def take(a: np.ndarray) -> np.ndarray:
+        def take(a: np.ndarray, keep: np.ndarray = keep, everything: bool = everything
+                 ) -> np.ndarray:          # this cell's mask, bound now (used right here)
             return a.ravel() if everything else a.ravel()[keep]
 
         parts.append((np.full(int(keep.sum()), k, dtype=np.int32),
