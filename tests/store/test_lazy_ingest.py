@@ -289,19 +289,32 @@ def test_the_next_piece_is_read_while_this_one_is_written_one_ahead_not_during_t
     assert int(report.runs["n_scores"].iloc[0]) == 2 * (10 + 12 + 14 + 16)
 
 
+def _two_ingests(location, tmp_path, tasks_a: dict, tasks_b: dict):
+    """A new store at ``location`` with two eager ingests (model-a, then model-b)."""
+    store = location.open(lock_timeout=5.0)
+    write_run(tmp_path / "org__model-a", tasks_a)
+    store.ingest(parse_paths([tmp_path / "org__model-a"], lazy=False))
+    write_run(tmp_path / "org__model-b", tasks_b, ts=TS.replace("12", "13"))
+    store.ingest(parse_paths([tmp_path / "org__model-b"], lazy=False))
+    return store
+
+
+def _option_and_files(store, option: str, table: str) -> tuple[list, list[str]]:
+    """The table's value(s) of a DuckLake option, and its data files."""
+    with store._read() as con:
+        opts = con.execute("SELECT value FROM lake.options() WHERE option_name = ? AND "
+                           "scope_entry = ?", [option, f"main.{table}"]).fetchall()
+        files = [f for (f,) in con.execute(
+            "SELECT data_file FROM ducklake_list_files('lake', ?)", [table]).fetchall()]
+    return opts, files
+
+
 def test_texts_are_written_in_row_groups_of_text_row_group_rows(store_locations, tmp_path,
                                                                  monkeypatch):
     monkeypatch.setattr(store_write, "TEXT_ROW_GROUP", 2048)   # DuckDB's smallest
-    store = store_locations.new("rg").open(lock_timeout=5.0)
-    write_run(tmp_path / "org__model-a", {"big": 5000})
-    store.ingest(parse_paths([tmp_path / "org__model-a"], lazy=False))
-    write_run(tmp_path / "org__model-b", {"big": 300}, ts=TS.replace("12", "13"))
-    store.ingest(parse_paths([tmp_path / "org__model-b"], lazy=False))
+    store = _two_ingests(store_locations.new("rg"), tmp_path, {"big": 5000}, {"big": 300})
+    opts, files = _option_and_files(store, "parquet_row_group_size", "texts")
     with store._read() as con:
-        opts = con.execute("SELECT value FROM lake.options() WHERE option_name = "
-                           "'parquet_row_group_size' AND scope_entry = 'main.texts'").fetchall()
-        files = [f for (f,) in con.execute(
-            "SELECT data_file FROM ducklake_list_files('lake', 'texts')").fetchall()]
         groups = [con.execute("SELECT max(row_group_num_rows), count(DISTINCT row_group_id) "
                               "FROM parquet_metadata(?)", [f]).fetchone() for f in files]
     assert opts == [("2048",)]            # set by the first ingest, once
@@ -337,16 +350,9 @@ def test_a_lazy_write_runs_without_huge_pages_and_restores_them(store, tmp_path,
 
 
 def test_labels_are_written_without_compression_set_once(store_locations, tmp_path):
-    store = store_locations.new("lab").open(lock_timeout=5.0)
-    write_run(tmp_path / "org__model-a", {"t1": 300})
-    store.ingest(parse_paths([tmp_path / "org__model-a"], lazy=False))
-    write_run(tmp_path / "org__model-b", {"t2": 200}, ts=TS.replace("12", "13"))
-    store.ingest(parse_paths([tmp_path / "org__model-b"], lazy=False))
+    store = _two_ingests(store_locations.new("lab"), tmp_path, {"t1": 300}, {"t2": 200})
+    opts, files = _option_and_files(store, "parquet_compression", "labels")
     with store._read() as con:
-        opts = con.execute("SELECT value FROM lake.options() WHERE option_name = "
-                           "'parquet_compression' AND scope_entry = 'main.labels'").fetchall()
-        files = [f for (f,) in con.execute(
-            "SELECT data_file FROM ducklake_list_files('lake', 'labels')").fetchall()]
         codecs = {c for f in files for (c,) in con.execute(
             "SELECT DISTINCT compression FROM parquet_metadata(?)", [f]).fetchall()}
         n_labels = con.execute("SELECT count(*) FROM labels").fetchone()[0]
