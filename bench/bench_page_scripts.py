@@ -44,7 +44,9 @@ def views(names: list[str]) -> dict[str, tuple[str, dict[str, str]]]:
                                                     {"method": method, "task": "task_03"})
     out["Compare: all tasks"] = ("compare", {"run_a": a, "run_b": b})
     out["Compare: one task"] = ("compare", {"run_a": a, "run_b": b, "task": "task_00"})
-    out["Repeats & clusters"] = ("repeats", {})
+    for tab in ("Answers per item", "Reruns", "Clusters", "Metric variants"):   # one per tab
+        out[f"Repeats: {tab.lower()} tab"] = ("repeats", {} if tab == "Answers per item"
+                                              else {"rp_tab": tab})
     out["Items"] = ("items", {})
     for tab in ("Protocols", "Seeds", "Checkpoints", "Splits"):   # one section per tab
         out[f"Noise: {tab.lower()} tab"] = ("noise", {} if tab == "Protocols" else {"nz_tab": tab})

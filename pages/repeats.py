@@ -3,8 +3,9 @@ smallest sufficient K, pass@k), rerun noise of two passes, clustered vs iid SE w
 effect and ICC, and metric variants of one run compared as a paired difference.
 
 Numbers: ``evalcore.analysis.repeats``, ``rerun_noise``, ``clusters``, ``metric_variants``.
-URL state per section (rep_run/rep_task/rep_metric, rr_a/rr_b/rr_task, cl_run/cl_task,
-mv_run/mv_task/mv_a/mv_b) and conf.
+One section per tab, computed only while its tab is open. URL state: rp_tab (the open tab), per
+section (rep_run/rep_task/rep_metric, rr_a/rr_b/rr_task, cl_run/cl_task, mv_run/mv_task/mv_a/
+mv_b) and conf.
 """
 
 from __future__ import annotations
@@ -48,11 +49,13 @@ def _pick_run_task(rows: pd.DataFrame, prefix: str, container=None) -> tuple[str
     return run, task
 
 
+# one section per tab; only the open tab's section runs (its tab is in the URL: rp_tab)
 tab_rep, tab_rerun, tab_cl, tab_mv = st.tabs(
-    ["Answers per item", "Reruns", "Clusters", "Metric variants"])
+    ["Answers per item", "Reruns", "Clusters", "Metric variants"], key="rp_tab",
+    bind="query-params")
 
 # ---- several answers per item ------------------------------------------------------------
-with tab_rep:
+def _answers_per_item() -> None:
     multi = item_tasks[item_tasks["k_max"].fillna(1).astype(int) > 1]
     if multi.empty:
         st.info("No run has several answers per item. Runs with inspect epochs, lm_eval "
@@ -99,7 +102,7 @@ with tab_rep:
                                                  for c in ("estimate", "se", "low", "high")})
 
 # ---- reruns ------------------------------------------------------------------------------
-with tab_rerun:
+def _reruns() -> None:
     run_names = sorted(item_tasks["run"].dropna().unique())
     if len(run_names) < 2:
         st.info("Rerun noise needs two passes (two runs) of the same model and protocol on the "
@@ -144,7 +147,7 @@ with tab_rerun:
                            + common.md_escape(rr.metric) + ".")
 
 # ---- clusters ----------------------------------------------------------------------------
-with tab_cl:
+def _clusters() -> None:
     clustered = item_tasks[item_tasks["has_cluster"].fillna(False).astype(bool)] \
         if "has_cluster" in item_tasks else item_tasks.iloc[0:0]
     if clustered.empty:
@@ -178,7 +181,7 @@ with tab_cl:
                        + ". Interval: " + common.md_escape(cr.method_reason) + ".")
 
 # ---- metric variants ---------------------------------------------------------------------
-with tab_mv:
+def _metric_variants() -> None:
     counts = item_tasks.groupby(["run", "task"])["metric"].nunique()
     pairs = counts[counts >= 2].reset_index()
     if pairs.empty:
@@ -214,3 +217,10 @@ with tab_mv:
             st.caption("Two grading variants of one run pair item by item; paired difference "
                        "with its CLT interval, exact McNemar for 0/1 scores.")
             common.show_table(mv.per_task, f"variants_{run}_{task}", "mv_table")
+
+
+for _tab, _section in ((tab_rep, _answers_per_item), (tab_rerun, _reruns),
+                       (tab_cl, _clusters), (tab_mv, _metric_variants)):
+    if _tab.open:
+        with _tab:
+            _section()

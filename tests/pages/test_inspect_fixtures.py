@@ -55,6 +55,7 @@ def test_compare_sonnet_vs_opus(starsim, fixtures_dir):
 
 def test_clusters_tab_on_problem_ids(starsim, fixtures_dir):
     at = page("repeats")
+    at.query_params["rp_tab"] = "Clusters"
     at.query_params["cl_run"] = "anthropic/claude-sonnet-4-6"
     at.run()
     no_exception(at)

@@ -28,6 +28,17 @@ LOOSE = STRICT.copy()
 LOOSE[np.where(STRICT == 0)[0][:5]] = 1       # the loose grader rescues 5 items, loses none
 
 
+TABS = ("Answers per item", "Reruns", "Clusters", "Metric variants")
+
+
+def _tab(name: str):
+    """The page with the tab ``name`` open (from the URL, as a shared link opens it)."""
+    at = page("repeats")
+    if name != TABS[0]:
+        at.query_params["rp_tab"] = name
+    return at.run()
+
+
 @pytest.fixture
 def store(tmp_path) -> Store:
     s = Store(store_file(tmp_path))
@@ -42,8 +53,8 @@ def store(tmp_path) -> Store:
 
 
 def test_answers_per_item_and_rerun_sections(store):
-    """One page run, three sections read: variance components + SE curve, pass@k, reruns."""
-    at = page("repeats").run()
+    """Two tabs, three sections read: variance components + SE curve, pass@k, reruns."""
+    at = _tab("Answers per item")
     no_exception(at)
     means = ANSWERS.mean(axis=1)
     within = ANSWERS.var(axis=1, ddof=1).mean()
@@ -69,6 +80,8 @@ def test_answers_per_item_and_rerun_sections(store):
         assert row["se"] == pytest.approx(np.std(per_item, ddof=1) / np.sqrt(N))
 
     # reruns: the defaults pick the two runs of the same model
+    at = _tab("Reruns")
+    no_exception(at)
     assert {at.selectbox(key="rr_a_w").value, at.selectbox(key="rr_b_w").value} == \
         {"pass-1", "pass-2"}
     assert metric(at, "Flip rate f") == f"{100 * 6 / N:.1f}%"
@@ -76,7 +89,7 @@ def test_answers_per_item_and_rerun_sections(store):
 
 
 def test_clustered_se_against_statsmodels(store):
-    at = page("repeats").run()
+    at = _tab("Clusters")
     at.selectbox(key="cl_run_w").set_value("sampler").run()
     no_exception(at)
     fit = sm.OLS(PASS1, np.ones(N)).fit(cov_type="cluster",
@@ -88,7 +101,7 @@ def test_clustered_se_against_statsmodels(store):
 
 
 def test_metric_variants_paired(store):
-    at = page("repeats").run()
+    at = _tab("Metric variants")
     at.selectbox(key="mv_a_w").set_value("strict").run()
     no_exception(at)
     assert at.selectbox(key="mv_b_w").value == "loose"
@@ -99,10 +112,27 @@ def test_metric_variants_paired(store):
 
 def test_messages_without_repeats_clusters_or_variants(tmp_path):
     Store(store_file(tmp_path)).ingest([parsed_run("only", {("t", "acc"): [1, 0, 1, 0]})])
-    at = page("repeats").run()
-    no_exception(at)
-    info = " ".join(texts(at.info))
+    ats = [_tab(name) for name in TABS]
+    for at in ats:
+        no_exception(at)
+    info = " ".join(t for at in ats for t in texts(at.info))
     assert "No run has several answers per item" in info
     assert "two passes" in info
     assert "No task has a cluster key" in info
     assert "No run/task has two metric variants" in info
+
+
+def test_only_the_open_tab_is_computed(store, monkeypatch):
+    from ui import common
+    calls: list[str] = []
+    compute = common.compute
+    monkeypatch.setattr(common, "compute",
+                        lambda fn, *a, **k: calls.append(fn) or compute(fn, *a, **k))
+    wanted = {"Answers per item": "repeats", "Reruns": "rerun_noise", "Clusters": "clusters",
+              "Metric variants": "metric_variants"}
+    for name in TABS:
+        calls.clear()
+        at = _tab(name)
+        no_exception(at)
+        assert calls == [wanted[name]]
+        assert [t.label for t in at.tabs] == list(TABS)
