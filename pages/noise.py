@@ -24,10 +24,6 @@ common.demo_banner(runs)
 confidence = common.confidence_choice("nz_conf", container=st.columns([1, 5])[0])
 label = common.run_label(runs)
 
-# one section per tab; only the open tab's section runs (its tab is in the URL: nz_tab)
-tab_pr, tab_sd, tab_ck, tab_sp = st.tabs(["Protocols", "Seeds", "Checkpoints", "Splits"],
-                                         key="nz_tab", bind="query-params")
-
 
 def _pct(*frames) -> bool:
     return all(common.is_proportion(f) for f in frames if len(f))
@@ -213,8 +209,6 @@ def _splits() -> None:
             (st.warning if not res.exchangeable else st.success)(common.md_escape(sp.sentence))
 
 
-for _tab, _section in ((tab_pr, _protocols), (tab_sd, _seeds), (tab_ck, _checkpoints),
-                      (tab_sp, _splits)):
-    if _tab.open:
-        with _tab:
-            _section()
+# one section per tab; only the open tab's section runs (its tab is in the URL: nz_tab)
+common.tab_sections("nz_tab", {"Protocols": _protocols, "Seeds": _seeds,
+                               "Checkpoints": _checkpoints, "Splits": _splits})

@@ -49,11 +49,6 @@ def _pick_run_task(rows: pd.DataFrame, prefix: str, container=None) -> tuple[str
     return run, task
 
 
-# one section per tab; only the open tab's section runs (its tab is in the URL: rp_tab)
-tab_rep, tab_rerun, tab_cl, tab_mv = st.tabs(
-    ["Answers per item", "Reruns", "Clusters", "Metric variants"], key="rp_tab",
-    bind="query-params")
-
 # ---- several answers per item ------------------------------------------------------------
 def _answers_per_item() -> None:
     multi = item_tasks[item_tasks["k_max"].fillna(1).astype(int) > 1]
@@ -219,8 +214,6 @@ def _metric_variants() -> None:
             common.show_table(mv.per_task, f"variants_{run}_{task}", "mv_table")
 
 
-for _tab, _section in ((tab_rep, _answers_per_item), (tab_rerun, _reruns),
-                       (tab_cl, _clusters), (tab_mv, _metric_variants)):
-    if _tab.open:
-        with _tab:
-            _section()
+# one section per tab; only the open tab's section runs (its tab is in the URL: rp_tab)
+common.tab_sections("rp_tab", {"Answers per item": _answers_per_item, "Reruns": _reruns,
+                               "Clusters": _clusters, "Metric variants": _metric_variants})

@@ -195,6 +195,17 @@ def ingest_uploads(files: list[tuple[str, bytes]], store: Store,
     return {"ok": bool(run_ids), "report": report, "run_ids": run_ids, "problems": problems}
 
 
+def tab_sections(key: str, sections: dict[str, Callable[[], None]]) -> None:
+    """One ``st.tabs`` tab per section (label -> function drawing it); only the open tab's
+    section runs. The open tab is widget state bound to the URL under ``key``, so a shared
+    link opens the same tab, and switching tabs reruns the page (from its caches)."""
+    tabs = st.tabs(list(sections), key=key, bind="query-params")
+    for tab, section in zip(tabs, sections.values()):
+        if tab.open:
+            with tab:
+                section()
+
+
 # ---- analysis calls ----------------------------------------------------------------------
 @st.cache_data(show_spinner=False, max_entries=256)
 def _cached_call(fn_name: str, path: str, version: str, args: tuple, kwargs: tuple) -> Any:
