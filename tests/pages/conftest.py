@@ -58,6 +58,36 @@ def no_exception(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
+def page_on_tab(name: str, key: str, tab: str, first: str, **params: str) -> AppTest:
+    """Page ``name`` run with its tab ``tab`` open from the URL (``key``, as a shared link
+    opens it; the first tab ``first`` is the one without the parameter)."""
+    at = page(name)
+    if tab != first:
+        at.query_params[key] = tab
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def check_only_open_tab_computed(monkeypatch, name: str, key: str,
+                                 wanted: dict[str, str]) -> list[str]:
+    """Open each tab of page ``name`` (label -> the one ``ui.common.compute`` call it makes)
+    and check that only that tab's analysis runs; returns the live list of compute calls."""
+    from ui import common
+    calls: list[str] = []
+    compute = common.compute
+    monkeypatch.setattr(common, "compute",
+                        lambda fn, *a, **k: calls.append(fn) or compute(fn, *a, **k))
+    labels = list(wanted)
+    for tab, fn in wanted.items():
+        calls.clear()
+        at = page_on_tab(name, key, tab, labels[0])
+        no_exception(at)
+        assert calls == [fn]
+        assert [t.label for t in at.tabs] == labels
+    return calls
+
+
 def plain(markdown_text: str) -> str:
     """Undo md_escape's backslashes (to compare rendered text with expectations)."""
     return re.sub(r"\\(.)", r"\1", markdown_text)

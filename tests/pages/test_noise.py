@@ -10,7 +10,15 @@ import numpy as np
 from evalcore import analysis as an
 from evalcore.store import Store
 from tests.pages.builders import parsed_run
-from tests.pages.conftest import no_exception, page, plain, store_file, texts
+from tests.pages.conftest import (
+    check_only_open_tab_computed,
+    no_exception,
+    page,
+    page_on_tab,
+    plain,
+    store_file,
+    texts,
+)
 
 
 def _markdown(at) -> list[str]:
@@ -22,17 +30,12 @@ TABS = ("Protocols", "Seeds", "Checkpoints", "Splits")
 
 def _tab(name: str, **params: str):
     """The page with the tab ``name`` open (from the URL, as a shared link opens it)."""
-    at = page("noise")
-    if name != TABS[0]:
-        at.query_params["nz_tab"] = name
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
+    return page_on_tab("noise", "nz_tab", name, TABS[0], **params)
 
 
 def test_demo_store_fills_every_section(demo_store):
     ats = {name: _tab(name) for name in TABS}
-    for name, at in ats.items():
+    for at in ats.values():
         no_exception(at)
         assert not at.error, [e.value for e in at.error]
     # protocols: the first task with a group (arc_easy_demo), its sentences
@@ -62,19 +65,10 @@ def test_demo_store_fills_every_section(demo_store):
 
 
 def test_only_the_open_tab_is_computed(demo_store, monkeypatch):
-    from ui import common
-    calls: list[str] = []
-    compute = common.compute
-    monkeypatch.setattr(common, "compute",
-                        lambda fn, *a, **k: calls.append(fn) or compute(fn, *a, **k))
-    wanted = {"Protocols": "protocol_sensitivity", "Seeds": "seed_report",
-              "Checkpoints": "checkpoint_report", "Splits": "split_report"}
-    for name in TABS:
-        calls.clear()
-        at = _tab(name)
-        no_exception(at)
-        assert calls == [wanted[name]]
-        assert [t.label for t in at.tabs] == list(TABS)
+    calls = check_only_open_tab_computed(
+        monkeypatch, "noise", "nz_tab",
+        {"Protocols": "protocol_sensitivity", "Seeds": "seed_report",
+         "Checkpoints": "checkpoint_report", "Splits": "split_report"})
     # switching tabs in the session: the other section runs, the first does not
     at = _tab("Protocols")
     calls.clear()

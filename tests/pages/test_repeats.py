@@ -12,7 +12,15 @@ from scipy import stats as sps
 
 from evalcore.store import Store
 from tests.pages.builders import parsed_run
-from tests.pages.conftest import charts, metric, no_exception, page, store_file, texts
+from tests.pages.conftest import (
+    charts,
+    check_only_open_tab_computed,
+    metric,
+    no_exception,
+    page_on_tab,
+    store_file,
+    texts,
+)
 
 RNG = np.random.default_rng(7)
 K = 4
@@ -33,10 +41,7 @@ TABS = ("Answers per item", "Reruns", "Clusters", "Metric variants")
 
 def _tab(name: str):
     """The page with the tab ``name`` open (from the URL, as a shared link opens it)."""
-    at = page("repeats")
-    if name != TABS[0]:
-        at.query_params["rp_tab"] = name
-    return at.run()
+    return page_on_tab("repeats", "rp_tab", name, TABS[0])
 
 
 @pytest.fixture
@@ -123,16 +128,7 @@ def test_messages_without_repeats_clusters_or_variants(tmp_path):
 
 
 def test_only_the_open_tab_is_computed(store, monkeypatch):
-    from ui import common
-    calls: list[str] = []
-    compute = common.compute
-    monkeypatch.setattr(common, "compute",
-                        lambda fn, *a, **k: calls.append(fn) or compute(fn, *a, **k))
-    wanted = {"Answers per item": "repeats", "Reruns": "rerun_noise", "Clusters": "clusters",
-              "Metric variants": "metric_variants"}
-    for name in TABS:
-        calls.clear()
-        at = _tab(name)
-        no_exception(at)
-        assert calls == [wanted[name]]
-        assert [t.label for t in at.tabs] == list(TABS)
+    check_only_open_tab_computed(
+        monkeypatch, "repeats", "rp_tab",
+        {"Answers per item": "repeats", "Reruns": "rerun_noise", "Clusters": "clusters",
+         "Metric variants": "metric_variants"})
