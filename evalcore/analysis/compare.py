@@ -24,8 +24,6 @@ from evalcore.analysis._common import (
     _is_binary,
     _mde,
     _natural_key,
-    _resolve,
-    _run_names,
     one_version,
     resolve_runs,
     _short,

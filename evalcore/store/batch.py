@@ -13,7 +13,6 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from evalcore.errors import StoreError
 from evalcore.store import keys, vectors
 from evalcore.store._util import _json_dumps, _json_loads, _log, _one
 

@@ -62,7 +62,7 @@ def test_exception_mid_ingest_after_a_bulk_insert_commits_nothing(store, monkeyp
     calls = []
 
     def crash_after_insert(self, con, prepared):
-        rows = original(self, con, prepared)  # both runs' rows are inserted ...
+        original(self, con, prepared)  # both runs' rows are inserted ...
         calls.extend(p.name for p in prepared)
         con.execute("SELECT count(*) FROM scores").fetchall()
         raise RuntimeError("simulated crash mid-ingest")  # ... then the ingest dies

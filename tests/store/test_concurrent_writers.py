@@ -24,7 +24,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
