@@ -1,0 +1,157 @@
+"""How fast could an ingest be if DuckDB did all of it? A measured lower bound, not a product path.
+
+Issue 9 asks for an lm_eval sample-log ingest at >= 0.5x DuckDB's own ``read_json`` on the
+same files. ``bench_ingest.py`` measures ours (DuckDB parses, Arrow and numpy make the keys,
+DuckDB writes). This script times the other design, everything in SQL inside one DuckLake
+transaction, on the same synthetic files and the same store tables, so the README can say
+whether the gap is our orchestration or the work itself:
+
+1. the files' sha256 in a thread (as ``parse_paths`` does);
+2. per task file: one ``read_json`` with explicit columns into a temporary table (item id,
+   both hashes, prompt, the target's and the response's option text, acc, acc_norm), the
+   same fields and per-record choices as ``columnar._batches_duckdb``;
+3. new ``items`` keys and new ``labels`` keys (both hashes) numbered in byte order with
+   ``row_number() OVER (ORDER BY ...)``, as the store numbers them;
+4. the key lookup (the temporary table joined to the new keys), then ``INSERT`` of the
+   scores (two metrics) and the texts, in any order (``preserve_insertion_order = false``).
+
+Left out, so the figure is a floor for this design: the cells, vectors, runs, files and
+tasks tables, every validation and fallback of the real reader (mixed types, NaN, bad
+lines), cluster labels, and the texts' reordering into key order. The write is committed;
+the store is deleted at the end.
+
+Usage::
+
+    python bench/bench_ingest_sql.py --data-dir /tmp/synth1m    # the files bench_ingest made
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# the read schema of _batches_duckdb for these files (fixed text: no value from the files)
+_ARGS = ", ".join(["gen_args_0 STRUCT(arg_0 VARCHAR, arg_1 VARCHAR)"]
+                  + [f"gen_args_{k} STRUCT(arg_1 VARCHAR)" for k in range(1, 8)])
+_COLUMNS = ("{doc_id: 'BIGINT', doc_hash: 'VARCHAR', prompt_hash: 'VARCHAR', target: 'BIGINT', "
+            f"acc: 'DOUBLE', acc_norm: 'DOUBLE', arguments: 'STRUCT({_ARGS})', "
+            "filtered_resps: 'VARCHAR[][]'}")
+_LLS = "list_transform(filtered_resps, x -> TRY_CAST(x[1] AS DOUBLE))"
+
+
+def _option(position: str) -> str:
+    """The trimmed ``arg_1`` of the 1-based argument ``position`` (a SQL expression)."""
+    whens = " ".join(f"WHEN {k + 1} THEN arguments.gen_args_{k}.arg_1" for k in range(8))
+    return f"trim(CASE {position} {whens} END)"
+
+
+STEPS = (
+    ("parse", "CREATE OR REPLACE TEMP TABLE p AS SELECT CAST(doc_id AS VARCHAR) AS item_id, "
+              "doc_hash, prompt_hash, arguments.gen_args_0.arg_0 AS prompt, "
+              + _option("CASE WHEN target >= 0 AND target < len(filtered_resps) THEN target + 1 END")
+              + " AS target, " + _option(f"list_position({_LLS}, list_max({_LLS}))")
+              + f" AS response, acc, acc_norm FROM read_json(?, format = 'newline_delimited', "
+              f"columns = {_COLUMNS})", lambda f, task, nxt: [f]),
+    ("items", "INSERT INTO lake.items SELECT CAST(? + row_number() OVER (ORDER BY item_id) - 1 "
+              "AS INTEGER), ?, item_id FROM (SELECT DISTINCT item_id FROM p) WHERE item_id NOT IN "
+              "(SELECT item_id FROM lake.items WHERE task = ?)",
+     lambda f, task, nxt: [nxt["item"], task, task]),
+    ("labels", "INSERT INTO lake.labels SELECT CAST(? + row_number() OVER (ORDER BY v) - 1 AS "
+               "INTEGER), ?, v FROM (SELECT doc_hash AS v FROM p UNION SELECT prompt_hash FROM p) "
+               "WHERE v NOT IN (SELECT value FROM lake.labels WHERE task = ?)",
+     lambda f, task, nxt: [nxt["label"], task, task]),
+    ("key lookup", "CREATE OR REPLACE TEMP TABLE k AS SELECT p.item_id, i.item, h.label AS ih, "
+                   "q.label AS ph FROM p "
+                   "JOIN (SELECT item, item_id FROM lake.items WHERE task = ?) i USING (item_id) "
+                   "JOIN (SELECT label, value FROM lake.labels WHERE task = ?) h ON h.value = p.doc_hash "
+                   "JOIN (SELECT label, value FROM lake.labels WHERE task = ?) q ON q.value = p.prompt_hash",
+     lambda f, task, nxt: [task, task, task]),
+    ("scores", "INSERT INTO lake.scores SELECT 1, ?, m, k.item, 0, v, NULL, k.ih, k.ph FROM "
+               "(SELECT item_id, 'acc' AS m, acc AS v FROM p UNION ALL "
+               "SELECT item_id, 'acc_norm', acc_norm FROM p) x JOIN k USING (item_id)",
+     lambda f, task, nxt: [task]),
+    ("texts", "INSERT INTO lake.texts SELECT 1, ?, k.item, 0, prompt, target, response "
+              "FROM p JOIN k USING (item_id)", lambda f, task, nxt: [task]),
+)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(8 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def run(paths: list[Path], store_path: Path) -> dict:
+    """Ingest ``paths`` (one task per file) into a new store with SQL only; timings in s."""
+    from evalcore.store import Store
+    from evalcore.store.catalog import _connection
+
+    store = Store(store_path)
+    con = _connection(store._target, store.lock_timeout).cursor()
+    secs = {name: 0.0 for name, _, _ in STEPS}
+    c0, t0 = time.process_time(), time.perf_counter()
+    hasher = threading.Thread(target=lambda: [_sha256(p) for p in paths])
+    hasher.start()
+    con.execute("SET preserve_insertion_order = false")
+    con.execute("BEGIN TRANSACTION")
+    nxt = {"item": 1, "label": 1}
+    for path in paths:
+        task = path.name.split("_20")[0].removeprefix("samples_")
+        for name, sql, params in STEPS:
+            t = time.perf_counter()
+            con.execute(sql, params(str(path), task, nxt))
+            secs[name] += time.perf_counter() - t
+        nxt["item"] += con.execute("SELECT count(*) FROM p").fetchone()[0]
+        nxt["label"] += 2 * con.execute("SELECT count(*) FROM p").fetchone()[0]
+    t = time.perf_counter()
+    con.execute("COMMIT")
+    secs["commit"] = time.perf_counter() - t
+    t = time.perf_counter()
+    hasher.join()
+    secs["sha256 (waited for)"] = time.perf_counter() - t
+    out = {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "steps": secs,
+           "scores": con.execute("SELECT count(*) FROM lake.scores").fetchone()[0],
+           "texts": con.execute("SELECT count(*) FROM lake.texts").fetchone()[0]}
+    con.close()
+    store.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data-dir", required=True,
+                    help="folder holding bench_ingest's synthetic files (synthetic__model-7b/)")
+    args = ap.parse_args(argv)
+    from synth_lm_eval import MODEL_FOLDER
+    paths = sorted((Path(args.data_dir) / MODEL_FOLDER).glob("samples_*.jsonl"))
+    if not paths:
+        ap.error(f"no samples_*.jsonl under {Path(args.data_dir) / MODEL_FOLDER}: run "
+                 "bench/bench_ingest.py --data-dir DIR --keep first")
+    work = Path(tempfile.mkdtemp(prefix="evalbars-sql-ingest-"))
+    try:
+        got = run(paths, work / "store")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    mb = sum(p.stat().st_size for p in paths) / 1e6
+    print(f"SQL-only ingest of {len(paths)} files ({mb:,.1f} MB): {got['wall_s']:.2f} s wall, "
+          f"{got['cpu_s']:.2f} CPU-s; {got['scores']:,} scores, {got['texts']:,} texts")
+    for name, s in got["steps"].items():
+        print(f"  {name:<22} {s:6.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
