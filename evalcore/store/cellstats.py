@@ -31,7 +31,6 @@ CELL_SCHEMA = pa.schema([("task", pa.string()), ("metric", pa.string()), ("n_ite
                          ("n_scores", pa.int64()), ("k_max", pa.int32()), ("sum", pa.float64()),
                          ("sumsq", pa.float64()), ("is_binary", pa.bool_()),
                          ("has_cluster", pa.bool_())])
-_DENSE = 2   # count on a dense table when the key range is at most this many times the rows
 
 
 def _ranked(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array, np.ndarray]:
@@ -40,18 +39,6 @@ def _ranked(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array, n
     (codes,), values = keys.encode([column])
     order = keys.byte_order(values)
     return keys.rank_of(order)[codes], values.take(pa.array(order)), codes
-
-
-def _groups(key: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
-    """(distinct keys ascending, each row's index among them); ``span``: keys < span."""
-    if span <= _DENSE * max(key.size, 1):
-        present = np.zeros(span, dtype=bool)
-        present[key] = True
-        uniq = np.flatnonzero(present)
-        index = np.cumsum(present, dtype=np.int64) - 1
-        return uniq, index[key]
-    uniq, inv = np.unique(key, return_inverse=True)
-    return uniq, inv.reshape(-1)
 
 
 def cell_stats(scores: pa.Table, item_codes: np.ndarray, n_codes: int) -> tuple[pa.Table, int]:
@@ -67,7 +54,8 @@ def cell_stats(scores: pa.Table, item_codes: np.ndarray, n_codes: int) -> tuple[
     n_m = len(metrics)
     cell = t_rank * n_m + m_rank                          # (task, metric) byte order
     n_i = max(n_codes, 1)
-    item_group, g_index = _groups(cell * n_i + item_codes.astype(np.int64), len(tasks) * n_m * n_i)
+    item_group, g_index = keys.groups(cell * n_i + item_codes.astype(np.int64),
+                                      len(tasks) * n_m * n_i)
     score = np.asarray(scores.column("score").to_numpy(), dtype=np.float64)
     k = np.bincount(g_index, minlength=item_group.size)
     mean = np.bincount(g_index, weights=score, minlength=item_group.size) / k
@@ -108,5 +96,5 @@ def duplicate_texts(texts: pa.Table, item_codes: np.ndarray, n_codes: int) -> in
     if answer.min() < 0 or span >= 2 ** 62:
         return None
     key = (t.astype(np.int64) * max(n_codes, 1) + item_codes) * a_span + answer
-    uniq, _ = _groups(key, span)
+    uniq, _ = keys.groups(key, span)
     return int(n - uniq.size)

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from evalcore.store.keys import byte_order, encode, rank_of
+from evalcore.store.keys import DENSE, byte_order, encode, groups, rank_of
 
 from .conftest import make_run, sha
 
@@ -48,6 +48,19 @@ def test_byte_order_of_a_slice_and_of_tiny_inputs():
     assert list(byte_order(pa.array(["", "a"]))) == [0, 1]
     order = byte_order(pa.array(["b", "c", "a"]))
     assert list(rank_of(order)) == [1, 2, 0]
+
+
+@pytest.mark.parametrize("span", [1, 50, 1000, 1000 * DENSE, 1000 * DENSE + 1, 10 ** 9])
+def test_groups_is_np_unique_with_the_inverse_on_both_paths(span):
+    rng = np.random.default_rng(span)
+    key = rng.integers(0, span, size=1000)
+    key[:3] = span - 1   # the range's last key, repeated
+    uniq, index = groups(key, span)
+    want, inv = np.unique(key, return_inverse=True)
+    assert np.array_equal(uniq, want) and np.array_equal(index, inv.reshape(-1))
+    assert np.array_equal(uniq[index], key)
+    empty, none = groups(np.zeros(0, np.int64), 0)
+    assert empty.size == 0 and none.size == 0
 
 
 def test_encode_shares_one_dictionary_and_hashes_a_recurring_chunk_once():
