@@ -254,6 +254,51 @@ def test_metric_values_duckdb_would_convert_send_the_file_to_the_line_reader(
         assert len(acc) == 19 and any("not a number" in w for w in run.warnings)
 
 
+@pytest.mark.parametrize("bad", [True, False, "0.5", "", {"v": 1}, [1.0], []])
+def test_a_metric_value_of_another_json_type_sends_the_file_to_the_line_reader(
+        tmp_path: Path, bad: object) -> None:
+    records = [_record(i, [-1.0, -2.0], 0, acc=1.0) for i in range(20)]
+    records[7]["acc_norm"] = bad
+    src = _write(tmp_path / "samples_arc_2026-01-01T00-00-00.000001.jsonl", records)
+    with pytest.raises(lm_eval.columnar._Fallback):
+        lm_eval.read_jsonl_fast(src, "arc")
+
+
+def test_the_first_character_of_a_json_value_tells_its_type_as_json_type_does(
+        tmp_path: Path) -> None:
+    # the DuckDB reader marks a metric value that is not a number by the first character of
+    # its JSON text (DuckDB writes it minified); json_type, which parses it, must agree
+    import duckdb
+    values = ["true", "false", '"x"', '""', '"1.5"', '{"v": 1}', "{ }", "[1.0]", " [ ]", "null",
+              "0", "-0.0", "1E2", " 7e+1", "-2.5e-3", "12345678901234567890", '"\\u00e9"']
+    path = tmp_path / "values.jsonl"
+    path.write_text("".join(f'{{"i": {i}, "v": {v}}}\n' for i, v in enumerate(values)))
+    codes = ", ".join(str(ord(c)) for c in lm_eval.columnar._NOT_A_NUMBER)
+    rows = duckdb.connect().execute(
+        "SELECT i, coalesce(json_type(v) IN ('BOOLEAN', 'VARCHAR', 'OBJECT', 'ARRAY'), false), "
+        f"coalesce(ascii(CAST(v AS VARCHAR)) IN ({codes}), false) FROM read_json(?, "
+        "format = 'newline_delimited', columns = {i: 'BIGINT', v: 'JSON'}) ORDER BY i",
+        [str(path)]).fetchall()
+    assert [(by_type, by_char) for _i, by_type, by_char in rows] == [
+        (not_number, not_number) for not_number in [True] * 9 + [False] * 7 + [True]]
+
+
+def test_metric_numbers_in_every_json_spelling_stay_on_the_duckdb_reader(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _duckdb_only(monkeypatch)
+    spellings = ["0", "1", "-0.0", "-2.5e-3", "1E2", "7e+1", "0.125", "-3", "12345678901234567890"]
+    lines = []
+    for i, text in enumerate(spellings):
+        line = json.dumps(_record(i, [-1.0, -2.0], 0, acc=0.25))
+        lines.append(line.replace('"acc": 0.25', f'"acc": {text}') + "\n")
+    path = tmp_path / "samples_arc_2026-01-01T00-00-00.000001.jsonl"
+    path.write_text("".join(lines))
+    fast, slow = _both(Source(name=str(path), path=path))
+    pd.testing.assert_frame_equal(fast.scores, slow.scores)
+    acc = fast.scores[fast.scores.metric == "acc"].score.tolist()
+    assert acc == [float(t) for t in spellings]
+
+
 def test_a_record_naming_other_metrics_sends_the_file_to_the_line_reader(tmp_path: Path) -> None:
     # the columnar schema comes from the first record: a later record that names another
     # metric must not lose it (on both columnar readers)
