@@ -374,7 +374,9 @@ def _batches_duckdb(path: str, schema: pa.Schema,
             first += [S("len(filtered_resps)").alias("n_opts"),
                       S("list_transform(filtered_resps, x -> TRY_CAST(x[1] AS DOUBLE))"
                         ).alias("lls"),
-                      S("arguments"), S(t_idx).alias("t_idx")]
+                      S(t_idx).alias("t_idx")]
+            # the option texts as plain columns: the picks below read them, not the struct
+            first += [S(f"arguments.gen_args_{k}.arg_1").alias(f"__o{k}") for k in range(n_args)]
             bad += [S("filtered_resps IS NULL"), S(f"len(filtered_resps) > {n_args}")]
         else:
             present = " + ".join(f"CAST(arguments.gen_args_{k}.arg_1 IS NOT NULL AS INTEGER)"
@@ -396,29 +398,38 @@ def _batches_duckdb(path: str, schema: pa.Schema,
         first.append(duckdb.CoalesceOperator(_any(bad), K(False)).alias("__bad") if bad
                      else K(False).alias("__bad"))
         rel = rel.select(*first)
-        second = [C("doc_id"), C("filter"), C("doc_hash"), C("prompt_hash"), C("prompt"),
-                  C("raw_target")]
+
+        def kept() -> list:   # the columns the last select passes on as they are
+            return [C(c) for c in ("doc_id", "filter", "doc_hash", "prompt_hash", "prompt",
+                                   "raw_target")]
+
+        def tail() -> list:   # the metric values and cluster labels, last
+            labels = [f"__{x}_{i}" for i in range(len(doc_fields or [])) for x in ("cl", "lg")]
+            return [C(c) for c in metric_fields + labels]
         if mc:
-            def option(index: str) -> Any:   # arg_1 of the 1-based argument ``index`` (a CASE:
-                # a list of all option texts would copy every one of them)
-                return S(f"CASE {index} " + " ".join(
-                    f"WHEN {k + 1} THEN arguments.gen_args_{k}.arg_1" for k in range(n_args))
-                    + " END")
-            second += [
-                option("CASE WHEN t_idx >= 0 AND t_idx < n_opts AND n_opts >= 2 THEN t_idx + 1 "
-                       "END").alias("target_opt"),
-                option("CASE WHEN n_opts >= 2 THEN list_position(lls, list_max(lls)) END"
-                       ).alias("response"),
-                C("n_opts"),
+            # the 1-based option positions of the target and of the response, computed once,
+            # then each pick is a CASE over the plain option columns (a list of all option
+            # texts would copy every one of them). Callgrind, 20,000 lines: the query took 3%
+            # fewer instructions than with the positions inside CASEs over the struct fields
+            rel = rel.select(
+                *kept(), *(C(f"__o{k}") for k in range(n_args)), C("n_opts"),
+                S("CASE WHEN t_idx >= 0 AND t_idx < n_opts AND n_opts >= 2 THEN t_idx + 1 END"
+                  ).alias("__tp"),
+                S("CASE WHEN n_opts >= 2 THEN list_position(lls, list_max(lls)) END").alias("__rp"),
                 (C("__bad") | duckdb.CoalesceOperator(
                     S("list_bool_or(list_transform(lls, x -> x IS NULL))"), K(False))
-                 ).alias("__bad")]
+                 ).alias("__bad"),
+                *tail())
+
+            def option(position: str) -> Any:   # the option text at ``position`` (1-based)
+                return S(f"CASE {position} " + " ".join(
+                    f"WHEN {k + 1} THEN __o{k}" for k in range(n_args)) + " END")
+
+            second = [option("__tp").alias("target_opt"), option("__rp").alias("response"),
+                      C("n_opts"), C("__bad")]
         else:
-            second += [C("response"), C("n_opts"), C("__bad")]
-        second += [C(m) for m in metric_fields]
-        for i in range(len(doc_fields or [])):
-            second += [C(f"__cl_{i}"), C(f"__lg_{i}")]
-        rel = rel.select(*second)
+            second = [C("response"), C("n_opts"), C("__bad")]
+        rel = rel.select(*kept(), *second, *tail())
         # a materialized result: DuckDB's streaming reader (fetch_arrow_reader) parses on
         # one thread (measured, duckdb 1.4.4: 2.5x the wall time of this on 2 cores); the
         # table holds only the selected values of one file (a LazyRun piece holds them anyway)
