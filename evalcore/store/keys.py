@@ -11,8 +11,9 @@ chunk: the lm_eval parser shares a doc's id and hashes between its metrics' rows
 entries are ranked in byte order (``byte_order``: a 7-bytes-at-a-time radix refinement,
 one pass for hashes and short ids), and a pair becomes one int64, ``rank(task) * n +
 rank(text)``; ``groups`` of those (a table of flags when the range is small, else
-``np.unique``) gives the distinct pairs in (task, text) order and every row's pair. Only the distinct pairs meet the stored keys (only when the store has keys for
-the call's tasks) and only the new ones are written.
+``np.unique``) gives the distinct pairs in (task, text) order and every row's pair. Only
+the distinct pairs meet the stored keys (only when the store has keys for the call's
+tasks) and only the new ones are written.
 """
 
 from __future__ import annotations
