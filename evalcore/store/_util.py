@@ -10,6 +10,7 @@ from typing import Any
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 ENV_VAR = "EVALBARS_STORE"
 _log = logging.getLogger(__name__)  # DEBUG: timings of each ingest step
@@ -213,3 +214,8 @@ def _is_missing(v: Any) -> bool:
         return False
 
 
+def one_array(col: pa.ChunkedArray) -> pa.Array:
+    """A column as one array: its only chunk as it is, else the chunks combined (a copy).
+    ``combine_chunks`` copies even a one-chunk column (8 MB of label keys on the 2M bench
+    store's vector read)."""
+    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()

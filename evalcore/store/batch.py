@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from evalcore.store import keys, vectors
-from evalcore.store._util import _json_dumps, _json_loads, _log, _one
+from evalcore.store._util import _json_dumps, _json_loads, _log, _one, one_array
 
 _RUNS_SCHEMA = pa.schema([("run_id", pa.int32()), ("name", pa.string()), ("model", pa.string()),
                           ("source_format", pa.string()), ("harness", pa.string()),
@@ -378,8 +378,7 @@ class _Batch:
                     [pa.array(run[sl]), pa.DictionaryArray.from_arrays(
                         pa.array(task_codes[sl]), tasks),
                      pa.array(item[sl]), pa.array(answer[sl])]
-                    + [c.chunk(0) if c.num_chunks == 1 else c.combine_chunks()
-                       for c in cols.columns], schema=schema)
+                    + [one_array(c) for c in cols.columns], schema=schema)
 
         con.register("_in_t", pa.RecordBatchReader.from_batches(schema, batches()))
         try:

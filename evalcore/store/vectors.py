@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalcore.model import ItemMatrix
-from evalcore.store._util import _log
+from evalcore.store._util import _log, one_array
 
 VECTOR_SCHEMA = pa.schema([("run_id", pa.int32()), ("task", pa.string()),
                            ("metric", pa.string()), ("lo", pa.int32()), ("span", pa.int32()),
@@ -269,9 +269,8 @@ def matrices(rows: pa.Table, tms: list[tuple[str, str]], labels: bool = False
     bits) are decoded as one block (their blobs are one slice of the column's buffer)."""
     if rows.num_rows == 0:
         return {}, {}
-    # one array per blob column (a one-chunk column as it is: combine_chunks would copy it,
-    # 8 MB of label keys on the 2M bench store)
-    col = {c: _one_array(rows.column(c))
+    # one array per blob column (a one-chunk column as it is, not copied)
+    col = {c: one_array(rows.column(c))
            for c in ("present", "vals") + (("labs",) if labels else ())}
     k = rows.column("k").to_numpy().astype(np.int64)
     run = rows.column("run_id").to_numpy().astype(np.int64)
@@ -339,11 +338,6 @@ def matrices(rows: pa.Table, tms: list[tuple[str, str]], labels: bool = False
         if labels:
             labs_out[int(k[a])] = lab
     return out, labs_out
-
-
-def _one_array(col: pa.ChunkedArray) -> pa.Array:
-    """A column as one array: its only chunk as it is, else the chunks combined (a copy)."""
-    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
 
 
 def _values(col: dict[str, pa.Array], a: int, b: int, span: int, bits: bool) -> np.ndarray:
