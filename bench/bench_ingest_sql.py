@@ -7,9 +7,9 @@ transaction, on the same synthetic files and the same store tables, so the READM
 whether the gap is our orchestration or the work itself:
 
 1. the files' sha256 in a thread (as ``parse_paths`` does);
-2. per task file: one ``read_json`` with explicit columns into a temporary table (item id,
-   both hashes, prompt, the target's and the response's option text, acc, acc_norm), the
-   same fields and per-record choices as ``columnar._batches_duckdb``;
+2. per task file: one ``read_json`` with ``columnar._batches_duckdb``'s explicit columns (its
+   schema from the file's first record) into a temporary table (item id, both hashes, prompt,
+   the target's and the response's option text, acc, acc_norm), the same per-record choices;
 3. new ``items`` keys and new ``labels`` keys (both hashes) numbered in byte order with
    ``row_number() OVER (ORDER BY ...)``, as the store numbers them;
 4. the key lookup (the temporary table joined to the new keys), then ``INSERT`` of the
@@ -41,48 +41,60 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-# the read schema of _batches_duckdb for these files (fixed text: no value from the files)
-_ARGS = ", ".join(["gen_args_0 STRUCT(arg_0 VARCHAR, arg_1 VARCHAR)"]
-                  + [f"gen_args_{k} STRUCT(arg_1 VARCHAR)" for k in range(1, 8)])
-_COLUMNS = ("{doc_id: 'BIGINT', doc_hash: 'VARCHAR', prompt_hash: 'VARCHAR', target: 'BIGINT', "
-            f"acc: 'DOUBLE', acc_norm: 'DOUBLE', arguments: 'STRUCT({_ARGS})', "
-            "filtered_resps: 'VARCHAR[][]'}")
 _LLS = "list_transform(filtered_resps, x -> TRY_CAST(x[1] AS DOUBLE))"
 
 
-def _option(position: str) -> str:
+def read_columns(path: Path) -> tuple[dict[str, str], int]:
+    """The columns ``columnar._batches_duckdb`` reads from this sample log (its explicit
+    schema, from the file's first record; metrics as DOUBLE, not validated as JSON) and the
+    number of option arguments in it. They reach DuckDB through the relational API, not SQL."""
+    from evalcore.ingest._common import Source
+    from evalcore.ingest.lm_eval import columnar
+    first, _ = columnar._first_record(Source(name=str(path), path=path))
+    schema, _, multiple_choice, _ = columnar._fast_schema(first)
+    if not multiple_choice:
+        raise SystemExit(f"{path}: not a multiple-choice sample log (this bound reads those)")
+    return ({f.name: columnar._duckdb_type(f.type) for f in schema},
+            schema.field("arguments").type.num_fields)
+
+
+def _option(position: str, n_args: int) -> str:
     """The trimmed ``arg_1`` of the 1-based argument ``position`` (a SQL expression)."""
-    whens = " ".join(f"WHEN {k + 1} THEN arguments.gen_args_{k}.arg_1" for k in range(8))
+    whens = " ".join(f"WHEN {k + 1} THEN arguments.gen_args_{k}.arg_1" for k in range(n_args))
     return f"trim(CASE {position} {whens} END)"
 
 
+def _parse_sql(n_args: int) -> str:
+    """The temporary table ``p`` from the view ``src`` of one file (fixed SQL text)."""
+    return ("CREATE OR REPLACE TEMP TABLE p AS SELECT CAST(doc_id AS VARCHAR) AS item_id, "
+            "doc_hash, prompt_hash, arguments.gen_args_0.arg_0 AS prompt, "
+            + _option("CASE WHEN target >= 0 AND target < len(filtered_resps) THEN target + 1 "
+                      "END", n_args)
+            + " AS target, " + _option(f"list_position({_LLS}, list_max({_LLS}))", n_args)
+            + " AS response, acc, acc_norm FROM src")
+
+
 STEPS = (
-    ("parse", "CREATE OR REPLACE TEMP TABLE p AS SELECT CAST(doc_id AS VARCHAR) AS item_id, "
-              "doc_hash, prompt_hash, arguments.gen_args_0.arg_0 AS prompt, "
-              + _option("CASE WHEN target >= 0 AND target < len(filtered_resps) THEN target + 1 END")
-              + " AS target, " + _option(f"list_position({_LLS}, list_max({_LLS}))")
-              + f" AS response, acc, acc_norm FROM read_json(?, format = 'newline_delimited', "
-              f"columns = {_COLUMNS})", lambda f, task, nxt: [f]),
     ("items", "INSERT INTO lake.items SELECT CAST(? + row_number() OVER (ORDER BY item_id) - 1 "
               "AS INTEGER), ?, item_id FROM (SELECT DISTINCT item_id FROM p) WHERE item_id NOT IN "
               "(SELECT item_id FROM lake.items WHERE task = ?)",
-     lambda f, task, nxt: [nxt["item"], task, task]),
+     lambda task, nxt: [nxt["item"], task, task]),
     ("labels", "INSERT INTO lake.labels SELECT CAST(? + row_number() OVER (ORDER BY v) - 1 AS "
                "INTEGER), ?, v FROM (SELECT doc_hash AS v FROM p UNION SELECT prompt_hash FROM p) "
                "WHERE v NOT IN (SELECT value FROM lake.labels WHERE task = ?)",
-     lambda f, task, nxt: [nxt["label"], task, task]),
+     lambda task, nxt: [nxt["label"], task, task]),
     ("key lookup", "CREATE OR REPLACE TEMP TABLE k AS SELECT p.item_id, i.item, h.label AS ih, "
                    "q.label AS ph FROM p "
                    "JOIN (SELECT item, item_id FROM lake.items WHERE task = ?) i USING (item_id) "
                    "JOIN (SELECT label, value FROM lake.labels WHERE task = ?) h ON h.value = p.doc_hash "
                    "JOIN (SELECT label, value FROM lake.labels WHERE task = ?) q ON q.value = p.prompt_hash",
-     lambda f, task, nxt: [task, task, task]),
+     lambda task, nxt: [task, task, task]),
     ("scores", "INSERT INTO lake.scores SELECT 1, ?, m, k.item, 0, v, NULL, k.ih, k.ph FROM "
                "(SELECT item_id, 'acc' AS m, acc AS v FROM p UNION ALL "
                "SELECT item_id, 'acc_norm', acc_norm FROM p) x JOIN k USING (item_id)",
-     lambda f, task, nxt: [task]),
+     lambda task, nxt: [task]),
     ("texts", "INSERT INTO lake.texts SELECT 1, ?, k.item, 0, prompt, target, response "
-              "FROM p JOIN k USING (item_id)", lambda f, task, nxt: [task]),
+              "FROM p JOIN k USING (item_id)", lambda task, nxt: [task]),
 )
 
 
@@ -101,7 +113,7 @@ def run(paths: list[Path], store_path: Path) -> dict:
 
     store = Store(store_path)
     con = _connection(store._target, store.lock_timeout).cursor()
-    secs = {name: 0.0 for name, _, _ in STEPS}
+    secs = {"parse": 0.0} | {name: 0.0 for name, _, _ in STEPS}
     c0, t0 = time.process_time(), time.perf_counter()
     hasher = threading.Thread(target=lambda: [_sha256(p) for p in paths])
     hasher.start()
@@ -110,9 +122,17 @@ def run(paths: list[Path], store_path: Path) -> dict:
     nxt = {"item": 1, "label": 1}
     for path in paths:
         task = path.name.split("_20")[0].removeprefix("samples_")
+        t = time.perf_counter()
+        columns, n_args = read_columns(path)
+        # registered, not a view in the catalog: the transaction writes to the store only
+        con.register("src", con.read_json(str(path), format="newline_delimited",
+                                          columns=columns))
+        con.execute(_parse_sql(n_args))
+        con.unregister("src")
+        secs["parse"] += time.perf_counter() - t
         for name, sql, params in STEPS:
             t = time.perf_counter()
-            con.execute(sql, params(str(path), task, nxt))
+            con.execute(sql, params(task, nxt))
             secs[name] += time.perf_counter() - t
         nxt["item"] += con.execute("SELECT count(*) FROM p").fetchone()[0]
         nxt["label"] += 2 * con.execute("SELECT count(*) FROM p").fetchone()[0]
