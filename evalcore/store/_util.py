@@ -193,8 +193,13 @@ def _one(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -
 def _fetch_rows(con: duckdb.DuckDBPyConnection, sql: str, params: list) -> pd.DataFrame:
     """A large result as a DataFrame through Arrow (2-3x faster than ``.df()`` for string
     columns: pandas keeps them Arrow-backed). Same dtypes as ``.df()`` except that an
-    all-NULL text column comes back as ``str`` with NaN instead of ``object`` with None."""
-    return con.sql(sql, params=params).to_arrow_table().to_pandas()
+    all-NULL text column comes back as ``str`` with NaN instead of ``object`` with None.
+
+    Through ``execute``, not the relational API: ``con.sql(sql, params=...)`` materializes
+    the whole result in DuckDB when the relation is made, and ``to_arrow_table`` then
+    converts that copy on one thread, which took longer than the query (duckdb 1.4.4; item
+    means of 40 runs x 6,250 items on the 5M bench store: 0.9 s against 2.8 s)."""
+    return con.execute(sql, params).fetch_arrow_table().to_pandas()
 
 
 def _natural_key(item_id: Any) -> tuple:
