@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evalcore import stats as st
-from evalcore.analysis._common import _natural_key, default_metric, resolve_run
+from evalcore.analysis._common import _natural_key, default_metric, one_version, resolve_run
 from evalcore.errors import AnalysisError
 from evalcore.items.ngram_index import IndexInfo, item_overlap, word_counts
 from evalcore.stats.label_consensus import (CHANCE_MODEL, DEFAULT_M, ConsensusExpectation,
@@ -88,19 +88,25 @@ def _task_runs(store, task: str, runs: list | None) -> tuple[list[int], dict[int
         cells = cells[cells["run_id"].isin(ids)]
         if cells.empty:
             raise AnalysisError(f"none of the chosen runs has item scores for task {task!r}")
-    info = store.runs().set_index("run_id")
     ids = sorted(int(r) for r in cells["run_id"].unique())
-    names = {r: str(info.loc[r, "name"]) for r in ids}
+    info = store.runs()
+    name_of = dict(zip(info["run_id"].astype(int).tolist(), info["name"].tolist()))
+    names = {r: str(name_of[r]) for r in ids}
     return ids, names, cells
 
 
 def _one_run_per_model(store, ids: list[int], cells: pd.DataFrame) -> tuple[list[int], list[int]]:
-    info = store.runs().set_index("run_id")
-    n_items = cells.groupby("run_id")["n_items"].max()
+    """(the run with the most items of each model among ``ids``, the other runs); a run
+    without a model name is a model of its own."""
+    runs = store.runs()
+    model_of = dict(zip(runs["run_id"].astype(int).tolist(), runs["model"].tolist()))
+    name_of = dict(zip(runs["run_id"].astype(int).tolist(), runs["name"].tolist()))
+    most = cells.groupby("run_id")["n_items"].max()
+    n_items = dict(zip(most.index.astype(int).tolist(), most.tolist()))
     chosen: dict[str, int] = {}
     for r in ids:
-        model = info.loc[r, "model"]
-        key = str(model) if isinstance(model, str) and model else f"run:{info.loc[r, 'name']}"
+        model = model_of[r]
+        key = str(model) if isinstance(model, str) and model else f"run:{name_of[r]}"
         best = chosen.get(key)
         if best is None or n_items.get(r, 0) > n_items.get(best, 0):
             chosen[key] = r
@@ -173,9 +179,12 @@ def pick_matrix(store, task: str, run_ids: list[int]) -> PickMatrix:
 def item_choices(store, task: str, metric: str, run_id: int) -> list[str]:
     """The item ids of one run's (task, metric) scores in natural order (the Items page's
     exclusion choices): integer item keys from ``store.answer_matrix``, ids read for those
-    keys only (``store.item_labels``). Empty when the run has no such scores."""
-    items, _, _ = store.answer_matrix(int(run_id), str(task), str(metric))
-    return sorted(store.item_labels(task, items), key=_natural_key) if items.size else []
+    keys only (``store.item_labels``), both under one store version (``one_version``: the
+    memo check asks the catalog once, not per read). Empty when the run has no such
+    scores."""
+    with one_version(store):
+        items, _, _ = store.answer_matrix(int(run_id), str(task), str(metric))
+        return sorted(store.item_labels(task, items), key=_natural_key) if items.size else []
 
 
 def _missing(v) -> bool:
@@ -250,9 +259,9 @@ def _codes_from_text_ids(ids: np.ndarray, texts: list[str]
     codes = codes.reshape(n_items, width_cols)
     # the pairs are numbered item by item: split the texts of the pairs at the item bounds
     owner = keys // width
-    bounds = np.searchsorted(owner, np.arange(1, n_items))
-    named = np.array(texts + [""], dtype=object)[keys % width]
-    options = [part.tolist() for part in np.split(named, bounds)] if n_items else []
+    bounds = np.searchsorted(owner, np.arange(n_items + 1)).tolist()
+    named = np.array(texts + [""], dtype=object)[keys % width].tolist()
+    options = [named[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
     return codes[:, 1:].T.copy(), codes[:, 0].copy(), options
 
 
@@ -479,7 +488,8 @@ def rescore(store, task: str, metric: str | None = None, runs: list | None = Non
                 lost[r].add(item)
             else:
                 after.at[item, r] = 1.0 if p == new else 0.0
-    keep_after = [i for i in items if i not in excl and not any(i in lost[r] for r in ids)]
+    lost_any = set().union(*lost.values())
+    keep_after = [i for i in items if i not in excl and i not in lost_any]
     if any(lost.values()):
         notes.append("items relabelled but without a stored pick in some run were left out "
                      "of 'after' for every run (to keep the runs paired)")
@@ -502,14 +512,16 @@ def rescore(store, task: str, metric: str | None = None, runs: list | None = Non
         if frame.empty:
             notes.append(f"'{variant}': no item left")
             continue
-        for r in ids:
-            x = frame[r].to_numpy(dtype="float64")
+        # each run's column as a contiguous row (the arrays frame[r].to_numpy() gives)
+        by_run = np.ascontiguousarray(frame[ids].to_numpy(dtype="float64").T)
+        ref_x = by_run[ids.index(ref_id)]
+        for r, x in zip(ids, by_run):
             iv = _interval(x, confidence)
             board_rows.append({"run_id": r, "run": names[r], "variant": variant, "n": int(x.size),
                                "score": iv.estimate, "low": iv.low, "high": iv.high,
                                "method": iv.method})
             if r != ref_id:
-                d, lo, hi, meth = _paired(frame[ref_id].to_numpy(dtype="float64"), x, confidence)
+                d, lo, hi, meth = _paired(ref_x, x, confidence)
                 cmp_rows.append({"run_id": r, "run": names[r], "ref_run": names[ref_id],
                                  "variant": variant, "n": int(x.size), "diff": d, "low": lo,
                                  "high": hi, "method": meth})
