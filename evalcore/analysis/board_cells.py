@@ -4,7 +4,7 @@ methods need only the cells' sufficient statistics and stay in ``leaderboard``).
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -152,11 +152,12 @@ def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
                      score: np.ndarray, se: np.ndarray, low: np.ndarray, high: np.ndarray,
                      used: np.ndarray, z: float, confidence: float,
                      wanted: dict[str, list[int]] | None = None,
-                     pulled: dict | None = None) -> list[str]:
+                     pulled: dict | None = None, on_read=None) -> list[str]:
     """Cluster-robust intervals of every cell, filling se/low/high/used in place; returns the
     tasks where some cell had no cluster key (CLT used there). With ``wanted`` (task -> run
     ids whose items x runs matrices the tiers need), the same read also gives those
-    matrices, put in ``pulled`` as ``_pull_matrices`` would return them.
+    matrices, put in ``pulled`` as ``_pull_matrices`` would return them; ``on_read`` (if
+    given) is called with ``pulled`` once they are there, before the intervals.
 
     One read for all tasks gives each task's items x runs matrix with integer cluster codes
     (``store.item_code_matrices``; an item without a label is its own cluster), and every
@@ -167,7 +168,8 @@ def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
     (``store.item_cluster_codes``, ``stats.grouped_clustered_intervals``: the same numbers).
     """
     tms = list(metrics_by_task.items())
-    rows_of = {t: np.flatnonzero((cs["task"] == t).to_numpy()) for t, _ in tms}
+    task_col = cs["task"].to_numpy(dtype=object)      # one conversion, not one per task
+    rows_of = {t: np.flatnonzero(task_col == t) for t, _ in tms}
     tms = [(t, m) for t, m in tms if rows_of[t].size]
     run_ids = cs["run_id"].to_numpy(dtype=int)
     if not tms:
@@ -178,12 +180,16 @@ def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
         if wanted:
             mats = _run_matrices({tm: im for tm, (im, _, _) in got.items()})
             pulled.update(_select_matrices(mats, wanted, metrics_by_task))
+        if on_read is not None:
+            on_read(pulled)
         res, owner, labelled = _clustered_of_matrices(got, tms, rows_of, run_ids, len(cs),
                                                       confidence)
     else:
         res, owner, labelled = _clustered_of_rows(store, tms, rows_of, run_ids, all_runs,
                                                   len(cs), confidence, wanted, pulled,
                                                   metrics_by_task)
+        if on_read is not None:
+            on_read(pulled)
     nocl: set[str] = set()
     # the results by row of ``cs`` (``owner``: the row of each result)
     n_of = np.zeros(len(cs), dtype=np.int64)
@@ -208,17 +214,33 @@ def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
 
 def _clustered_columns(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
                        score: np.ndarray, se: np.ndarray, z: float, confidence: float,
-                       wanted: dict[str, list[int]] | None = None):
+                       wanted: dict[str, list[int]] | None = None,
+                       read: Future | None = None):
     """``_clustered_cells`` on arrays of its own, for a worker thread: ((se, low, high,
     method) of the rows of ``cs``, the tasks without a cluster key, the matrices the tiers
     need as ``_pull_matrices`` gives them). ``se``: the CLT standard errors (kept where a
-    cell falls back to CLT; this function owns the array)."""
+    cell falls back to CLT; this function owns the array).
+
+    ``read`` (a pending ``Future``): given those matrices (a dict of its own) as soon as
+    they are read, before the intervals, so that the caller can start the tiers while
+    this job computes the intervals; an exception before that point is set on it too
+    (the caller waiting on it sees the job's error, never waits forever)."""
     low = np.full(len(cs), np.nan)
     high = np.full(len(cs), np.nan)
     used = np.array(["clustered"] * len(cs), dtype=object)
     pulled: dict = {}
-    nocl = _clustered_cells(store, cs, metrics_by_task, score, se, low, high, used, z,
-                            confidence, wanted, pulled)
+
+    def hand_over(got: dict) -> None:
+        if read is not None and not read.done():
+            read.set_result(dict(got))
+    try:
+        nocl = _clustered_cells(store, cs, metrics_by_task, score, se, low, high, used, z,
+                                confidence, wanted, pulled, hand_over)
+    except BaseException as exc:
+        if read is not None and not read.done():
+            read.set_exception(exc)
+        raise
+    hand_over(pulled)               # (no cell to compute: nothing was read)
     return (se, low, high, used), nocl, pulled
 
 

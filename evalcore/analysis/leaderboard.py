@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -283,10 +284,13 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
         notes.append(f"bootstrap: {n_resamples} resamples of items, seed {seed}")
     else:
         # the clustered cells (their read, codes and intervals) in a worker thread while this
-        # one builds the frame and merges the reported values and audit flags; their columns
-        # are filled in below, before anything reads them
+        # one builds the frame and merges the reported values and audit flags; the job hands
+        # the matrices over (``read``) as soon as they are read, and this thread computes
+        # the metric info, order, rank intervals and tiers while the job computes the
+        # intervals; their columns are filled in below, before anything reads them
+        read: Future = Future()
         clustered = _submit(store, _clustered_columns, store, cs, metrics_by_task, score,
-                            se.copy(), z, confidence, wanted if shared else None)
+                            se.copy(), z, confidence, wanted if shared else None, read)
         clustered_note_at = len(notes)
 
     cells = pd.DataFrame({
@@ -352,17 +356,83 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
         cells["audit_flag"] = cells["flag"].astype(object).where(cells["flag"].notna(), None)
         cells = cells.drop(columns=["flag"])
 
+    def matrices() -> dict:
+        """The pulled matrices of the tasks of ``wanted`` (waiting for their read:
+        ``pulling``, or the clustered job's, which hands them over before its intervals)."""
+        if pulling is not None:
+            return pulling.result()[0] if with_items else pulling.result()
+        if clustered is not None and shared:
+            return read.result()
+        return pulled
+
+    # direction and scale of each task's metric ------------------------------------------
+    # (computed while the matrices are read: their extremes serve the metric info where
+    # the credit check needs them, then waited for; a task without one: SQL, ``_info``)
+    info = _metric_infos(store, cells, metrics_by_task, protocols,
+                         dict(zip(run_table["run_id"].astype(int),
+                                  run_table["source_format"].astype(str))),
+                         {t: (lambda t=t: _bounds_of(matrices().get(t))) for t in wanted})
+    cells["direction"] = [info[str(t)].direction if str(t) in info else mx.UNKNOWN
+                          for t in cells["task"].tolist()]
+    board_tasks = set(cells["task"].tolist())
+    direction_notes = [(t, "direction", f"{i.metric}: {i.label} ({i.source}); runs are not "
+                        f"ranked, tiered or called best on this task")
+                       for t, i in sorted(info.items()) if t in board_tasks and not i.rankable]
+    sign = np.where(cells["direction"].to_numpy() == mx.LOWER, 1.0, -1.0)
+    cells = cells.assign(_key=sign * cells["score"].to_numpy(dtype=float))
+    cells = cells.sort_values(["task", "_key"], kind="stable")
+    before_sort = cells.index.to_numpy()     # each row's position before the sort
+    cells = cells.reset_index(drop=True)
+    groups = task_groups(list(dict.fromkeys(cells["task"].astype(str).tolist())),
+                         _declared_groups(protocols))
+    pulled = matrices()
+    ranks = _empty(RANK_COLUMNS)
+    # the pulled matrices serve both: rank intervals put the columns in the board's order
+    # (their rows follow it); tiers look runs up by id, so 0/1 matrices stay in ascending id
+    # order (their paired sums are whole numbers, exact in any order) and the others take
+    # the board's order (float sums follow the column order: the same numbers as before)
+    compared = _compared_runs(cells, metrics_by_task)
+    rank_notes: list[tuple[str, str, str]] = []     # put after the average's notes, below
+    if include_ranks:
+        ranked = pulled if rank_tasks is None else \
+            {t: m for t, m in pulled.items() if t in {str(x) for x in rank_tasks}}
+        ranks = _ranks(_in_board_order(ranked, compared), names, confidence, n_resamples, seed,
+                       rank_notes, lower={t for t, i in info.items() if i.direction == mx.LOWER},
+                       skip={t for t, i in info.items() if not i.rankable})
+    if include_tiers:
+        whole = set(cells.loc[cells["has_items"].astype(bool), "task"].tolist()) - set(
+            cells.loc[cells["has_items"].astype(bool) & ~cells["binary"].astype(bool),
+                      "task"].tolist())
+        mats = {t: (r.tolist(), x) for t, (r, x) in pulled.items() if t in compared and t in whole}
+        mats |= _in_board_order({t: m for t, m in pulled.items() if t not in whole}, compared)
+    tiers = early_tiers = None
+    if include_tiers and clustered is not None:
+        # the tiers while the clustered job computes its intervals, from the macro averages
+        # of the cells with their CLT SEs: the averages' runs, task sets and order depend on
+        # the SEs only through which of them are finite (``_macro_averages``), so these
+        # tiers are the final ones when the clustered SEs are finite where these are
+        # (checked below; else the tiers are computed again)
+        early_tiers = _tiers(store, cells, _macro_averages(cells, confidence, [], info, [],
+                                                           groups),
+                             metrics_by_task, names, confidence, mats, info, groups)
+        finite_before = np.isfinite(cells["se"].to_numpy(dtype=float))
+
     if clustered is not None:
-        # the clustered cells' columns: the first len(cs) rows are cs's cells, in order (the
-        # merges above keep the left frame's order, summary-only cells come after them)
-        (se_c, low_c, high_c, used_c), nocl, got = clustered.result()
+        # the clustered cells' columns: the rows that were cs's cells (the first len(cs)
+        # rows before the sort: the merges above keep the left frame's order, summary-only
+        # cells come after them), at their sorted positions
+        (se_c, low_c, high_c, used_c), nocl, _ = clustered.result()
+        at = np.flatnonzero(before_sort < len(cs))
+        src = before_sort[at]
         for name, values in (("se", se_c), ("low", low_c), ("high", high_c)):
-            cells.iloc[:len(cs), cells.columns.get_loc(name)] = values
-        fell_back = np.flatnonzero(used_c != "clustered")     # CLT: no cluster key
-        cells.iloc[fell_back, cells.columns.get_loc("method")] = used_c[fell_back]
-        pulled.update(got)
+            cells.iloc[at, cells.columns.get_loc(name)] = values[src]
+        fell_back = used_c[src] != "clustered"             # CLT: no cluster key
+        cells.iloc[at[fell_back], cells.columns.get_loc("method")] = used_c[src][fell_back]
         if nocl:
             notes.insert(clustered_note_at, "no cluster key, CLT used for: " + _short(nocl))
+        if early_tiers is not None and np.array_equal(
+                finite_before, np.isfinite(cells["se"].to_numpy(dtype=float))):
+            tiers = early_tiers
 
     # chance ------------------------------------------------------------------------------
     # one level per distinct (task, metric, binary): thousands of runs share a few keys
@@ -379,55 +449,23 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
     for t in sorted(set(cells.loc[cells["contains_chance"], "task"])):
         tnotes.append((t, "chance", "some intervals contain the chance level; those scores "
                        "cannot rank anything"))
-
-    # direction and scale of each task's metric ------------------------------------------
-    # (the pulled matrices' extremes also serve the metric info)
-    if pulling is not None:
-        pulled = pulling.result()[0] if with_items else pulling.result()
-    info = _metric_infos(store, cells, metrics_by_task, protocols,
-                         dict(zip(run_table["run_id"].astype(int),
-                                  run_table["source_format"].astype(str))),
-                         {t: (lambda m=m: _item_mean_bounds(*m)) for t, m in pulled.items()})
-    cells["direction"] = [info[str(t)].direction if str(t) in info else mx.UNKNOWN
-                          for t in cells["task"].tolist()]
-    board_tasks = set(cells["task"].tolist())
-    for t, i in sorted(info.items()):
-        if t in board_tasks and not i.rankable:
-            tnotes.append((t, "direction", f"{i.metric}: {i.label} ({i.source}); runs are "
-                           f"not ranked, tiered or called best on this task"))
-    sign = np.where(cells["direction"].to_numpy() == mx.LOWER, 1.0, -1.0)
-    cells = cells.assign(_key=sign * cells["score"].to_numpy(dtype=float))
-    cells = cells.sort_values(["task", "_key"], kind="stable")[list(CELL_COLUMNS)] \
-        .reset_index(drop=True)
-    groups = task_groups(list(dict.fromkeys(cells["task"].astype(str).tolist())),
-                         _declared_groups(protocols))
+    tnotes.extend(direction_notes)
+    cells = cells[list(CELL_COLUMNS)]
     averages = _macro_averages(cells, confidence, notes, info, tnotes, groups)
-    tiers = _empty(TIER_COLUMNS)
-    ranks = _empty(RANK_COLUMNS)
-    # the pulled matrices serve both: rank intervals put the columns in the board's order
-    # (their rows follow it); tiers look runs up by id, so 0/1 matrices stay in ascending id
-    # order (their paired sums are whole numbers, exact in any order) and the others take
-    # the board's order (float sums follow the column order: the same numbers as before)
-    compared = _compared_runs(cells, metrics_by_task)
-    if include_ranks:
-        ranked = pulled if rank_tasks is None else \
-            {t: m for t, m in pulled.items() if t in {str(x) for x in rank_tasks}}
-        ranks = _ranks(_in_board_order(ranked, compared), names, confidence, n_resamples, seed,
-                       tnotes, lower={t for t, i in info.items() if i.direction == mx.LOWER},
-                       skip={t for t, i in info.items() if not i.rankable})
-    if include_tiers:
-        whole = set(cells.loc[cells["has_items"].astype(bool), "task"].tolist()) - set(
-            cells.loc[cells["has_items"].astype(bool) & ~cells["binary"].astype(bool),
-                      "task"].tolist())
-        mats = {t: (r.tolist(), x) for t, (r, x) in pulled.items() if t in compared and t in whole}
-        mats |= _in_board_order({t: m for t, m in pulled.items() if t not in whole}, compared)
-        tiers = _tiers(store, cells, averages, metrics_by_task, names, confidence, mats, info,
-                       groups)
+    tnotes.extend(rank_notes)
+    if tiers is None:
+        tiers = _empty(TIER_COLUMNS) if not include_tiers else \
+            _tiers(store, cells, averages, metrics_by_task, names, confidence, mats, info, groups)
     group_cells = _group_cells(cells, groups, summ_all, confidence)
     task_notes = pd.DataFrame(tnotes, columns=list(TASK_NOTE_COLUMNS)) if tnotes else \
         _empty(TASK_NOTE_COLUMNS)
     return Leaderboard(method, confidence, metric, cells, averages, tiers, ranks,
                        tuple(notes), metrics_by_task, task_notes, info, groups, group_cells)
+
+
+def _bounds_of(matrix: tuple[np.ndarray, np.ndarray] | None) -> dict | None:
+    """``_item_mean_bounds`` of a pulled matrix (run ids, items x runs); None for none."""
+    return None if matrix is None else _item_mean_bounds(*matrix)
 
 
 def _protocols(store, ids: list[int], task: str | None = None) -> dict[tuple[int, str], dict]:
@@ -456,8 +494,8 @@ def _metric_infos(store, cells: pd.DataFrame, metrics_by_task: dict[str, str],
                   bounds: dict | None = None) -> dict[str, mx.MetricInfo]:
     """task -> MetricInfo of the metric shown (``_info``) for the leaderboard's cells, tasks
     in order of first appearance; ``bounds``: task -> the item means' range (or a function
-    computing it, called only when the credit check needs it) where the board already holds
-    its matrix."""
+    computing it, called only when the credit check needs it, which may answer None: no
+    matrix) where the board holds or is reading its matrix."""
     task_l = cells["task"].astype(str).tolist()
     metric_l = cells["metric"].astype(str).tolist()
     run_l = [int(r) for r in cells["run_id"].tolist()]
@@ -490,7 +528,8 @@ def _info(store, task: str, metric: str, run_ids: list[int],
     runs are checked on their per-item means (the values the leaderboard averages),
     summary-only runs on their reported value. ``bounds``: the item means' range
     ({"n", "min", "max"}) or a function returning it, where the caller holds the matrix
-    (else one SQL aggregate, ``Store.item_mean_bounds``).
+    (else, or when the function answers None, one SQL aggregate,
+    ``Store.item_mean_bounds``).
     """
     declared = None
     for rid in run_ids:
@@ -506,8 +545,9 @@ def _info(store, task: str, metric: str, run_ids: list[int],
         if item_runs:
             # the item means' range (``bounds``: from the matrix the board pulled; else one
             # SQL aggregate): finite_unit only needs the non-NaN values' extremes
-            b = (bounds() if callable(bounds) else bounds) if bounds is not None \
-                else store.item_mean_bounds(item_runs, task, metric)
+            b = bounds() if callable(bounds) else bounds
+            if b is None:
+                b = store.item_mean_bounds(item_runs, task, metric)
             vals += [b["min"], b["max"]] if b["n"] else []
         credit = mx.finite_unit(vals) and all(0.0 <= v <= 1.0 for v in vals if np.isfinite(v))
     return mx.metric_info(metric, harness_higher=declared, credit_scores=credit)

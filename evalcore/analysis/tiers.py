@@ -201,7 +201,8 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     cell_task = item_cells["task"].astype(str).to_numpy()
     cell_run = item_cells["run_id"].to_numpy(dtype=np.int64)
     cell_score = item_cells["score"].to_numpy(dtype=float)
-    binary_of = item_cells.groupby("task")["binary"].agg(lambda b: bool(np.all(b)))
+    # tasks where some item-level cell is not 0/1 (the others' tests are McNemar's)
+    not_binary = set(cell_task[~item_cells["binary"].to_numpy(dtype=bool)].tolist())
     best_of = {}
     for t, rids in runs_of.items():
         sign = -1.0 if t in info and info[t].direction == mx.LOWER else 1.0
@@ -243,7 +244,7 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
         if with_avg and best_avg != best:
             refs.append(best_avg)
         cols, x = mats.get(t, no_items)
-        binary = bool(binary_of.get(t, False))
+        binary = t not in not_binary
         if x.shape[0] == 0 or any(r not in cols for r in refs):
             # a reference without item scores: every comparison is undefined
             nan = np.full(len(rids), np.nan)
