@@ -286,8 +286,9 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
         # the clustered cells (their read, codes and intervals) in a worker thread while this
         # one builds the frame and merges the reported values and audit flags; the job hands
         # the matrices over (``read``) as soon as they are read, and this thread computes
-        # the metric info, order, rank intervals and tiers while the job computes the
-        # intervals; their columns are filled in below, before anything reads them
+        # the metric info, order and rank intervals while the job computes the intervals
+        # (not the tiers: they need the macro averages, i.e. the clustered SEs); their
+        # columns are filled in below, before anything reads them
         read: Future = Future()
         clustered = _submit(store, _clustered_columns, store, cs, metrics_by_task, score,
                             se.copy(), z, confidence, wanted if shared else None, read)
@@ -405,18 +406,6 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
                       "task"].tolist())
         mats = {t: (r.tolist(), x) for t, (r, x) in pulled.items() if t in compared and t in whole}
         mats |= _in_board_order({t: m for t, m in pulled.items() if t not in whole}, compared)
-    tiers = early_tiers = None
-    if include_tiers and clustered is not None:
-        # the tiers while the clustered job computes its intervals, from the macro averages
-        # of the cells with their CLT SEs: the averages' runs, task sets and order depend on
-        # the SEs only through which of them are finite (``_macro_averages``), so these
-        # tiers are the final ones when the clustered SEs are finite where these are
-        # (checked below; else the tiers are computed again)
-        early_tiers = _tiers(store, cells, _macro_averages(cells, confidence, [], info, [],
-                                                           groups),
-                             metrics_by_task, names, confidence, mats, info, groups)
-        finite_before = np.isfinite(cells["se"].to_numpy(dtype=float))
-
     if clustered is not None:
         # the clustered cells' columns: the rows that were cs's cells (the first len(cs)
         # rows before the sort: the merges above keep the left frame's order, summary-only
@@ -430,9 +419,6 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
         cells.iloc[at[fell_back], cells.columns.get_loc("method")] = used_c[src][fell_back]
         if nocl:
             notes.insert(clustered_note_at, "no cluster key, CLT used for: " + _short(nocl))
-        if early_tiers is not None and np.array_equal(
-                finite_before, np.isfinite(cells["se"].to_numpy(dtype=float))):
-            tiers = early_tiers
 
     # chance ------------------------------------------------------------------------------
     # one level per distinct (task, metric, binary): thousands of runs share a few keys
@@ -453,9 +439,8 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
     cells = cells[list(CELL_COLUMNS)]
     averages = _macro_averages(cells, confidence, notes, info, tnotes, groups)
     tnotes.extend(rank_notes)
-    if tiers is None:
-        tiers = _empty(TIER_COLUMNS) if not include_tiers else \
-            _tiers(store, cells, averages, metrics_by_task, names, confidence, mats, info, groups)
+    tiers = _empty(TIER_COLUMNS) if not include_tiers else \
+        _tiers(store, cells, averages, metrics_by_task, names, confidence, mats, info, groups)
     group_cells = _group_cells(cells, groups, summ_all, confidence)
     task_notes = pd.DataFrame(tnotes, columns=list(TASK_NOTE_COLUMNS)) if tnotes else \
         _empty(TASK_NOTE_COLUMNS)

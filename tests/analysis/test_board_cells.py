@@ -1,9 +1,10 @@
 """The clustered board's cells from code matrices (analysis/board_cells.py): a run of the
 matrix that the board does not show is left out, and codes repeating one column (the
 store's view when every run has the same labels) give the numbers of the whole matrix.
-The clustered job hands its matrices to the board before its intervals: the board's tiers,
-started from them, are the tiers of the finished board, and an error in the job reaches
-the caller whether it comes before or after that hand-over."""
+The clustered job hands its matrices to the board before its intervals (the board orders
+its cells and computes rank intervals meanwhile): the tiers are those of the finished
+board, from the clustered SEs' macro averages, and an error in the job reaches the caller
+whether it comes before or after that hand-over."""
 
 from __future__ import annotations
 
@@ -82,10 +83,10 @@ def _final_tiers(store, lb) -> pd.DataFrame:
                   lb.confidence, None, lb.metric_info, lb.groups)
 
 
-def test_clustered_board_tiers_started_early_are_the_finished_boards(board_store):
-    # the tiers start from the averages of the CLT SEs while the job computes the
-    # clustered intervals: they equal the tiers of the finished board, and the CLT
-    # board's (the tiers depend on the SEs only through which are finite)
+def test_clustered_board_tiers_are_the_finished_boards(board_store):
+    # the matrices reach the board before the clustered intervals: its tiers equal the
+    # tiers computed from the finished board, and the CLT board's (the tiers depend on the
+    # SEs only through which are finite)
     lb = an.leaderboard(board_store, method="clustered", include_ranks=False)
     assert (lb.cells["method"] == "clustered").sum() and (lb.cells["method"] == "clt").sum()
     assert (lb.tiers["task"] == "__average__").sum() == 5
@@ -97,9 +98,9 @@ def test_clustered_board_tiers_started_early_are_the_finished_boards(board_store
     assert len(one.ranks) == 5
 
 
-def test_clustered_board_recomputes_the_tiers_when_an_se_turns_nan(board_store, monkeypatch):
+def test_clustered_board_tiers_follow_the_clustered_ses(board_store, monkeypatch):
     # a clustered SE that is NaN where the CLT one is finite takes the run's cell out of
-    # its macro average: the early tiers do not stand, the board computes them again
+    # its macro average: the average tier follows the clustered SEs, not the CLT ones
     real = lbm._clustered_columns
 
     def nan_for_m4_on_b(store, cs, *args, **kwargs):
