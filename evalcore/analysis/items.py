@@ -178,13 +178,17 @@ def pick_matrix(store, task: str, run_ids: list[int]) -> PickMatrix:
 
 def item_choices(store, task: str, metric: str, run_id: int) -> list[str]:
     """The item ids of one run's (task, metric) scores in natural order (the Items page's
-    exclusion choices): integer item keys from ``store.answer_matrix``, ids read for those
-    keys only (``store.item_labels``), both under one store version (``one_version``: the
-    memo check asks the catalog once, not per read). Empty when the run has no such
-    scores."""
+    exclusion choices): ``store.scored_item_ids`` (the run's integer item keys and the
+    task's ids read at once), else ids read for the keys of ``store.answer_matrix``
+    (``store.item_labels``); under one store version (``one_version``: the memo checks ask
+    the catalog once, not per read). Empty when the run has no such scores."""
     with one_version(store):
-        items, _, _ = store.answer_matrix(int(run_id), str(task), str(metric))
-        return sorted(store.item_labels(task, items), key=_natural_key) if items.size else []
+        if hasattr(store, "scored_item_ids"):
+            ids = store.scored_item_ids(int(run_id), str(task), str(metric))
+        else:
+            items, _, _ = store.answer_matrix(int(run_id), str(task), str(metric))
+            ids = store.item_labels(task, items) if items.size else []
+        return sorted(ids, key=_natural_key)
 
 
 def _missing(v) -> bool:

@@ -140,6 +140,25 @@ class _PairQueries:
         x[ii, ai] = np.asarray(table.column("score").to_numpy(), dtype=np.float64)
         return items, answers, x
 
+    def scored_item_ids(self, run_id: int, task: str, metric: str) -> list[str]:
+        """The item ids of one run's (task, metric) scores, in item-key order (the Items
+        page's exclusion choices): ``item_labels`` of ``answer_matrix``'s item keys, with
+        the task's key -> id table (read once per snapshot) read while the run's keys are
+        (two reads at once, the side one under this thread's store version); [] when the
+        run has no such scores."""
+        version = self.version()
+
+        def id_table() -> pd.DataFrame:
+            with self.one_version(version):
+                return self._task_item_ids(str(task))
+
+        table = _SIDE_READS.submit(id_table)
+        try:
+            items, _, _ = self.answer_matrix(int(run_id), str(task), str(metric))
+        finally:
+            table.result()                  # never leave the other read running
+        return self.item_labels(str(task), items) if items.size else []
+
     def answer_texts(self, run_ids: list[int], task: str) -> tuple[pa.Table, pd.DataFrame]:
         """The first answer (answer_idx 0) of every item of ``task`` in the runs, on integer
         item keys, for the Items page's picks (``analysis.items.pick_matrix``):

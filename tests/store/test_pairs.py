@@ -1,8 +1,8 @@
 """Two-run reads on integer keys (store/pairs.py): paired_items agrees with the SQL join of
 paired_item_means_tasks (the SQL oracle in tests/sql_reference.py) item by item, first_texts
 reads the first answer's texts and the ids of the asked items only, answer_texts the first
-answers of every item (the Items page's picks), label_texts, answer_matrix, the per-snapshot
-memo and Store.one_version."""
+answers of every item (the Items page's picks), label_texts, answer_matrix, scored_item_ids,
+the per-snapshot memo and Store.one_version."""
 
 from __future__ import annotations
 
@@ -139,6 +139,21 @@ def test_answer_texts_first_answers_and_first_prompt_and_target_by_run(store):
     assert only_b.num_rows == 3 and sorted(firsts_b["item_id"]) == ["10", "2", "7"]
     none, no_firsts = store.answer_texts([], "t")
     assert none.num_rows == 0 and no_firsts.empty
+
+
+def test_scored_item_ids_are_the_ids_of_the_runs_keys(store):
+    """scored_item_ids: item_labels of answer_matrix's keys (the two reads at once), for a
+    run with several answers per item too; [] for a cell the run has no scores for."""
+    _two_runs(store)
+    for run in (1, 2):
+        items, _, _ = store.answer_matrix(run, "t", "acc")
+        with store.one_version():
+            got = store.scored_item_ids(run, "t", "acc")
+        assert got == store.item_labels("t", items)
+    assert sorted(store.scored_item_ids(1, "t", "acc"), key=int) == ["0", "1", "2", "3", "4",
+                                                                     "5", "10"]
+    assert store.scored_item_ids(2, "u", "acc") == ["0", "1", "2"]
+    assert store.scored_item_ids(1, "t", "no such metric") == []
 
 
 def test_label_texts_names_cluster_keys_in_the_given_order(store):
