@@ -222,9 +222,10 @@ def _clustered_columns(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
     cell falls back to CLT; this function owns the array).
 
     ``read`` (a pending ``Future``): given those matrices (a dict of its own) as soon as
-    they are read, before the intervals, so that the caller can start the tiers while
-    this job computes the intervals; an exception before that point is set on it too
-    (the caller waiting on it sees the job's error, never waits forever)."""
+    they are read, before the intervals, so that the caller can compute the metric info,
+    the cells' order and the rank intervals while this job computes the intervals; an
+    exception before that point is set on it too (the caller waiting on it sees the job's
+    error, never waits forever)."""
     low = np.full(len(cs), np.nan)
     high = np.full(len(cs), np.nan)
     used = np.array(["clustered"] * len(cs), dtype=object)
