@@ -255,7 +255,7 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
     chance (cannot rank anything); diamond = summary-only run (interval from the reported
     stderr). Dotted vertical line = chance level of a multiple-choice task.
     """
-    tasks = list(dict.fromkeys(cells["task"].astype(str)))
+    tasks = list(dict.fromkeys(cells["task"].astype(str).tolist()))
     by_panel = dict(percent) if isinstance(percent, dict) else {t: bool(percent) for t in tasks}
     by_panel[AVERAGE_PANEL] = all(by_panel.get(t, True) for t in tasks)
     panels = tasks + ([AVERAGE_PANEL] if averages is not None and len(averages) and len(tasks) > 1
@@ -265,7 +265,7 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
     if run_order is None:
         ref = averages if panels[-1] == AVERAGE_PANEL else cells[cells["task"] == tasks[0]]
         run_order = list(ref.sort_values("score", ascending=False)["run"].astype(str))
-        run_order += [r for r in dict.fromkeys(cells["run"].astype(str)) if r not in run_order]
+        run_order += [r for r in dict.fromkeys(cells["run"].astype(str).tolist()) if r not in run_order]
     ncols = max(1, min(max_cols, len(panels)))
     nrows = math.ceil(len(panels) / ncols)
     directions = directions or {}

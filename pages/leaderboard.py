@@ -99,7 +99,7 @@ else:
     first = cells[cells["task"] == cells["task"].iloc[0]]
     order = first["run"].astype(str).tolist()     # best first in the metric's direction
     average_text = None
-order += [r for r in dict.fromkeys(cells["run"].astype(str)) if r not in order]
+order += [r for r in dict.fromkeys(cells["run"].astype(str).tolist()) if r not in order]
 
 st.subheader("Scores")
 c_search, c_expand = st.columns([1, 2])
@@ -162,7 +162,7 @@ with numbers_box:
 
 # ---- forest plot -------------------------------------------------------------------------
 st.subheader("Forest plot")
-plot_tasks = list(dict.fromkeys(cells["task"].astype(str)))
+plot_tasks = list(dict.fromkeys(cells["task"].astype(str).tolist()))
 if len(plot_tasks) > MAX_PANELS:
     kept = [t for t in st.session_state.get("lb_panels", []) if t in plot_tasks]
     st.session_state["lb_panels"] = kept or plot_tasks[:MAX_PANELS - 1]
@@ -173,7 +173,7 @@ else:
     shown = plot_tasks
 # the macro-average panel compares like with like: only runs averaged over every task shown
 full_averages = averages[averages["n_tasks"] == n_tasks_full] if len(averages) else averages
-cell_runs = set(cells["run"].astype(str))
+cell_runs = set(cells["run"].astype(str).tolist())
 fig = charts.forest_plot(cells[cells["task"].astype(str).isin(shown)],
                          full_averages if n_tasks_shown > 1 and len(full_averages) else None,
                          method_label=method_label, confidence=lb.confidence,
@@ -191,7 +191,7 @@ st.caption("Filled circle: interval excludes chance. Open circle: interval conta
 # ---- tiers and ranks ---------------------------------------------------------------------
 st.subheader("Which runs are indistinguishable from the best?")
 tiers = lb.tiers
-tier_scopes = list(dict.fromkeys(tiers["task"].astype(str))) if len(tiers) else []
+tier_scopes = list(dict.fromkeys(tiers["task"].astype(str).tolist())) if len(tiers) else []
 if not tier_scopes:
     st.info("Tiers need item-level scores of at least two runs on shared items.")
 else:

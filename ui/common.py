@@ -154,8 +154,8 @@ def demo_run_ids(runs: pd.DataFrame) -> list[int]:
     """Ids of the runs tagged ``demo``."""
     if runs.empty or "tags" not in runs:
         return []
-    return [int(r.run_id) for r in runs.itertuples()
-            if DEMO_TAG in (list(r.tags) if r.tags is not None else [])]
+    return [int(rid) for rid, tags in zip(runs["run_id"].tolist(), runs["tags"].tolist())
+            if DEMO_TAG in (list(tags) if tags is not None else [])]
 
 
 def demo_banner(runs: pd.DataFrame) -> None:
@@ -282,7 +282,7 @@ def proportion_by(frame: pd.DataFrame, key: str, value: str = "score") -> dict[s
 def fmt_value(x: float | None, percent: bool, digits: int = 1, signed: bool = False) -> str:
     """A number for display: ``100*x`` with ``digits`` decimals when ``percent``, else 4 sig.
     digits; "–" for missing values."""
-    if x is None or pd.isna(x):
+    if x is None or (x != x if type(x) is float else pd.isna(x)):   # NaN: x != x
         return "–"
     sign = "+" if signed else ""
     if percent:
@@ -457,7 +457,7 @@ def confidence_choice(key: str, container: Any = None) -> float:
 
 def run_label(runs: pd.DataFrame) -> Callable[[str], str]:
     """format_func showing a run name with its model (plain text in widgets)."""
-    models = {str(r.name): r.model for r in runs.itertuples()}
+    models = dict(zip(runs["name"].astype(str).tolist(), runs["model"].tolist()))
 
     def label(name: str) -> str:
         model = models.get(name)

@@ -54,6 +54,17 @@ def group_text(row: pd.Series, percent: bool) -> str:
     return text + (" (harness)" if row["source"] == "harness" else " (mean)")
 
 
+def _note_kinds(notes: pd.DataFrame) -> dict[str, str]:
+    """task -> the kinds of its notes, sorted and comma-joined (tasks without a name left
+    out)."""
+    by_task: dict[str, set[str]] = {}
+    if len(notes):
+        for task, kind in zip(notes["task"].tolist(), notes["kind"].tolist()):
+            if task is not None and task == task:                 # not None, not NaN
+                by_task.setdefault(task, set()).add(kind)
+    return {t: ", ".join(sorted(k)) for t, k in by_task.items()}
+
+
 def _matches(name: str, query: str) -> bool:
     return not query or query.lower() in name.lower()
 
@@ -70,7 +81,8 @@ def scores_table(lb, run_order: Sequence[str], percent_by_task: dict[str, bool],
     Missing values are "–", never None.
     """
     cells = lb.cells
-    present = set(cells["run"].astype(str))
+    # plain lists first: iterating an Arrow-backed column reads one value at a time
+    present = set(cells["run"].astype(str).tolist())
     runs = [r for r in run_order if r in present]
     # records of the columns cell_text reads only: no Series per cell, no other columns
     used = [c for c in ("run", "task", "score", "low", "high", "contains_chance", "has_items",
@@ -80,9 +92,8 @@ def scores_table(lb, run_order: Sequence[str], percent_by_task: dict[str, bool],
             cell_text(row, percent_by_task.get(str(row["task"]), False), lb.method)
             for row in (dict(zip(used, values)) for values in zip(*columns))}
     notes = lb.task_notes
-    kinds = notes.groupby("task")["kind"].agg(lambda k: ", ".join(sorted(set(k)))).to_dict() \
-        if len(notes) else {}
-    metric_of = dict(zip(cells["task"].astype(str), cells["metric"].astype(str)))
+    kinds = _note_kinds(notes)
+    metric_of = dict(zip(cells["task"].astype(str).tolist(), cells["metric"].astype(str).tolist()))
     group_of = {t: g for g, ts in lb.groups.items() for t in ts}
     gtext: dict[tuple[str, str], str] = {}
     gmetric: dict[str, str | None] = {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import numpy as np
 import pandas as pd
 
 from ui import common
@@ -60,6 +61,11 @@ def test_formatting_helpers():
     assert common.fmt_value(0.0123, True, 1, True) == "+1.2"
     assert common.fmt_value(123.456, False) == "123.5"
     assert common.fmt_value(float("nan"), True) == "–"
+    # every kind of missing value, whichever test (float NaN fast path or pd.isna) sees it
+    for missing in (None, float("nan"), np.float64("nan"), pd.NA, pd.NaT, np.nan):
+        assert common.fmt_value(missing, False) == "–"
+    assert common.fmt_value(np.float64(0.5), True) == "50.0"
+    assert common.fmt_value(3, False) == "3"
     assert common.fmt_p(0.015625) == "0.0156" and common.fmt_p(1e-6) == "<0.0001"
     assert common.is_proportion([0, 0.5, 1]) and not common.is_proportion([0.5, 3.2])
     assert common.slug("Mistral/7B vs <x>") == "Mistral_7B_vs_x"
