@@ -368,8 +368,8 @@ def difference_plot(per_task: pd.DataFrame, overall: dict | None, *, label_a: st
                               np.where(k == 100.0, "pp", "raw")])
     labels = [plot_text(v) for v in rows["label"]]
     unit = "pp" if percent else "pp or raw units"
-    fig = go.Figure(go.Scatter(
-        x=_list(diff), y=labels, mode="markers",
+    trace = dict(
+        type="scatter", x=_list(diff), y=labels, mode="markers",
         marker=dict(size=11, color=COLORS[1], symbol="square"),
         error_x=dict(type="data", symmetric=False, array=_list(high - diff),
                      arrayminus=_list(diff - low), thickness=1.8, width=5, color=COLORS[1]),
@@ -378,13 +378,39 @@ def difference_plot(per_task: pd.DataFrame, overall: dict | None, *, label_a: st
                        f"{confidence:.0%} CI [%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]<br>"
                        f"SE %{{customdata[2]:.2f}}<br>n = %{{customdata[3]}}<br>"
                        f"p (exact McNemar) %{{customdata[4]}}<br>p adjusted %{{customdata[5]}}"
-                       f"<extra></extra>")))
-    fig.add_vline(x=0, line_color="#444", line_width=1)
-    fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(labels)), type="category")
-    fig.update_xaxes(title_text=f"difference {plot_text(label_b)} − {plot_text(label_a)} "
-                                f"({unit})", zeroline=False)
-    return _base_layout(fig, f"Paired difference with {confidence:.0%} intervals",
-                        140 + 40 * len(labels))
+                       f"<extra></extra>"))
+    return _difference_figure(
+        trace, zero_line=dict(color="#444", width=1),
+        xaxis=dict(title=dict(text=f"difference {plot_text(label_b)} − {plot_text(label_a)} "
+                                   f"({unit})"), zeroline=False),
+        yaxis=dict(categoryorder="array", categoryarray=list(reversed(labels)),
+                   type="category"),
+        title=f"Paired difference with {confidence:.0%} intervals",
+        height=140 + 40 * len(labels))
+
+
+def _difference_figure(trace: dict, *, zero_line: dict, xaxis: dict, yaxis: dict, title: str,
+                       height: int, annotations: list[dict] | None = None,
+                       margin: dict | None = None) -> go.Figure:
+    """One scatter trace of differences with a vertical line at 0, built from plain dicts
+    without Plotly's validation: the same figure and JSON, key for key, as
+    ``go.Figure(go.Scatter(**trace))``, ``add_vline(x=0, line=zero_line)``,
+    ``update_xaxes(**xaxis)``, ``update_yaxes(**yaxis)``, ``add_annotation`` of each
+    ``annotations`` item, ``_base_layout(fig, title, height)`` and
+    ``update_layout(margin=margin)`` (``tests/test_charts_layout.py`` holds the JSON equal).
+    Objects Plotly constructs (the trace, shapes, annotations, the title) list their keys by
+    name; the axes and the margin keep the order they were updated in, as Plotly does."""
+    layout = dict(_BASE_LAYOUT, template=_template(_BASE_LAYOUT["template"]),
+                  margin=dict(_BASE_LAYOUT["margin"], **(margin or {})),
+                  shapes=[_sorted_keys(dict(type="line", x0=0, x1=0, xref="x", y0=0, y1=1,
+                                            yref="y domain", line=zero_line))],
+                  title=_sorted_keys(dict(text=title, x=0, xanchor="left")), height=height,
+                  xaxis=xaxis, yaxis=yaxis)
+    if annotations:
+        layout["annotations"] = [_sorted_keys(a) for a in annotations]
+    data = [dict(_sorted_keys({k: v for k, v in trace.items() if k != "type"}),
+                 type=trace["type"])]
+    return go.Figure(data=data, layout=dict(sorted(layout.items())), _validate=False)
 
 
 def _p_text(p: float) -> str:
@@ -611,21 +637,16 @@ def answer_figure(per_task: pd.DataFrame, overall: dict | None, *, run_a: str, r
     labels = [("<b>" + plot_text(v) + "</b>") if o else plot_text(v)
               for v, o in zip(rows["label"], overall_row)]
     unit = "pp" if percent else "units"
-    fig = go.Figure(go.Scatter(
-        x=_list(diff), y=labels, mode="markers",
-        marker=dict(size=np.where(overall_row, 18, 13).tolist(), color=list(colors),
+    trace = dict(
+        type="scatter", x=_list(diff), y=labels, mode="markers",
+        marker=dict(size=np.where(overall_row, 18, 13).tolist(), color=colors.tolist(),
                     symbol=np.where(overall_row, "diamond", "square").tolist()),
         error_x=dict(type="data", symmetric=False, array=_list(high - diff),
                      arrayminus=_list(diff - low), thickness=3, width=8, color="#444"),
         customdata=_list(np.column_stack([low, high, rows["n"].astype(object)])),
         hovertemplate=(f"<b>%{{y}}</b><br>B − A = %{{x:+.2f}} {unit}<br>{confidence:.0%} CI "
                        f"[%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]<br>n = "
-                       f"%{{customdata[2]}}<extra></extra>")))
-    fig.add_vline(x=0, line_color="#222", line_width=2)
-    fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(labels)), type="category",
-                     automargin=True)
-    fig.update_xaxes(title_text=f"difference B − A ({unit}), {confidence:.0%} interval",
-                     zeroline=False)
+                       f"%{{customdata[2]}}<extra></extra>"))
     col = "interval_method" if "interval_method" in per_task else "kind"
     kinds = " / ".join(dict.fromkeys(map(str, per_task[col]))) if col in per_task else "paired"
     adj = sorted(set(map(str, per_task.get("adjustment", pd.Series(dtype=str)))) - {"none"})
@@ -635,11 +656,16 @@ def answer_figure(per_task: pd.DataFrame, overall: dict | None, *, run_a: str, r
               f"<br>Method: difference by {plot_text(kinds)}, {confidence:.0%} CI"
               + (f"; p adjusted ({', '.join(adj)})" if adj else "")
               + (f"; {plot_text(method_note)}" if method_note else ""))
-    fig.add_annotation(text=footer, xref="paper", yref="paper", x=0, y=0, yshift=-62,
-                       yanchor="top", xanchor="left", showarrow=False, align="left",
-                       font=dict(size=12, color="#555"))
     title = (f"<b>Is {plot_text(run_b)} better than {plot_text(run_a)}?</b><br>"
              f"<span style='font-size:0.8em'>{_wrap(verdict[:1].upper() + verdict[1:], 110)}</span>")
-    fig = _base_layout(fig, title, 200 + 56 * len(labels) + 140)
-    fig.update_layout(margin=dict(l=10, r=30, t=110, b=150))
-    return fig
+    return _difference_figure(
+        trace, zero_line=dict(color="#222", width=2),
+        xaxis=dict(title=dict(text=f"difference B − A ({unit}), {confidence:.0%} interval"),
+                   zeroline=False),
+        yaxis=dict(categoryorder="array", categoryarray=list(reversed(labels)),
+                   type="category", automargin=True),
+        annotations=[dict(text=footer, xref="paper", yref="paper", x=0, y=0, yshift=-62,
+                          yanchor="top", xanchor="left", showarrow=False, align="left",
+                          font=dict(size=12, color="#555"))],
+        title=title, height=200 + 56 * len(labels) + 140,
+        margin=dict(l=10, r=30, t=110, b=150))

@@ -120,3 +120,83 @@ def test_changing_one_figure_leaves_the_shared_template_alone():
         lay = fig.layout.template.layout
         assert lay.paper_bgcolor == "white" and lay.font.size is None
         assert lay.colorway[0] == "#636efa"
+
+
+def _validated_difference_figure(trace, *, zero_line, xaxis, yaxis, title, height,
+                                 annotations=None, margin=None):
+    """What charts._difference_figure must equal: the figure built by Plotly's validated
+    calls (the way answer_figure and difference_plot drew it before)."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(go.Scatter(**{k: v for k, v in trace.items() if k != "type"}))
+    fig.add_vline(x=0, line_color=zero_line["color"], line_width=zero_line["width"])
+    # the keyword order of the former calls (an updated axis keeps it in the JSON)
+    fig.update_yaxes(categoryorder=yaxis["categoryorder"], categoryarray=yaxis["categoryarray"],
+                     type=yaxis["type"], **({"automargin": yaxis["automargin"]}
+                                            if "automargin" in yaxis else {}))
+    assert set(yaxis) <= {"categoryorder", "categoryarray", "type", "automargin"}
+    fig.update_xaxes(title_text=xaxis["title"]["text"],
+                     **{k: v for k, v in xaxis.items() if k != "title"})
+    for note in annotations or []:
+        fig.add_annotation(**note)
+    fig = charts._base_layout(fig, title, height)
+    if margin:
+        fig.update_layout(margin=margin)
+    return fig
+
+
+def _per_task(n_tasks: int, scale, unknown_n: bool) -> pd.DataFrame:
+    rng = np.random.default_rng(n_tasks)
+    d = rng.normal(0, 0.05, n_tasks)
+    pt = pd.DataFrame({
+        "task": [f"t<{i}>&" for i in range(n_tasks)],
+        "n": pd.array([None if unknown_n and i == 0 else 100 + i for i in range(n_tasks)],
+                      dtype="Int64"),
+        "diff": d, "se": np.abs(d) / 2 + 0.01, "low": d - 0.03, "high": d + 0.03,
+        "p_exact": rng.uniform(0, 1, n_tasks), "p_adjusted": rng.uniform(0, 1, n_tasks),
+        "points_scale": scale if scale != "mixed" else
+        [100.0 if i % 2 == 0 else 1.0 for i in range(n_tasks)],
+        "interval_method": "wald", "adjustment": "holm"})
+    if unknown_n:
+        pt.loc[0, ["p_exact", "p_adjusted"]] = [np.nan, 1e-7]
+    return pt
+
+
+@pytest.mark.parametrize("n_tasks,scale,unknown_n,overall", [
+    (1, 100.0, False, False), (2, 100.0, True, True), (5, 1.0, False, True),
+    (5, "mixed", True, True), (20, 100.0, False, True)])
+def test_difference_figures_json_is_the_validated_figure_byte_for_byte(
+        n_tasks, scale, unknown_n, overall, monkeypatch):
+    """answer_figure and difference_plot build their figure from plain dicts
+    (charts._difference_figure): the JSON must be what Plotly's validated calls write."""
+    import plotly.io as pio
+
+    pt = _per_task(n_tasks, scale, unknown_n)
+    ov = {"diff": 0.01, "low": -0.01, "high": 0.03, "n": 300, "se": 0.01,
+          "p_exact": 0.2} if overall else None
+
+    def draw() -> list[str]:
+        return [pio.to_json(charts.answer_figure(pt, ov, run_a="A<x>", run_b="B & c",
+                                                 confidence=0.9, verdict="no clear winner",
+                                                 method_note="note <i>"), validate=False),
+                pio.to_json(charts.difference_plot(pt, ov, label_a="A<x>", label_b="B",
+                                                   confidence=0.95,
+                                                   scales=list(pt["points_scale"])),
+                            validate=False)]
+
+    fast = draw()
+    monkeypatch.setattr(charts, "_difference_figure", _validated_difference_figure)
+    assert fast == draw()
+    spec = json.loads(fast[0])
+    assert spec["layout"]["template"]["layout"]["plot_bgcolor"] == "white"   # plotly_white
+    assert spec["layout"]["shapes"][0]["yref"] == "y domain"
+
+
+def test_changing_a_difference_figure_leaves_the_shared_layout_alone():
+    pt = _per_task(2, 100.0, False)
+    fig = charts.answer_figure(pt, None, run_a="A", run_b="B", confidence=0.95, verdict="x")
+    fig.layout.font.size = 99
+    fig.update_layout(margin_l=77, hoverlabel_align="right")
+    again = charts.difference_plot(pt, None, label_a="A", label_b="B", confidence=0.95)
+    assert again.layout.font.size == 13 and again.layout.margin.l == 10
+    assert again.layout.hoverlabel.align == "left"
