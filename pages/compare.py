@@ -28,19 +28,20 @@ def _text(value: object) -> str:
 common.ensure_app_navigation()
 st.title("Compare two runs")
 store = common.get_store()
-runs = common.require_runs(store, 2, "a comparison")
-common.demo_banner(runs)
+with store.one_version():      # the runs and the two runs' tasks: one catalog query
+    runs = common.require_runs(store, 2, "a comparison")
+    common.demo_banner(runs)
 
-names = [str(n) for n in runs["name"]]
-ids = dict(zip(names, runs["run_id"].astype(int)))
-label = common.run_label(runs)
-c_a, c_b = st.columns(2)
-run_a = common.url_choice("Run A (baseline)", names, "run_a", key="cmp_a", format_func=label,
-                          container=c_a)
-run_b = common.url_choice("Run B (compared with A)", [n for n in names if n != run_a], "run_b",
-                          key="cmp_b", format_func=label, container=c_b)
+    names = [str(n) for n in runs["name"]]
+    ids = dict(zip(names, runs["run_id"].astype(int)))
+    label = common.run_label(runs)
+    c_a, c_b = st.columns(2)
+    run_a = common.url_choice("Run A (baseline)", names, "run_a", key="cmp_a",
+                              format_func=label, container=c_a)
+    run_b = common.url_choice("Run B (compared with A)", [n for n in names if n != run_a],
+                              "run_b", key="cmp_b", format_func=label, container=c_b)
 
-tasks = common.tasks_table(store, [ids[run_a], ids[run_b]])
+    tasks = common.tasks_table(store, [ids[run_a], ids[run_b]])
 per_run = tasks.groupby("task")["run_id"].nunique()
 shared_tasks = sorted(per_run[per_run == 2].index.astype(str))
 if not shared_tasks:

@@ -30,9 +30,7 @@ st.caption("Which items deserve a second look: labels the strongest models contr
            "items that also appear in a corpus sample. Both tools point at items; neither "
            "proves a label wrong or a model contaminated.")
 store = common.get_store()
-runs = common.require_runs(store, 1, "this page")
-common.demo_banner(runs)
-tasks = common.tasks_table(store)
+runs, tasks = common.runs_and_tasks(store, 1, "this page")
 item_tasks = tasks[tasks["has_items"].fillna(False).astype(bool)] if "has_items" in tasks else tasks
 mc_tasks = sorted(item_tasks[item_tasks["n_choices"].fillna(0).astype(int) >= 2]["task"].astype(str).unique())
 all_tasks = sorted(item_tasks["task"].astype(str).unique())

@@ -20,10 +20,7 @@ MAX_PANELS = 6
 common.ensure_app_navigation()
 st.title("Leaderboard")
 store = common.get_store()
-runs = common.require_runs(store, 1, "the leaderboard")
-common.demo_banner(runs)
-
-tasks = common.tasks_table(store)
+runs, tasks = common.runs_and_tasks(store, 1, "the leaderboard")
 task_names = sorted(tasks["task"].astype(str).unique())
 
 c_task, c_metric, c_method, c_conf = st.columns([3, 2, 3, 1])

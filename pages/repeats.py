@@ -18,10 +18,7 @@ from ui import charts, common
 common.ensure_app_navigation()
 st.title("Repeats & clusters")
 store = common.get_store()
-runs = common.require_runs(store, 1, "this page")
-common.demo_banner(runs)
-
-tasks = common.tasks_table(store)
+runs, tasks = common.runs_and_tasks(store, 1, "this page")
 names = dict(zip(runs["run_id"].astype(int), runs["name"].astype(str)))
 label = common.run_label(runs)
 tasks = tasks.assign(run=tasks["run_id"].astype(int).map(names))

@@ -121,6 +121,17 @@ def require_runs(store: Store, minimum: int = 1, purpose: str = "") -> pd.DataFr
     return runs
 
 
+def runs_and_tasks(store: Store, minimum: int = 1, purpose: str = ""
+                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``require_runs`` and its demo banner, then ``tasks_table`` for every run, read at one
+    store version: one catalog query for both (the tasks come from the copy of the small
+    tables that ``runs()`` made; a write in between is seen by the next read after them)."""
+    with store.one_version():
+        runs = require_runs(store, minimum, purpose)
+        demo_banner(runs)
+        return runs, tasks_table(store)
+
+
 @st.cache_resource(show_spinner="Loading the bundled demo data ...")
 def _seed_demo(path: str) -> tuple[str, ...]:
     """Ingest ``data/demo`` into the store at ``path`` if it is empty (once per process).

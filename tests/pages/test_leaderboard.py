@@ -315,3 +315,26 @@ def test_compare_page_shows_unknown_n_not_zero(pythia_store):
     per_task = next(d.value for d in at.dataframe if "B − A" in d.value.columns)
     assert list(per_task["n"]) == ["unknown"]
     assert not any("n = None" in t or "n = 0 " in t for t in texts(at.caption))
+
+
+def test_runs_and_tasks_read_at_one_store_version(toy_store, monkeypatch):
+    """ui.common.runs_and_tasks: the runs and the tasks of a first view cost one catalog
+    version query, and they are the frames require_runs and tasks_table give."""
+    from evalcore.store import Store as StoreClass
+    from ui import common
+
+    store = common.get_store()
+    want_runs, want_tasks = store.runs(), store.tasks()
+    store.forget()
+    queries = []
+    original = StoreClass.version
+
+    def counted(self):
+        if getattr(self.__dict__.get("_pin"), "version", None) is None:
+            queries.append(1)
+        return original(self)
+
+    monkeypatch.setattr(StoreClass, "version", counted)
+    runs, tasks = common.runs_and_tasks(store, 1, "the test")
+    assert len(queries) == 1
+    assert runs.equals(want_runs) and tasks.equals(want_tasks)
