@@ -392,25 +392,37 @@ def difference_plot(per_task: pd.DataFrame, overall: dict | None, *, label_a: st
 def _difference_figure(trace: dict, *, zero_line: dict, xaxis: dict, yaxis: dict, title: str,
                        height: int, annotations: list[dict] | None = None,
                        margin: dict | None = None) -> go.Figure:
-    """One scatter trace of differences with a vertical line at 0, built from plain dicts
-    without Plotly's validation: the same figure and JSON, key for key, as
+    """One scatter trace of differences with a vertical line at 0: the figure of
     ``go.Figure(go.Scatter(**trace))``, ``add_vline(x=0, line=zero_line)``,
     ``update_xaxes(**xaxis)``, ``update_yaxes(**yaxis)``, ``add_annotation`` of each
     ``annotations`` item, ``_base_layout(fig, title, height)`` and
-    ``update_layout(margin=margin)`` (``tests/test_charts_layout.py`` holds the JSON equal).
-    Objects Plotly constructs (the trace, shapes, annotations, the title) list their keys by
-    name; the axes and the margin keep the order they were updated in, as Plotly does."""
-    layout = dict(_BASE_LAYOUT, template=_template(_BASE_LAYOUT["template"]),
-                  margin=dict(_BASE_LAYOUT["margin"], **(margin or {})),
-                  shapes=[_sorted_keys(dict(type="line", x0=0, x1=0, xref="x", y0=0, y1=1,
-                                            yref="y domain", line=zero_line))],
-                  title=_sorted_keys(dict(text=title, x=0, xanchor="left")), height=height,
-                  xaxis=xaxis, yaxis=yaxis)
-    if annotations:
-        layout["annotations"] = [_sorted_keys(a) for a in annotations]
+    ``update_layout(margin=margin)``, built by ``_one_trace_figure``."""
+    shapes = [dict(type="line", x0=0, x1=0, xref="x", y0=0, y1=1, yref="y domain",
+                   line=zero_line)]
+    extra = {"annotations": annotations} if annotations else {}
+    return _one_trace_figure(trace, title=title, height=height, margin=margin, shapes=shapes,
+                             xaxis=xaxis, yaxis=yaxis, **extra)
+
+
+def _one_trace_figure(trace: dict, *, title: str, height: int, margin: dict | None = None,
+                      **layout) -> go.Figure:
+    """One trace and a few layout entries (axes, shapes, annotations) from plain dicts,
+    without Plotly's validation: the same figure and JSON, key for key, as the trace's
+    ``go.Figure(go.<Type>(...))``, the entries set by Plotly's ``update_*axes`` /
+    ``add_shape`` / ``add_annotation``, then ``_base_layout(fig, title, height)`` and
+    ``update_layout(margin=margin)`` (``tests/test_charts_layout.py`` holds the JSON
+    equal). Objects Plotly constructs (the trace, each shape and annotation, the title)
+    list their keys by name; the axes and the margin keep the order they were updated in,
+    as Plotly does, so axis dicts are passed in update order."""
+    out = dict(_BASE_LAYOUT, template=_template(_BASE_LAYOUT["template"]),
+               margin=dict(_BASE_LAYOUT["margin"], **(margin or {})),
+               title=_sorted_keys(dict(text=title, x=0, xanchor="left")), height=height)
+    for key, value in layout.items():
+        out[key] = [_sorted_keys(v) for v in value] if key in ("shapes", "annotations") \
+            else value
     data = [dict(_sorted_keys({k: v for k, v in trace.items() if k != "type"}),
                  type=trace["type"])]
-    return go.Figure(data=data, layout=dict(sorted(layout.items())), _validate=False)
+    return go.Figure(data=data, layout=dict(sorted(out.items())), _validate=False)
 
 
 def _p_text(p: float) -> str:
@@ -434,15 +446,14 @@ def mcnemar_table(both: int | None, b: int, c: int, neither: int | None, *, labe
     text = [[_cell_text(v, name, total) for v, name in zip(r, names)]
             for r, names in zip(counts, [("both right", "c: only A right"),
                                          ("b: only B right", "neither right")])]
-    fig = go.Figure(go.Heatmap(
-        z=z, x=[f"{bb} right", f"{bb} wrong"], y=[f"{a} right", f"{a} wrong"],
+    trace = dict(
+        type="heatmap", z=z, x=[f"{bb} right", f"{bb} wrong"], y=[f"{a} right", f"{a} wrong"],
         text=text, texttemplate="%{text}", textfont=dict(size=16), showscale=False,
-        colorscale=[[0, "#eef2f7"], [1, "#f6c9a8"]], hoverinfo="text", xgap=3, ygap=3))
-    fig.update_yaxes(autorange="reversed")
+        colorscale=[[0, "#eef2f7"], [1, "#f6c9a8"]], hoverinfo="text", xgap=3, ygap=3)
     title = "2x2 on shared items"
     if p_exact is not None and not pd.isna(p_exact):
         title += f" · exact McNemar p {_p_text(p_exact)}"
-    return _base_layout(fig, title, 330)
+    return _one_trace_figure(trace, title=title, height=330, yaxis=dict(autorange="reversed"))
 
 
 def _cell_text(v: int | None, name: str, total: int) -> str:

@@ -200,3 +200,33 @@ def test_changing_a_difference_figure_leaves_the_shared_layout_alone():
     again = charts.difference_plot(pt, None, label_a="A", label_b="B", confidence=0.95)
     assert again.layout.font.size == 13 and again.layout.margin.l == 10
     assert again.layout.hoverlabel.align == "left"
+
+
+@pytest.mark.parametrize("counts,p", [((5, 2, 3, 4), 0.03), ((5, 2, 3, None), None),
+                                      ((None, 0, 0, None), float("nan")),
+                                      ((0, 7, 1, 0), 1e-9)])
+def test_mcnemar_table_json_is_the_validated_figure_byte_for_byte(counts, p):
+    """mcnemar_table builds its figure from plain dicts (charts._one_trace_figure): the
+    JSON must be what the former validated calls write."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    both, b, c, neither = counts
+    fig = charts.mcnemar_table(both, b, c, neither, label_a="A<x>", label_b="B & c",
+                               p_exact=p)
+    # the former construction
+    total = sum(v for v in counts if v is not None)
+    text = [[charts._cell_text(v, name, total) for v, name in zip(r, names)]
+            for r, names in zip([[both, c], [b, neither]],
+                                [("both right", "c: only A right"),
+                                 ("b: only B right", "neither right")])]
+    ref = go.Figure(go.Heatmap(
+        z=[[0.15, 1.0], [1.0, 0.15]], x=["B &amp; c right", "B &amp; c wrong"],
+        y=["A&lt;x&gt; right", "A&lt;x&gt; wrong"], text=text, texttemplate="%{text}",
+        textfont=dict(size=16), showscale=False, colorscale=[[0, "#eef2f7"], [1, "#f6c9a8"]],
+        hoverinfo="text", xgap=3, ygap=3))
+    ref.update_yaxes(autorange="reversed")
+    title = "2x2 on shared items" + (f" · exact McNemar p {charts._p_text(p)}"
+                                     if p is not None and not np.isnan(p) else "")
+    ref = charts._base_layout(ref, title, 330)
+    assert pio.to_json(fig, validate=False) == pio.to_json(ref, validate=False)
