@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from ui.common import fmt_interval
@@ -43,6 +44,32 @@ def cell_text(row: pd.Series | dict, percent: bool, chosen_method: str) -> str:
     elif str(row.get("method", chosen_method)) != chosen_method:
         text += f" ({row['method']})"
     return text
+
+
+def _cell_texts(cells: pd.DataFrame, percent_by_task: dict[str, bool], chosen_method: str
+                ) -> dict[tuple[str, str], str]:
+    """``cell_text`` of every cells row, keyed by (run, task): the same texts from plain
+    column lists (no record per cell; an absent column reads as cell_text's default)."""
+    n = len(cells)
+
+    def column(name: str, default) -> list:
+        return cells[name].tolist() if name in cells.columns else [default] * n
+
+    out: dict[tuple[str, str], str] = {}
+    for run, task, score, low, high, chance, items, method in zip(
+            column("run", None), column("task", None), column("score", None),
+            column("low", None), column("high", None), column("contains_chance", False),
+            column("has_items", True), column("method", chosen_method)):
+        task = str(task)
+        text = fmt_interval(score, low, high, percent_by_task.get(task, False))
+        if bool(chance):
+            text += " ~chance"
+        if not bool(items):
+            text += " (reported)"
+        elif str(method) != chosen_method:
+            text += f" ({method})"
+        out[(str(run), task)] = text
+    return out
 
 
 def group_text(row: pd.Series, percent: bool) -> str:
@@ -84,13 +111,7 @@ def scores_table(lb, run_order: Sequence[str], percent_by_task: dict[str, bool],
     # plain lists first: iterating an Arrow-backed column reads one value at a time
     present = set(cells["run"].astype(str).tolist())
     runs = [r for r in run_order if r in present]
-    # records of the columns cell_text reads only: no Series per cell, no other columns
-    used = [c for c in ("run", "task", "score", "low", "high", "contains_chance", "has_items",
-                        "method") if c in cells.columns]
-    columns = [cells[c].tolist() for c in used]     # plain lists: no per-value Arrow reads
-    text = {(str(row["run"]), str(row["task"])):
-            cell_text(row, percent_by_task.get(str(row["task"]), False), lb.method)
-            for row in (dict(zip(used, values)) for values in zip(*columns))}
+    text = _cell_texts(cells, percent_by_task, lb.method)
     notes = lb.task_notes
     kinds = _note_kinds(notes)
     metric_of = dict(zip(cells["task"].astype(str).tolist(), cells["metric"].astype(str).tolist()))
@@ -142,7 +163,11 @@ def scores_table(lb, run_order: Sequence[str], percent_by_task: dict[str, bool],
                              metric_text(metric_of.get(m), lb.metric_info.get(m)),
                              {r: text.get((r, m), "–") for r in runs}, kinds.get(m, "")))
     names = ["Task", "Metric", *runs, "Notes"]
-    return pd.DataFrame({n: [row[n] for row in rows] for n in names}, columns=names)
+    if not rows:
+        return pd.DataFrame({n: [] for n in names}, columns=names)
+    # every value is text: one object block, then the str dtype pandas would infer per column
+    grid = np.array([[row[n] for n in names] for row in rows], dtype=object).reshape(-1, len(names))
+    return pd.DataFrame(grid, columns=names).astype("str")
 
 
 def task_name(label: str) -> str:
