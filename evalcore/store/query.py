@@ -437,21 +437,23 @@ class _Queries:
         """run_id, task, metric, n_items, k_max, has_cluster, binary, n_choices,
         has_items (False for summary-only task/metric rows), is_group (from the summary,
         False when none)"""
-        where_c, pc = self._where(run_ids, None, None, "c")
-        where_s, ps = self._where(run_ids, None, None, "s")
+        where_c, pc = self._where(run_ids, None, None)
+        where_s, ps = self._where(run_ids, None, None)
+        # one full join: a cell row with its summary's is_group, or a summary without cells
+        # (c.run_id NULL); planned in about half the time of a union with an anti-join
         sql = f"""
-            SELECT c.run_id, c.task, c.metric, c.n_items, c.k_max, c.has_cluster, c.is_binary AS "binary",
-                   t.n_choices, TRUE AS has_items, coalesce(s.is_group, FALSE) AS is_group
-            FROM cells c
-            LEFT JOIN tasks t ON t.run_id = c.run_id AND t.task = c.task
-            LEFT JOIN summaries s ON s.run_id = c.run_id AND s.task = c.task AND s.metric = c.metric
-            {where_c}
-            UNION ALL
-            SELECT s.run_id, s.task, s.metric, s.n, NULL, FALSE, NULL, t.n_choices, FALSE, s.is_group
-            FROM summaries s
-            LEFT JOIN tasks t ON t.run_id = s.run_id AND t.task = s.task
-            {where_s}{' AND' if where_s else ' WHERE'} NOT EXISTS (SELECT 1 FROM cells c2
-                WHERE c2.run_id = s.run_id AND c2.task = s.task AND c2.metric = s.metric)
+            SELECT coalesce(c.run_id, s.run_id) AS run_id, coalesce(c.task, s.task) AS task,
+                   coalesce(c.metric, s.metric) AS metric,
+                   CASE WHEN c.run_id IS NULL THEN s.n ELSE c.n_items END AS n_items, c.k_max,
+                   CASE WHEN c.run_id IS NULL THEN FALSE ELSE c.has_cluster END AS has_cluster,
+                   c.is_binary AS "binary", t.n_choices, c.run_id IS NOT NULL AS has_items,
+                   CASE WHEN c.run_id IS NULL THEN s.is_group
+                        ELSE coalesce(s.is_group, FALSE) END AS is_group
+            FROM (SELECT * FROM cells{where_c}) c
+            FULL JOIN (SELECT * FROM summaries{where_s}) s
+                ON s.run_id = c.run_id AND s.task = c.task AND s.metric = c.metric
+            LEFT JOIN tasks t ON t.run_id = coalesce(c.run_id, s.run_id)
+                AND t.task = coalesce(c.task, s.task)
             ORDER BY run_id, task, metric"""
         with self._read_small() as con:
             df = con.execute(sql, pc + ps).df()

@@ -182,3 +182,31 @@ def test_bulk_insert_does_not_go_row_by_row(store, monkeypatch):
     assert time.perf_counter() - t0 < 5.0
     cs = store.cell_stats().iloc[0]
     assert cs["n"] == n and cs["sum"] == n / 2
+
+
+def test_tasks_lists_cells_with_their_summary_and_summaries_without_cells(store):
+    """Store.tasks(): a cell row (has_items, its summary's is_group), a summary without
+    cells (has_items False, n from the summary, no k_max/binary, no clusters), for all runs
+    and for a subset of runs alike."""
+    first = make_run("a", scores=[1, 0, 1, 1], answers=2,
+                     summaries=[summary("t", "acc", 0.75, 0.2, 4),
+                                summary("grp", "acc", 0.6, 0.1, 30, is_group=True),
+                                summary("u", "f1", 0.4, None, None)])
+    second = make_run("b", task="s", scores=[0, 1], n_choices=None)
+    store.ingest([first, second])
+    tasks = store.tasks()
+    assert list(zip(tasks["run_id"], tasks["task"], tasks["metric"])) == [
+        (1, "grp", "acc"), (1, "t", "acc"), (1, "u", "f1"), (2, "s", "acc")]
+    by = tasks.set_index(["run_id", "task"])
+    cell, group, lone, other = (by.loc[k] for k in ((1, "t"), (1, "grp"), (1, "u"), (2, "s")))
+    assert cell["has_items"] and cell["n_items"] == 4 and cell["k_max"] == 2
+    assert not cell["is_group"] and cell["binary"] and cell["n_choices"] == 4
+    assert not group["has_items"] and group["is_group"] and group["n_items"] == 30
+    assert pd.isna(group["k_max"]) and pd.isna(group["binary"]) and not group["has_cluster"]
+    assert not lone["has_items"] and pd.isna(lone["n_items"]) and not lone["is_group"]
+    assert other["has_items"] and not other["is_group"] and pd.isna(other["n_choices"])
+    for ids in ([1], [2], [1, 2], [7]):
+        store.forget()       # read for these runs (not served from the all-runs memo)
+        want = tasks[tasks["run_id"].isin(ids)].reset_index(drop=True)
+        # a column without a NULL in the subset reads as a plain numpy dtype
+        pd.testing.assert_frame_equal(store.tasks(ids), want, check_dtype=False)
