@@ -437,8 +437,7 @@ class _Queries:
         """run_id, task, metric, n_items, k_max, has_cluster, binary, n_choices,
         has_items (False for summary-only task/metric rows), is_group (from the summary,
         False when none)"""
-        where_c, pc = self._where(run_ids, None, None)
-        where_s, ps = self._where(run_ids, None, None)
+        where, params = self._where(run_ids, None, None)     # for cells and for summaries
         # one full join: a cell row with its summary's is_group, or a summary without cells
         # (c.run_id NULL); planned in about half the time of a union with an anti-join
         sql = f"""
@@ -449,14 +448,14 @@ class _Queries:
                    c.is_binary AS "binary", t.n_choices, c.run_id IS NOT NULL AS has_items,
                    CASE WHEN c.run_id IS NULL THEN s.is_group
                         ELSE coalesce(s.is_group, FALSE) END AS is_group
-            FROM (SELECT * FROM cells{where_c}) c
-            FULL JOIN (SELECT * FROM summaries{where_s}) s
+            FROM (SELECT * FROM cells{where}) c
+            FULL JOIN (SELECT * FROM summaries{where}) s
                 ON s.run_id = c.run_id AND s.task = c.task AND s.metric = c.metric
             LEFT JOIN tasks t ON t.run_id = coalesce(c.run_id, s.run_id)
                 AND t.task = coalesce(c.task, s.task)
             ORDER BY run_id, task, metric"""
         with self._read_small() as con:
-            df = con.execute(sql, pc + ps).df()
+            df = con.execute(sql, params + params).df()
         return df
 
     def scores(self, run_ids: list[int], task: str | None = None,
