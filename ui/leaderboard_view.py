@@ -36,13 +36,21 @@ def metric_text(metric: str | None, info) -> str:
 
 def cell_text(row: pd.Series | dict, percent: bool, chosen_method: str) -> str:
     """One run x task cell (a cells row or record): ``score [low, high]`` plus its marks."""
-    text = fmt_interval(row["score"], row["low"], row["high"], percent)
-    if bool(row.get("contains_chance", False)):
+    return _marked(fmt_interval(row["score"], row["low"], row["high"], percent),
+                   row.get("contains_chance", False), row.get("has_items", True),
+                   row.get("method", chosen_method), chosen_method)
+
+
+def _marked(text: str, chance, has_items, method, chosen_method: str) -> str:
+    """A cell's interval text with its marks: ``~chance`` when the interval contains the
+    chance level, ``(reported)`` for a run without items, else the cell's own method when
+    it is not the one chosen."""
+    if bool(chance):
         text += " ~chance"
-    if not bool(row.get("has_items", True)):
+    if not bool(has_items):
         text += " (reported)"
-    elif str(row.get("method", chosen_method)) != chosen_method:
-        text += f" ({row['method']})"
+    elif str(method) != chosen_method:
+        text += f" ({method})"
     return text
 
 
@@ -61,14 +69,9 @@ def _cell_texts(cells: pd.DataFrame, percent_by_task: dict[str, bool], chosen_me
             column("low", None), column("high", None), column("contains_chance", False),
             column("has_items", True), column("method", chosen_method)):
         task = str(task)
-        text = fmt_interval(score, low, high, percent_by_task.get(task, False))
-        if bool(chance):
-            text += " ~chance"
-        if not bool(items):
-            text += " (reported)"
-        elif str(method) != chosen_method:
-            text += f" ({method})"
-        out[(str(run), task)] = text
+        out[(str(run), task)] = _marked(
+            fmt_interval(score, low, high, percent_by_task.get(task, False)), chance, items,
+            method, chosen_method)
     return out
 
 
