@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from evalcore.analysis.items import SUSPECT_COLUMNS, VARIANTS, item_choices
+from evalcore.analysis.items import SUSPECT_COLUMNS, VARIANTS
 from evalcore.errors import EvalbarsError
 from ui import common, scratch
 
@@ -137,7 +137,9 @@ with tab_rs:
                 st.error(common.md_escape(exc))
         first_run = [int(r) for r in item_tasks[item_tasks["task"].astype(str)
                                                 == task_rs]["run_id"].unique()][:1]
-        item_ids = item_choices(store, task_rs, metric, first_run[0]) if first_run else []
+        # through the page cache (per store version), as every other read of the page
+        item_ids = (common.compute("item_choices", task_rs, metric, first_run[0], stop=False)
+                    or []) if first_run else []
         exclude = st.multiselect("Exclude items", item_ids, key="rs_exclude")
         suspects = None
         same_task = report is not None and report.task == task_rs

@@ -87,6 +87,7 @@ from evalcore.analysis.items import (  # noqa: F401
     RescoreReport,
     SuspectReport,
     contamination,
+    item_choices,
     read_relabels,
     rescore,
     suspect_labels,

@@ -88,3 +88,26 @@ def test_scratch_folders_removed_when_discarded_and_at_exit(tmp_path: Path, monk
     monkeypatch.setattr(scratch, "_FOLDERS", {b})
     scratch._remove_all()
     assert not b.exists() and scratch.live_folders() == []
+
+
+def test_exclusion_choices_come_through_the_page_cache(demo_store, monkeypatch):
+    """The re-scoring tab's "Exclude items" choices (``item_choices``) are read once per store
+    version, like the page's other reads: a rerun of the page does not read them again."""
+    import evalcore.analysis as analysis
+    calls = []
+    real = analysis.item_choices
+
+    def counted(store, *args):
+        calls.append(args)
+        return real(store, *args)
+
+    monkeypatch.setattr(analysis, "item_choices", counted)
+    at = page("items").run()
+    no_exception(at)
+    assert len(calls) == 1
+    choices = at.multiselect(key="rs_exclude").options
+    assert len(choices) > 0
+    at.run()
+    no_exception(at)
+    assert len(calls) == 1                        # the rerun read the cache
+    assert at.multiselect(key="rs_exclude").options == choices
