@@ -214,12 +214,11 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
         skipped = sorted(set(avail) - set(metrics_by_task))
         if skipped:
             notes.append(f"tasks without metric {metric!r} are not shown: {', '.join(skipped)}")
-    chosen = pd.DataFrame({"task": list(metrics_by_task), "metric": list(metrics_by_task.values())})
 
     # item-level cells from SQL sufficient statistics --------------------------------
     cs = cells_job.result()
-    cs = cs.merge(chosen, on=["task", "metric"], how="inner")
-    cs = cs[cs["n"].astype(float) > 0].copy()
+    cs = cs[_shown(cs, metrics_by_task) & (cs["n"].to_numpy(dtype=float) > 0)].reset_index(
+        drop=True)
     cs["run_id"] = cs["run_id"].astype(int)
     # every items x runs matrix the tiers and rank intervals need, one query (ascending run
     # ids; put in the board's order below), read in a worker thread while this one computes
@@ -305,16 +304,24 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
     })
 
     # reported numbers, summary-only cells ------------------------------------------------
-    rep = summ.merge(chosen, on=["task", "metric"], how="inner")[
-        ["run_id", "task", "metric", "value", "stderr", "n"]].copy()
+    rep = summ[_shown(summ, metrics_by_task)][
+        ["run_id", "task", "metric", "value", "stderr", "n"]].reset_index(drop=True)
     rep["run_id"] = rep["run_id"].astype(int)
     rep = rep.drop_duplicates(["run_id", "task", "metric"])
     rep = rep.rename(columns={"value": "reported", "stderr": "reported_stderr",
                               "n": "n_reported"})
-    cells = cells.merge(rep, on=["run_id", "task", "metric"], how="left")
-    have = set(zip(cells["run_id"].tolist(), cells["task"].tolist(), cells["metric"].tolist()))
-    so = rep[[(r, t, m) not in have for r, t, m in
-              zip(rep["run_id"].tolist(), rep["task"].tolist(), rep["metric"].tolist())]]
+    # each cell's reported value and stderr (a left join on run, task and metric: one
+    # summary row per key after the drop above)
+    keys = list(zip(cells["run_id"].tolist(), cells["task"].tolist(), cells["metric"].tolist()))
+    rep_keys = list(zip(rep["run_id"].tolist(), rep["task"].tolist(), rep["metric"].tolist()))
+    at = {k: i for i, k in enumerate(rep_keys)}
+    where = np.array([at.get(k, -1) for k in keys], dtype=np.int64)
+    for col in ("reported", "reported_stderr"):
+        vals = rep[col].to_numpy(dtype=float)
+        cells[col] = np.where(where >= 0, vals[np.maximum(where, 0)] if len(vals) else np.nan,
+                              np.nan)
+    have = set(keys)
+    so = rep[[k not in have for k in rep_keys]]
     if len(so):
         val = so["reported"].to_numpy(dtype=float)
         rse = so["reported_stderr"].to_numpy(dtype=float)
@@ -342,20 +349,21 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
                                f"from the harness-reported value and stderr"))
         if np.isnan(rse).any():
             notes.append("summary-only cells without a reported stderr have no interval")
-    cells = cells.drop(columns=["n_reported"], errors="ignore")
     cells["n"] = pd.array(cells["n"], dtype="Int64")
 
     # audit flags -----------------------------------------------------------------------
-    cells["audit_flag"] = None
+    # a cell's flags: the distinct flags of its summary rows, sorted, joined with "; "
     aud = audit_job.result() if audit_job is not None else None
+    flags: dict[tuple[int, str, str], set[str]] = {}
     if aud is not None and len(aud):
-        a = aud[["run_id", "task", "metric", "flag"]].copy()
-        a["run_id"] = a["run_id"].astype(int)
-        a = a[a["flag"].notna()].groupby(["run_id", "task", "metric"], as_index=False)[
-            "flag"].agg(lambda s: "; ".join(sorted(set(map(str, s)))))
-        cells = cells.merge(a, on=["run_id", "task", "metric"], how="left")
-        cells["audit_flag"] = cells["flag"].astype(object).where(cells["flag"].notna(), None)
-        cells = cells.drop(columns=["flag"])
+        flagged = aud[aud["flag"].notna().to_numpy()]
+        for r, t, m, f in zip(flagged["run_id"].astype(int).tolist(), flagged["task"].tolist(),
+                              flagged["metric"].tolist(), flagged["flag"].tolist()):
+            flags.setdefault((r, t, m), set()).add(str(f))
+    cells["audit_flag"] = pd.Series(
+        [("; ".join(sorted(flags[k])) if k in flags else None) for k in
+         zip(cells["run_id"].tolist(), cells["task"].tolist(), cells["metric"].tolist())],
+        index=cells.index, dtype=object) if flags else None
 
     def matrices() -> dict:
         """The pulled matrices of the tasks of ``wanted`` (waiting for their read:
@@ -446,6 +454,12 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
         _empty(TASK_NOTE_COLUMNS)
     return Leaderboard(method, confidence, metric, cells, averages, tiers, ranks,
                        tuple(notes), metrics_by_task, task_notes, info, groups, group_cells)
+
+
+def _shown(df: pd.DataFrame, metrics_by_task: dict[str, str]) -> np.ndarray:
+    """Which rows of ``df`` (columns task, metric) are of the metric shown for their task."""
+    return np.array([metrics_by_task.get(t) == m for t, m in
+                     zip(df["task"].tolist(), df["metric"].tolist())], dtype=bool)
 
 
 def _bounds_of(matrix: tuple[np.ndarray, np.ndarray] | None) -> dict | None:
