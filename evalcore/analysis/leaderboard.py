@@ -683,12 +683,15 @@ def _macro_averages(cells: pd.DataFrame, confidence: float, notes: list[str],
     first: dict[int, list[int]] = {}
     for i, rid in enumerate(run_col.tolist()):      # runs in order of first appearance
         first.setdefault(rid, []).append(i)
+    weights_of: dict[tuple[str, ...], list[float]] = {}        # runs share task sets
     for rid, idx in first.items():
         idx = np.asarray(idx)[np.argsort(task_col[idx], kind="stable")]   # by task
+        run_tasks = tuple(task_col[idx].tolist())
+        if run_tasks not in weights_of:
+            weights_of[run_tasks] = average_weights(run_tasks, groups or {})
         agg = st.aggregate_tasks(score_col[idx], se_col[idx], kind="macro",
-                                 confidence=confidence,
-                                 weights=average_weights(task_col[idx], groups or {}))
-        tasks = ",".join(task_col[idx])
+                                 confidence=confidence, weights=weights_of[run_tasks])
+        tasks = ",".join(run_tasks)
         sets.add(tasks)
         rows.append({"run_id": int(rid), "run": name_col[idx[0]], "n_tasks": len(idx),
                      "score": float(agg.estimate), "se": float(agg.se), "low": float(agg.low),

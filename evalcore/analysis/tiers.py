@@ -255,10 +255,10 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
         tests.append((binary,) + res[best])
         if with_avg:
             d2, se2, n2, _, _ = res[best_avg]
-            for j, rid in enumerate(rids):
-                if rid != best_avg and rid in group and np.isfinite(d2[j]) and np.isfinite(se2[j]):
-                    per_run.setdefault(rid, []).append((t, float(d2[j]), float(se2[j]),
-                                                        int(n2[j])))
+            ok = (np.isfinite(d2) & np.isfinite(se2)).tolist()
+            for rid, good, d, e, k in zip(rids, ok, d2.tolist(), se2.tolist(), n2.tolist()):
+                if good and rid != best_avg and rid in group:
+                    per_run.setdefault(rid, []).append((t, float(d), float(e), int(k)))
     # one frame for every task's rows, built from whole columns
     cols_of: dict[str, list] = {c: [] for c in TIER_COLUMNS}
     for (t, rids), (_, diff, _, nsh, _, _), p in zip(runs_of.items(), tests, _p_values(tests)):
@@ -281,11 +281,15 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     if best_avg is not None and per_run:
         rids = sorted(per_run)
         dd, ses, nn = [], [], []
+        weights_of: dict[tuple[str, ...], list[float]] = {}    # runs share task sets
         for rid in rids:
             v = per_run[rid]
+            tasks = tuple(t for t, _, _, _ in v)
+            if tasks not in weights_of:
+                weights_of[tasks] = average_weights(tasks, groups or {})
             agg = st.aggregate_tasks(np.array([a for _, a, _, _ in v]),
                                      np.array([e for _, _, e, _ in v]),
-                                     weights=average_weights([t for t, _, _, _ in v], groups or {}))
+                                     weights=weights_of[tasks])
             dd.append(float(agg.estimate))
             ses.append(float(agg.se))
             nn.append(sum(k for _, _, _, k in v))

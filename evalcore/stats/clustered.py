@@ -510,6 +510,13 @@ def _column_sums(a: np.ndarray) -> np.ndarray:
     return np.cumsum(a, axis=0)[-1]
 
 
+def _t_quantiles(q: float, df: np.ndarray) -> np.ndarray:
+    """``t_dist.ppf(q, df)`` elementwise, computed once per distinct ``df`` (a board's
+    cells share a few item and cluster counts: 1,000 cells, one or two distinct values)."""
+    distinct, at = np.unique(df, return_inverse=True)
+    return t_dist.ppf(q, distinct)[at.reshape(-1)]
+
+
 def _intervals_from_moments(mean: np.ndarray, n: np.ndarray, ss: np.ndarray, sq: np.ndarray,
                             g: np.ndarray, binary: np.ndarray, unit: np.ndarray,
                             conf: float) -> GroupedClusteredIntervals:
@@ -524,11 +531,11 @@ def _intervals_from_moments(mean: np.ndarray, n: np.ndarray, ss: np.ndarray, sq:
     q_iid = np.full(n_groups, z)
     small = ~binary & (n < 30) & (n >= 2)
     if small.any():
-        q_iid[small] = t_dist.ppf(0.5 + conf / 2.0, n[small] - 1)
+        q_iid[small] = _t_quantiles(0.5 + conf / 2.0, n[small] - 1)
     q_cl = np.full(n_groups, np.nan)
     ok = g >= 2
     if ok.any():
-        q_cl[ok] = t_dist.ppf(0.5 + conf / 2.0, g[ok] - 1)
+        q_cl[ok] = _t_quantiles(0.5 + conf / 2.0, g[ok] - 1)
     with np.errstate(invalid="ignore"):
         c_low, c_high = mean - q_cl * se, mean + q_cl * se
         i_low, i_high = mean - q_iid * se_iid, mean + q_iid * se_iid
@@ -545,7 +552,7 @@ def _intervals_from_moments(mean: np.ndarray, n: np.ndarray, ss: np.ndarray, sq:
         qq = 0.5 + conf / 2.0
         ratio = np.ones_like(m)
         big = m > 1
-        ratio[big] = t_dist.ppf(qq, m[big] - 1) / t_dist.ppf(qq, gk[big] - 1)
+        ratio[big] = _t_quantiles(qq, m[big] - 1) / _t_quantiles(qq, gk[big] - 1)
         n_df = n_eff * ratio * ratio
         xk = p * n_df
         alpha = 1.0 - conf

@@ -273,3 +273,18 @@ def test_codes_repeating_one_column_give_the_numbers_of_the_whole_matrix():
     with pytest.raises(StatsInputError, match="non-negative"):
         clustered_intervals_of_matrices([(np.zeros((2, 3)),
                                           np.broadcast_to(np.array([[0], [-1]]), (2, 3)))])
+
+
+def test_t_quantiles_once_per_distinct_df_equal_scipy_elementwise():
+    """``_t_quantiles`` (the board's critical values, one per distinct df) gives scipy's
+    elementwise ``t.ppf`` bit for bit, in the input's order."""
+    from scipy.stats import t as t_dist
+
+    from evalcore.stats.clustered import _t_quantiles
+    df = np.array([99.0, 1.0, 99.0, 4.0, 1999.0, 1.0, 99.0, 29.0])
+    for q in (0.975, 0.95, 0.5 + 0.8 / 2):
+        got = _t_quantiles(q, df)
+        want = t_dist.ppf(q, df)
+        assert got.shape == df.shape
+        assert np.array_equal(got, want)
+    assert _t_quantiles(0.975, np.array([])).shape == (0,)
