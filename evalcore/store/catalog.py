@@ -36,6 +36,8 @@ DATA_DIR = "data"
 # DuckLake's own retry of a commit that conflicts with a concurrent one (PostgreSQL
 # catalogs); set explicitly rather than relying on the extension's default.
 DUCKLAKE_MAX_RETRY_COUNT = 10
+# the id of the snapshot a read sees (inside a transaction: the transaction's snapshot)
+SNAPSHOT_SQL = f"SELECT id FROM {LAKE}.current_snapshot()"
 
 T = TypeVar("T")
 
@@ -495,7 +497,7 @@ class _Catalog:
         """Changes whenever the content changes (use as a cache key): the id of the
         catalog's latest snapshot (every committed write makes one); for an old .duckdb
         store, the file's (inode, size, mtime)."""
-        pinned = getattr(self.__dict__.get("_pin"), "version", None)
+        pinned = self._pinned_version()
         if pinned is not None:
             return pinned
         if self._target.read_only:
@@ -504,21 +506,36 @@ class _Catalog:
             except FileNotFoundError:
                 return "missing"
             return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
-        # a cursor kept per thread (a new cursor costs as much as the query): every call is
-        # its own autocommit transaction, so it sees the latest committed snapshot
-        local = self.__dict__.setdefault("_version_cursor", threading.local())
+        cur = self._version_cursor()
+        try:
+            rows = cur.execute(SNAPSHOT_SQL).fetchall()
+        except duckdb.Error:
+            self._drop_version_cursor()
+            with self._read("reading the store version") as fresh:
+                rows = fresh.execute(SNAPSHOT_SQL).fetchall()
+        return f"snapshot:{rows[0][0]}"
+
+    def _pinned_version(self) -> str | None:
+        """The version ``one_version`` pinned in this thread, or None."""
+        return getattr(self.__dict__.get("_pin"), "version", None)
+
+    def _version_cursor(self) -> duckdb.DuckDBPyConnection:
+        """This thread's cursor for ``version()`` (kept: a new cursor costs as much as the
+        query); each statement on it is its own autocommit transaction unless the caller
+        opens one, so it sees the latest committed snapshot."""
+        local = self.__dict__.setdefault("_version_cursor_local", threading.local())
         con = _connection(self._target, self.lock_timeout)
         cur = getattr(local, "cur", None)
         if cur is None or getattr(local, "con", None) is not con:
             cur = local.cur = self._cursor()
             local.con = con
-        try:
-            rows = cur.execute(f"SELECT id FROM {LAKE}.current_snapshot()").fetchall()
-        except duckdb.Error:
+        return cur
+
+    def _drop_version_cursor(self) -> None:
+        """Forget this thread's version cursor after an error on it (a new one next time)."""
+        local = self.__dict__.get("_version_cursor_local")
+        if local is not None:
             local.cur = None
-            with self._read("reading the store version") as fresh:
-                rows = fresh.execute(f"SELECT id FROM {LAKE}.current_snapshot()").fetchall()
-        return f"snapshot:{rows[0][0]}"
 
     @contextlib.contextmanager
     def one_version(self, known: str | None = None) -> Iterator[str]:

@@ -28,7 +28,7 @@ from evalcore.store._util import (
     _one,
     flatten_protocol,
 )
-from evalcore.store.catalog import _CONNECTIONS_LOCK, _connection
+from evalcore.store.catalog import _CONNECTIONS_LOCK, SNAPSHOT_SQL, _connection, _store_error
 
 
 def _audit_flags(df: pd.DataFrame) -> list[str | None]:
@@ -112,7 +112,7 @@ def _memo_key(name: str, params: dict) -> tuple:
     return (name, repr(tuple(params.items())))
 
 
-def _per_snapshot(fn=None, *, by_run: bool = False):
+def _per_snapshot(fn=None, *, by_run: bool = False, small: bool = False):
     """Memoize a small-table read per store snapshot (``Store.version()``) inside one Store
     object: a page that asks for runs() three times reads the catalog once. Any committed
     write (by this or another process) makes a new snapshot, which misses. Thread-safe;
@@ -120,13 +120,23 @@ def _per_snapshot(fn=None, *, by_run: bool = False):
     argument is ``run_ids`` and its rows are ordered by run_id first, so a call for some
     runs is served from a memoized call for all runs (the rows of those runs). The key is the
     call's arguments bound to the signature with defaults applied, so ``tasks()``,
-    ``tasks(None)`` and ``tasks(run_ids=None)`` are one entry."""
+    ``tasks(None)`` and ``tasks(run_ids=None)`` are one entry. ``small``: the read queries
+    the small tables (``_read_small``); outside a ``one_version`` block its version is read
+    in the transaction that checks or makes their copy (``_small_snapshot``: one catalog
+    transaction for both on a first view)."""
     if fn is None:
-        return functools.partial(_per_snapshot, by_run=by_run)
+        return functools.partial(_per_snapshot, by_run=by_run, small=small)
     signature = inspect.signature(fn)
 
     @functools.wraps(fn)
     def wrapper(self, *args, **kwargs):
+        if small and self._pinned_version() is None and not self._target.read_only:
+            version, copy_ = self._small_snapshot()
+            try:
+                with self.one_version(version):
+                    return wrapper(self, *args, **kwargs)
+            finally:
+                self._release_small(copy_)
         version = self.version()
         bound = signature.bind(self, *args, **kwargs)
         bound.apply_defaults()
@@ -177,18 +187,24 @@ class _SmallTables:
     the store's connection (its cursors share the in-memory catalog), dropped once it is
     replaced and no read uses it."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, version: str, cur):
+    def __init__(self, con: duckdb.DuckDBPyConnection, version: str, cur,
+                 in_transaction: bool = False):
+        """Copy the tables on ``cur``, in a transaction of its own, or (``in_transaction``)
+        in the caller's open transaction, which the caller commits."""
         self.con, self.version = con, version
         self.schema = _SMALL_SCHEMA.format(next(_SMALL_IDS))
         self.users, self.stale = 0, False
-        cur.execute("BEGIN TRANSACTION")
+        if not in_transaction:
+            cur.execute("BEGIN TRANSACTION")
         try:
             cur.execute(f"CREATE SCHEMA memory.{self.schema}")
             for name, sql in _SMALL_TABLES:
                 cur.execute(f"CREATE TABLE memory.{self.schema}.{name} AS {sql}")
-            cur.execute("COMMIT")
+            if not in_transaction:
+                cur.execute("COMMIT")
         except BaseException:
-            cur.execute("ROLLBACK")
+            if not in_transaction:
+                cur.execute("ROLLBACK")
             raise
 
     def drop(self) -> None:
@@ -220,11 +236,17 @@ class _Queries:
         bench store, where each DuckLake query of its own costs 10-40 ms), plus a few ms
         each. Copied again when the store's version changes or the connection was reopened;
         the copy is consistent (one snapshot); the version it is filed under may be older
-        than its content (a write between the two), which only costs one more copy."""
-        version = self.version()
+        than its content (a write between the two), which only costs one more copy. Outside
+        a ``one_version`` block the version and the copy are read in one transaction
+        (``_small_snapshot``)."""
         con = _connection(self._target, self.lock_timeout)
         box = self._small_box()
-        small = self._current_small(box, version, con)
+        version = self._pinned_version()
+        if version is None and not self._target.read_only:
+            version, small = self._small_snapshot()
+        else:
+            version = self.version()
+            small = self._current_small(box, version, con)
         if small is None:
             # one copy at a time per Store object: parallel reads (the leaderboard's) wait
             # for it instead of each making their own
@@ -248,10 +270,70 @@ class _Queries:
             finally:
                 cur.close()
         finally:
-            with _MEMO_LOCK:
-                small.users -= 1
-                if small.stale and not small.users:
-                    small.drop()
+            self._release_small(small)
+
+    @staticmethod
+    def _release_small(small: "_SmallTables") -> None:
+        """A read is done with ``small`` (drop it if it is stale and no other read uses it)."""
+        with _MEMO_LOCK:
+            small.users -= 1
+            if small.stale and not small.users:
+                small.drop()
+
+    def _small_snapshot(self) -> tuple[str, "_SmallTables"]:
+        """(the store's version, this Store object's copy of the small tables of that
+        snapshot, counted as in use: the caller releases it, ``_release_small``), in ONE
+        catalog transaction: the snapshot id, then, unless the current copy is of that
+        snapshot, the copy itself (the transaction's snapshot: consistent with the id). A
+        first view after a write so pays one transaction instead of the version query's and
+        the copy's; the copy is registered once committed. On this thread's version cursor
+        when this object holds a copy (usually only the id is read), else on a read cursor
+        (``_read``: the copy is certain)."""
+        con = _connection(self._target, self.lock_timeout)
+        held = self._small_box().get("small")
+        if held is None or held.con is not con:
+            # no copy on this connection (a first read): a copy for certain, on a read
+            # cursor as every read of the store
+            with self._read() as cur:
+                return self._small_snapshot_on(cur)
+        for attempt in (0, 1):
+            try:
+                return self._small_snapshot_on(self._version_cursor())
+            except duckdb.Error as exc:
+                # a broken kept cursor: once more on a new one, then the error
+                self._drop_version_cursor()
+                if attempt:
+                    raise _store_error(exc, "reading the store") from exc
+        raise AssertionError("unreachable")
+
+    def _small_snapshot_on(self, cur) -> tuple[str, "_SmallTables"]:
+        """``_small_snapshot``'s transaction on the cursor ``cur``."""
+        con = _connection(self._target, self.lock_timeout)
+        box = self._small_box()
+        small = None
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            version = f"snapshot:{cur.execute(SNAPSHOT_SQL).fetchall()[0][0]}"
+            small = self._current_small(box, version, con)
+            if small is None:
+                with self.__dict__.setdefault("_small_lock", threading.Lock()):
+                    small = self._current_small(box, version, con)
+                    if small is None:
+                        made = _SmallTables(con, version, cur, in_transaction=True)
+                        cur.execute("COMMIT")
+                        with _MEMO_LOCK:
+                            made.users += 1
+                            self._retire_small(box.get("small"))
+                            box["small"] = small = made
+                        return version, small
+            cur.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(duckdb.Error):
+                cur.execute("ROLLBACK")
+            if small is not None:
+                self._release_small(small)
+            raise
+        return version, small
 
     def _small_box(self) -> dict:
         """This Store object's holder of its current copy (``box["small"]``); a Store object
@@ -350,13 +432,13 @@ class _Queries:
         more = f" and {len(rows) - 20} more" if len(rows) > 20 else ""
         raise StoreError(f"no run named or numbered {ref!r}; known runs: {listed}{more}")
 
-    @_per_snapshot
+    @_per_snapshot(small=True)
     def _run_names(self) -> pd.DataFrame:
         """run_id, name of every run (resolve_run's lookup, once per snapshot)."""
         with self._read_small() as con:
             return con.execute("SELECT run_id, name FROM runs ORDER BY run_id").df()
 
-    @_per_snapshot
+    @_per_snapshot(small=True)
     def runs(self) -> pd.DataFrame:
         """run_id, name, model, source_format, harness, harness_version, tags (list[str]),
         created_at, source_key, n_tasks, n_scores, has_items"""
@@ -432,7 +514,7 @@ class _Queries:
                f"LEFT JOIN (SELECT label, value FROM labels{tf}) ph ON ph.label = s.prompt_hash)")
         return sql, ([str(task)] * 4 if task is not None else [])
 
-    @_per_snapshot(by_run=True)
+    @_per_snapshot(by_run=True, small=True)
     def tasks(self, run_ids: list[int] | None = None) -> pd.DataFrame:
         """run_id, task, metric, n_items, k_max, has_cluster, binary, n_choices,
         has_items (False for summary-only task/metric rows), is_group (from the summary,
@@ -516,7 +598,7 @@ class _Queries:
         with self._read() as con:
             return _fetch_rows(con, sql, [int(run_a), task, metric, int(run_b), task, mb])
 
-    @_per_snapshot
+    @_per_snapshot(small=True)
     def cell_stats(self, run_ids: list[int] | None = None, task: str | None = None,
                    metric: str | None = None) -> pd.DataFrame:
         """Over item means: run_id, task, metric, n, sum, sumsq, binary (computed in SQL).
@@ -548,7 +630,7 @@ class _Queries:
         with self._read() as con:
             return con.execute(sql, params).df()
 
-    @_per_snapshot(by_run=True)
+    @_per_snapshot(by_run=True, small=True)
     def summaries(self, run_ids: list[int] | None = None) -> pd.DataFrame:
         """run_id, task, metric, value, stderr, stderr_raw, n, is_group"""
         where, params = self._where(run_ids, None, None)

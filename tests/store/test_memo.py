@@ -100,6 +100,20 @@ def test_equal_calls_share_one_memo_entry(store, monkeypatch):
     assert calls == []
 
 
+def _count_copies(monkeypatch) -> list:
+    """Count the copies of the small tables made from now on (``query._SmallTables``)."""
+    from evalcore.store import query
+    made: list[int] = []
+    original = query._SmallTables.__init__
+
+    def counting(self, *a, **kw):
+        made.append(1)
+        return original(self, *a, **kw)
+
+    monkeypatch.setattr(query._SmallTables, "__init__", counting)
+    return made
+
+
 def _small_schemas(store) -> list[str]:
     """The copies of the small tables held in the connection's in-memory catalog."""
     with store._read() as con:
@@ -116,9 +130,10 @@ def test_small_tables_are_read_once_per_snapshot_for_every_small_read(store, mon
                            summaries=[summary("t", "acc", 0.5, 0.1, 3)]) for i in range(3)])
     store.forget()
     calls = count_reads(monkeypatch)
+    copies = _count_copies(monkeypatch)
     frames = {"runs": store.runs(), "tasks": store.tasks(), "cells": store.cell_stats(),
               "summaries": store.summaries(), "audit": store.audit([1, 2], task="t")}
-    assert len(calls) == 1                         # the copy; every answer from it
+    assert len(calls) == 1 and len(copies) == 1    # the copy; every answer from it
     monkeypatch.undo()
     assert frames["runs"]["name"].tolist() == ["r0", "r1", "r2"]
     assert frames["runs"]["n_tasks"].tolist() == [1, 1, 1]
@@ -149,6 +164,7 @@ def test_parallel_small_reads_share_one_copy(store, monkeypatch):
     want = store.tasks()
     store.forget()
     calls = count_reads(monkeypatch)
+    copies = _count_copies(monkeypatch)
     barrier = threading.Barrier(4)
 
     def reader():
@@ -158,7 +174,8 @@ def test_parallel_small_reads_share_one_copy(store, monkeypatch):
             store.cell_stats()
 
     assert _in_threads(reader, 4) == []
-    assert len(calls) == 1
+    # one copy; a thread that found no copy held read the snapshot id on a read cursor
+    assert len(copies) == 1 and len(calls) <= 4
 
 
 def test_a_dropped_store_object_drops_its_copy(store, store_location):
@@ -169,3 +186,39 @@ def test_a_dropped_store_object_drops_its_copy(store, store_location):
     del other
     gc.collect()
     assert _small_schemas(store) == []
+
+
+def test_a_first_view_reads_the_version_and_the_copy_in_one_transaction(store, store_location,
+                                                                        monkeypatch):
+    """Outside a one_version block, runs() after a write asks the catalog once: the snapshot
+    id and the copy of the small tables in one transaction (``Store._small_snapshot``), the
+    copy filed under that id; a later read of the same snapshot reuses it, a write by
+    another Store object makes a new one; inside one_version the pinned version is used."""
+    store.ingest([make_run("a", files=["a"])])
+    store.runs()
+    versions: list[int] = []
+    original = type(store).version
+
+    def counting(self):
+        if self._pinned_version() is None:      # a catalog query, not the pinned answer
+            versions.append(1)
+        return original(self)
+
+    monkeypatch.setattr(type(store), "version", counting)
+    copies = _count_copies(monkeypatch)
+    other = store_location.open()
+    other.ingest([make_run("b", files=["b"])])
+    versions.clear()
+    assert store.runs()["name"].tolist() == ["a", "b"]
+    assert len(copies) == 1 and versions == []      # no separate version query
+    box = store.__dict__["_small_holder"]["small"]
+    assert box.version == original(store) and box.users == 0
+    assert store.tasks()["run_id"].tolist() == [1, 2] and len(copies) == 1
+    with store.one_version() as pinned:
+        assert store.cell_stats()["run_id"].tolist() == [1, 2]
+    assert pinned == box.version and len(copies) == 1
+    assert len(_small_schemas(store)) == 1
+    store.forget()                                  # no copy held: the first read's
+    versions.clear()
+    assert store.tasks()["run_id"].tolist() == [1, 2]
+    assert len(copies) == 2 and versions == [] and len(_small_schemas(store)) == 1
