@@ -30,6 +30,7 @@ from scipy.stats import t as t_dist
 
 from evalcore.stats._checks import (StatsInputError, as_clusters, as_scores, check_confidence,
                                     check_count, z_value)
+from evalcore.stats._distributions import t_ppf
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,7 @@ def cluster_t_value(confidence: float, n_clusters: int) -> float:
     g = check_count(n_clusters, "n_clusters")
     if g < 2:
         raise StatsInputError(f"a cluster-robust interval needs at least 2 clusters, got {g}")
-    return float(t_dist.ppf(0.5 + conf / 2.0, g - 1))
+    return t_ppf(0.5 + conf / 2.0, g - 1)   # scipy's t.ppf, bit for bit
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 from scipy.special import ndtr
-from scipy.stats import binom, chi2
-from scipy.stats import t as t_dist
+from scipy.stats import binom
 
 from evalcore.stats._checks import (StatsInputError, as_clusters, as_scores, check_confidence,
                                     check_count, is_binary, same_length, z_value)
+from evalcore.stats._distributions import binom_cdf, binom_pmf, chi2_sf, t_ppf, t_sf
 from evalcore.stats.clustered import (cluster_t_value, clustered_interval,
                                       clustered_variance_of_mean)
 
@@ -65,11 +65,12 @@ def mcnemar(b: int, c: int) -> McNemarResult:
     if m == 0:
         return McNemarResult(bi, ci, 1.0, 1.0, 0.0, 1.0)
     lo = min(bi, ci)
-    p_exact = min(1.0, 2.0 * float(binom.cdf(lo, m, 0.5)))
-    p_midp = min(1.0, 2.0 * float(binom.cdf(lo, m, 0.5)) - float(binom.pmf(lo, m, 0.5)))
+    cdf = binom_cdf(lo, m, 0.5)
+    p_exact = min(1.0, 2.0 * cdf)
+    p_midp = min(1.0, 2.0 * cdf - binom_pmf(lo, m, 0.5))
     corr = 1.0 if bi != ci else 0.0
     stat = (abs(bi - ci) - corr) ** 2 / m
-    return McNemarResult(bi, ci, p_exact, p_midp, float(stat), float(chi2.sf(stat, 1)))
+    return McNemarResult(bi, ci, p_exact, p_midp, float(stat), chi2_sf(stat, 1))
 
 
 def mcnemar_exact_p(b: Any, c: Any) -> np.ndarray:
@@ -193,13 +194,13 @@ def mean_quantile(confidence: float, n: int, binary: bool) -> tuple[float, int |
     conf = check_confidence(confidence)
     if binary or n >= SMALL_N or n < 2:
         return z_value(conf), None
-    return float(t_dist.ppf(0.5 + conf / 2.0, n - 1)), n - 1
+    return t_ppf(0.5 + conf / 2.0, n - 1), n - 1
 
 
 def _two_sided_p(stat: float, df: int | None) -> float:
     if df is None:
         return float(2.0 * ndtr(-abs(stat)))
-    return float(2.0 * t_dist.sf(abs(stat), df))
+    return 2.0 * t_sf(abs(stat), df)
 
 
 def paired_difference(a: Any, b: Any, confidence: float = 0.95,
