@@ -10,6 +10,7 @@ import pandas as pd
 
 from evalcore import stats as st
 from evalcore.errors import AnalysisError
+from evalcore.analysis.board_cells import _submit
 from evalcore.analysis.groups import average_weights, task_groups
 from evalcore.analysis.leaderboard import _declared_groups, _protocols, metric_infos
 from evalcore.analysis._common import (
@@ -209,14 +210,16 @@ def _pairing(store, p) -> Pairing:
                    hash_mismatch=listed(lists[2]))
 
 
-def _paired_cells(store, a: int, b: int, task_metrics: list[tuple[str, str]]
+def _paired_reads(store, a: int, b: int, task_metrics: list[tuple[str, str]]) -> list:
+    """``store.paired_items`` of two runs on several (task, metric) cells: one store query
+    on integer item keys (a ``PairedItems`` per cell, in order)."""
+    return store.paired_items(a, b, [(t, m, m) for t, m in task_metrics])
+
+
+def _paired_cells(store, task_metrics: list[tuple[str, str]], got: list
                   ) -> dict[tuple[str, str], tuple[_Shared, Pairing]]:
     """Shared items and the pairing report (shared, only in A, only in B, hash mismatches)
-    of two runs for several (task, metric) cells, from one store query
-    (``store.paired_items``) on integer item keys."""
-    if not task_metrics:
-        return {}
-    got = store.paired_items(a, b, [(t, m, m) for t, m in task_metrics])
+    of each (task, metric) cell from its ``PairedItems`` (``_paired_reads``)."""
     return {(t, m): (_shared(p), _pairing(store, p)) for (t, m), p in zip(task_metrics, got)}
 
 
@@ -520,10 +523,19 @@ def _compare(store, run_a: str | int, run_b: str | int, task: str | None, metric
                 continue
             m = default_metric(both_items or both_any)
         plan.append((t, m, m in both_items))
-    # item-level tasks: every shared-item frame and pairing report from one store query
-    frames = _paired_cells(store, a, b, [(t, m) for t, m, paired in plan if paired])
-    # direction and scale of each metric (evalcore.metrics): verdicts and the macro average
-    info = metric_infos(store, [a, b], [(t, m) for t, m, _ in plan])
+    # item-level tasks: every shared item from one store query, read in a worker thread
+    # while this one reads the protocols (the store's reads release the GIL)
+    paired_cells = [(t, m) for t, m, paired in plan if paired]
+    read = _submit(store, _paired_reads, store, a, b, paired_cells) if paired_cells else None
+    try:
+        # the protocol diff of the tasks planned (filtered to the compared ones below)
+        planned = [t for t, _, _ in plan]
+        pdf = store.protocol_diff(a, b, planned[0] if len(planned) == 1 else None)
+        # direction and scale of each metric (evalcore.metrics): verdicts and macro average
+        info = metric_infos(store, [a, b], [(t, m) for t, m, _ in plan])
+    finally:
+        got = read.result() if read is not None else []   # never leave the read running
+    frames = _paired_cells(store, paired_cells, got)
     for t, m, paired in plan:
         d = info[t].direction
         if paired:
@@ -567,7 +579,11 @@ def _compare(store, run_a: str | int, run_b: str | int, task: str | None, metric
             warnings.append(f"{p.task}: {len(p.only_a)} item(s) only in {name_a}, "
                             f"{len(p.only_b)} only in {name_b}; compared on "
                             f"{p.n_shared} shared items")
-    pdiff = _protocol_diff(store, a, b, [r["task"] for r in rows])
+    compared = [r["task"] for r in rows]
+    if (len(compared) == 1) != (len(planned) == 1):
+        # one task left of several planned: the store's diff of that task alone
+        pdf = store.protocol_diff(a, b, compared[0] if len(compared) == 1 else None)
+    pdiff = _protocol_diff(pdf, compared)
     if len(pdiff):
         if "category" in pdiff.columns:
             instrument = pdiff[~pdiff["category"].isin(BENIGN_PROTOCOL_CATEGORIES)]
@@ -677,10 +693,10 @@ def _grouped_text(per_task: pd.DataFrame, groups: dict[str, list[str]] | None) -
     return ("each group counted once: " + "; ".join(parts)) if parts else ""
 
 
-def _protocol_diff(store, a: int, b: int, tasks: list[str]) -> pd.DataFrame:
-    """Settings that differ: run scope plus the compared tasks (``store.protocol_diff``).
-    Extra store columns (e.g. ``category``) are kept after the documented ones."""
-    pdf = store.protocol_diff(a, b, tasks[0] if len(tasks) == 1 else None)
+def _protocol_diff(pdf: pd.DataFrame | None, tasks: list[str]) -> pd.DataFrame:
+    """Settings that differ: run scope plus the compared tasks, from ``store.protocol_diff``
+    of the two runs (for the one task when one is compared, else for all tasks). Extra store
+    columns (e.g. ``category``) are kept after the documented ones."""
     if pdf is None or len(pdf) == 0:
         return _empty(PROTOCOL_COLUMNS)
     pdf = pdf[pdf["scope"].isin(["run", *tasks])]

@@ -29,6 +29,7 @@ from evalcore.store._util import (
     flatten_protocol,
 )
 from evalcore.store.catalog import _CONNECTIONS_LOCK, SNAPSHOT_SQL, _connection, _store_error
+from evalcore.store.pairs import _SIDE_READS
 
 
 def _audit_flags(df: pd.DataFrame) -> list[str | None]:
@@ -720,37 +721,52 @@ class _Queries:
         # from the per-snapshot reads (a compare has read them already): no query of its own
         # when they are memoized
         ids = sorted({a, b})
-        runs = self.runs()
-        runs = runs[runs["run_id"].isin(ids)]
-        known = {int(r) for r in runs["run_id"]}
+        # the run protocols are read on a side thread (under this thread's store version)
+        # while this one reads the task protocols; memoized reads cost no query
+        version = self.version()
+
+        def read_run_protocols() -> pd.DataFrame:
+            with self.one_version(version):
+                return self.run_protocols(ids)
+
+        ahead = _SIDE_READS.submit(read_run_protocols)
+        try:
+            tp = self.task_protocol_table(ids)
+            cells = self.tasks(ids)
+            runs = self.runs()
+        finally:
+            rp = ahead.result()             # never leave the other read running
+        # the runs' columns as lists, one row per run (no frame filtered per run)
+        cols = ("harness", "harness_version", "source_format")
+        run_rows = {int(r): dict(zip(cols, v)) for r, *v in zip(
+            runs["run_id"].tolist(), *(runs[c].tolist() for c in cols)) if int(r) in ids}
         for rid in (a, b):
-            if rid not in known:
+            if rid not in run_rows:
                 raise StoreError(f"no run with id {rid}")
-        rp = self.run_protocols(ids)
-        protocols = dict(zip(rp["run_id"].astype(int), rp["protocol"]))
+        protocols = dict(zip(rp["run_id"].astype(int).tolist(), rp["protocol"].tolist()))
 
         def run_side(rid: int) -> dict[str, Any]:
-            row = runs[runs["run_id"] == rid].iloc[0]
             flat = flatten_protocol(protocols.get(rid, {}))
-            flat.update({"harness": _none(row["harness"]),
-                         "harness_version": _none(row["harness_version"]),
-                         "source_format": _none(row["source_format"])})
+            flat.update({c: _none(run_rows[rid][c]) for c in cols})
             return flat
 
-        tp = self.task_protocol_table(ids)
-        cells = self.tasks(ids)
+        tp_rows = list(zip(tp["run_id"].astype(int).tolist(), tp["task"].tolist(),
+                           tp["n_choices"].tolist(), tp["protocol"].tolist()))
+        metrics_of: dict[int, dict[str, set[str]]] = {}
+        for r, t, m in zip(cells["run_id"].astype(int).tolist(), cells["task"].tolist(),
+                           cells["metric"].tolist()):
+            if not pd.isna(t):             # as groupby: no group for a missing task
+                metrics_of.setdefault(r, {}).setdefault(str(t), set()).add(str(m))
 
         def task_side(rid: int) -> dict[str, dict[str, Any]]:
             out: dict[str, dict[str, Any]] = {}
-            mine = tp[tp["run_id"] == rid]
-            for t, nc, pr in zip(mine["task"], mine["n_choices"], mine["protocol"]):
-                flat = flatten_protocol(pr)
-                flat["n_choices"] = _none(nc)
-                out[str(t)] = flat
-            mine = cells[cells["run_id"] == rid]
-            for t, ms in mine.groupby("task", sort=True)["metric"]:
-                out.setdefault(str(t), {"n_choices": None})["metrics"] = \
-                    ", ".join(sorted({str(m) for m in ms}))
+            for r, t, nc, pr in tp_rows:
+                if r == rid:
+                    flat = flatten_protocol(pr)
+                    flat["n_choices"] = _none(nc)
+                    out[str(t)] = flat
+            for t, ms in sorted(metrics_of.get(rid, {}).items()):
+                out.setdefault(t, {"n_choices": None})["metrics"] = ", ".join(sorted(ms))
             return out
 
         ra, rb = run_side(a), run_side(b)
