@@ -152,10 +152,8 @@ def pick_matrix(store, task: str, run_ids: list[int]) -> PickMatrix:
     pos = np.minimum(np.searchsorted(keys[by_key], item), len(keys) - 1)
     ok = keys[by_key][pos] == item
     row = by_key[pos]
-    col_of = {int(r): j for j, r in enumerate(run_ids)}
-    run_found, run_index = np.unique(
-        np.asarray(answers.column("run_id").to_numpy(), dtype=np.int64), return_inverse=True)
-    col = np.array([col_of.get(int(r), -1) for r in run_found], dtype=np.int64)[run_index.ravel()]
+    col = _positions(np.asarray(answers.column("run_id").to_numpy(), dtype=np.int64),
+                     [int(r) for r in run_ids])
     ok &= col >= 0
     # normalise each distinct (response, target) pair once; pick texts as integer codes
     pick_code, texts = _pick_codes(answers.column("response"), answers.column("target"))
@@ -174,6 +172,37 @@ def pick_matrix(store, task: str, run_ids: list[int]) -> PickMatrix:
                         index=pd.Index(items, name="item_id"),
                         columns=pd.Index(list(run_ids), name="run_id"))
     return PickMatrix(list(run_ids), items, prompts, gold, wide, codes, gold_codes, options)
+
+
+def _positions(values: np.ndarray, keys: list[int]) -> np.ndarray:
+    """For each value, the index of its key in ``keys`` (distinct integers), -1 for a value
+    that is no key: a lookup table over the values' range when that range is not much larger
+    than the values (run ids: store-allocated, dense), else one sort of the values."""
+    if not values.size:
+        return np.empty(0, dtype=np.int64)
+    lo, hi = int(values.min()), int(values.max())
+    if hi - lo < 4 * values.size + 1024:
+        table = np.full(hi - lo + 1, -1, dtype=np.int64)
+        for j, k in enumerate(keys):
+            if lo <= k <= hi:
+                table[k - lo] = j
+        return table[values - lo]
+    found, index = np.unique(values, return_inverse=True)
+    col_of = {k: j for j, k in enumerate(keys)}
+    return np.array([col_of.get(int(v), -1) for v in found], dtype=np.int64)[index.ravel()]
+
+
+def _unique_small(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` (sorted distinct values, each value's index
+    among them) of integers in [0, bound): by marking a table of ``bound`` flags when that is
+    not much larger than the values (no sort), else by ``np.unique``."""
+    if bound > 4 * values.size + 1024:
+        found, index = np.unique(values, return_inverse=True)
+        return found, index.ravel()
+    seen = np.zeros(bound, dtype=bool)
+    seen[values] = True
+    rank = np.cumsum(seen, dtype=np.int64) - 1
+    return np.flatnonzero(seen), rank[values]
 
 
 def item_choices(store, task: str, metric: str, run_id: int) -> list[str]:
@@ -205,7 +234,8 @@ def _pick_codes(response: pa.ChunkedArray, target: pa.ChunkedArray) -> tuple[np.
         return idx, enc.dictionary.to_pylist()
     r_idx, r_vals = encoded(response)
     t_idx, t_vals = encoded(target)
-    pair, inverse = np.unique((r_idx + 1) * (len(t_vals) + 1) + (t_idx + 1), return_inverse=True)
+    pair, inverse = _unique_small((r_idx + 1) * (len(t_vals) + 1) + (t_idx + 1),
+                                  (len(r_vals) + 1) * (len(t_vals) + 1))
     texts: list[str] = []
     text_id: dict[str, int] = {}
     pair_code = np.empty(pair.size, dtype=np.int64)

@@ -222,3 +222,23 @@ def test_option_codes_equal_the_per_item_loop():
     assert got[2][7] == [] and got[1][7] == -1
     empty = _option_codes([], np.empty((0, 3), dtype=object))
     assert empty[0].shape == (3, 0) and empty[2] == []
+
+
+def test_positions_and_unique_small_equal_the_sorting_paths():
+    """pick_matrix's run columns (_positions) and distinct (response, target) pairs
+    (_unique_small): the table paths give what the np.unique paths give, and a range too
+    wide for a table takes the np.unique path."""
+    from evalcore.analysis.items import _positions, _unique_small
+
+    rng = np.random.default_rng(5)
+    for values, keys in [(rng.integers(3, 60, 5000), [7, 3, 59, 100, 40]),
+                         (np.array([5, 10**12, 5, 7]), [10**12, 7]),     # sparse: np.unique
+                         (np.array([], dtype=np.int64), [1])]:
+        want = np.array([([*keys].index(int(v)) if int(v) in keys else -1) for v in values],
+                        dtype=np.int64)
+        assert np.array_equal(_positions(values, keys), want)
+    for values, bound in [(rng.integers(0, 40, 3000), 40), (rng.integers(0, 10**7, 50), 10**7),
+                          (np.array([0, 0, 3]), 4), (np.array([], dtype=np.int64), 5)]:
+        found, index = _unique_small(values, bound)
+        u, inv = np.unique(values, return_inverse=True)
+        assert np.array_equal(found, u) and np.array_equal(index, inv.ravel())
