@@ -302,7 +302,8 @@ def _paired_row(shared: _Shared, task: str, metric: str, confidence: float,
     scale = 100.0 if unit else 1.0
     clusters = None
     kind = "paired"
-    if shared.clusters is not None and np.unique(shared.clusters).size >= 2:
+    cl = shared.clusters
+    if cl is not None and cl.size and bool((cl != cl[0]).any()):   # 2+ clusters
         clusters = shared.clusters
         kind = "paired, clustered SE"
     if n < 2:

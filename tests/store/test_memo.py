@@ -222,3 +222,28 @@ def test_a_first_view_reads_the_version_and_the_copy_in_one_transaction(store, s
     versions.clear()
     assert store.tasks()["run_id"].tolist() == [1, 2]
     assert len(copies) == 2 and versions == [] and len(_small_schemas(store)) == 1
+
+
+def test_copy_frame_copies_the_containers_of_object_columns_only():
+    """``_copy_frame`` (every memo hit): equal frames, new arrays, new dicts and lists in
+    object columns wherever they sit among other dtypes; strings, numbers and an empty
+    frame pass through as a plain deep copy."""
+    import pandas as pd
+
+    from evalcore.store.query import _copy_frame
+
+    df = pd.DataFrame({"run_id": [1, 2], "name": pd.Series(["a", "b"], dtype="str"),
+                       "harness": pd.Series(["x", None], dtype=object), "score": [0.5, 1.0],
+                       "protocol": [{"k": {"n": [1, 2]}}, {}], "tags": [["t"], []],
+                       "flag": [True, False]})
+    out = _copy_frame(df)
+    pd.testing.assert_frame_equal(out, df)
+    for col in ("protocol", "tags"):
+        assert all(x is not y for x, y in zip(out[col], df[col]))
+    out.at[0, "protocol"]["k"]["n"].append(3)
+    out.at[0, "tags"].append("u")
+    out.loc[1, "score"] = 9.0
+    assert df.at[0, "protocol"] == {"k": {"n": [1, 2]}} and df.at[0, "tags"] == ["t"]
+    assert df["score"].tolist() == [0.5, 1.0]
+    empty = _copy_frame(df.iloc[:0])
+    pd.testing.assert_frame_equal(empty, df.iloc[:0])
