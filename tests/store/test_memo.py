@@ -101,16 +101,16 @@ def test_equal_calls_share_one_memo_entry(store, monkeypatch):
 
 
 def _count_copies(monkeypatch) -> list:
-    """Count the copies of the small tables made from now on (``query._SmallTables``)."""
-    from evalcore.store import query
+    """Count the copies of the small tables made from now on (``small._SmallTables``)."""
+    from evalcore.store import small
     made: list[int] = []
-    original = query._SmallTables.__init__
+    original = small._SmallTables.__init__
 
     def counting(self, *a, **kw):
         made.append(1)
         return original(self, *a, **kw)
 
-    monkeypatch.setattr(query._SmallTables, "__init__", counting)
+    monkeypatch.setattr(small._SmallTables, "__init__", counting)
     return made
 
 
