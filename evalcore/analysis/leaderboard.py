@@ -469,8 +469,10 @@ def _bounds_of(matrix: tuple[np.ndarray, np.ndarray] | None) -> dict | None:
 
 def _protocols(store, ids: list[int], task: str | None = None) -> dict[tuple[int, str], dict]:
     """(run id, task) -> stored task protocol, in run order (``store.task_protocol_table``;
-    only ``task``'s when given)."""
-    tp = store.task_protocol_table(ids) if task is None else store.task_protocol_table(ids, task)
+    only ``task``'s when given). The table is asked for the ids in ascending order, as
+    ``Store.protocol_diff`` asks: one memo entry per run set, whatever the board's order."""
+    asked = sorted(ids)
+    tp = store.task_protocol_table(asked) if task is None else store.task_protocol_table(asked, task)
     order = {r: i for i, r in enumerate(ids)}
     rows = sorted(zip(tp["run_id"].astype(int).tolist(), tp["task"].astype(str).tolist(),
                       tp["protocol"].tolist()),

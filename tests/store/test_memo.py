@@ -247,3 +247,26 @@ def test_copy_frame_copies_the_containers_of_object_columns_only():
     assert df["score"].tolist() == [0.5, 1.0]
     empty = _copy_frame(df.iloc[:0])
     pd.testing.assert_frame_equal(empty, df.iloc[:0])
+
+
+def test_the_task_protocols_are_asked_for_in_one_run_order(store, monkeypatch):
+    """``analysis.compare(b, a)`` with b's id above a's: the board's metric infos and the
+    protocol diff ask ``task_protocol_table`` for the run ids in ascending order, so both
+    calls share one memo key (the board asked in its own order, a second key)."""
+    import functools
+
+    from evalcore import analysis
+    store.ingest([make_run("a", files=["a"]), make_run("b", files=["b"])])
+    asked = []
+    original = type(store).task_protocol_table.__wrapped__
+
+    @functools.wraps(original)
+    def counting(self, *args, **kwargs):
+        asked.append(list(args[0]))
+        return original(self, *args, **kwargs)
+
+    # unmemoized, so every call is seen
+    monkeypatch.setattr(type(store), "task_protocol_table", counting)
+    analysis.compare(store, "b", "a")
+    analysis.leaderboard(store, runs=["b", "a"])
+    assert asked and all(ids == [1, 2] for ids in asked), asked
