@@ -156,7 +156,10 @@ def _per_snapshot(fn=None, *, by_run: bool = False, small: bool = False):
         with self.one_version(version):    # the read's own checks (_read_small) ask no more
             value = fn(self, *args, **kwargs)
         with _MEMO_LOCK:
-            memo = {k: v for k, v in memo.items() if v[0] == version}
+            # the memo as it is now: another thread (or a read nested in this one) may have
+            # stored an entry since ``memo`` was looked up above; filtering that older dict
+            # would drop it
+            memo = {k: v for k, v in self.__dict__.get("_memo", {}).items() if v[0] == version}
             if len(memo) >= _MEMO_SIZE:
                 memo.pop(next(iter(memo)))
             memo[key] = (version, value)

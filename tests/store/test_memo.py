@@ -270,3 +270,34 @@ def test_the_task_protocols_are_asked_for_in_one_run_order(store, monkeypatch):
     analysis.compare(store, "b", "a")
     analysis.leaderboard(store, runs=["b", "a"])
     assert asked and all(ids == [1, 2] for ids in asked), asked
+
+
+def test_an_entry_stored_while_another_read_runs_is_kept(store, monkeypatch):
+    """A memoized read that finishes while another one runs (a side thread's, or one nested
+    in it) keeps its entry: the other read stores its own into the memo as it is then, not
+    into the dict it looked up before it started (which lost the first entry: read again)."""
+    import functools
+
+    store.ingest([make_run("a", files=["a"])])
+    original = type(store).task_protocol_table.__wrapped__
+    runs_reads = []
+    original_runs = type(store).runs.__wrapped__
+
+    @functools.wraps(original_runs)
+    def counted_runs(self):
+        runs_reads.append(1)
+        return original_runs(self)
+
+    @functools.wraps(original)
+    def nested(self, *args, **kwargs):
+        self.runs()                     # stored while task_protocol_table's read runs
+        return original(self, *args, **kwargs)
+
+    from evalcore.store.query import _per_snapshot
+    monkeypatch.setattr(type(store), "runs", _per_snapshot(small=True)(counted_runs))
+    monkeypatch.setattr(type(store), "task_protocol_table", _per_snapshot(nested))
+    store.forget()
+    with store.one_version():
+        store.task_protocol_table([1])
+        store.runs()                    # the entry stored inside is still there
+    assert len(runs_reads) == 1
