@@ -28,6 +28,7 @@ from evalcore import stats as st
 from evalcore.analysis._common import _natural_key, default_metric, one_version, resolve_run
 from evalcore.errors import AnalysisError
 from evalcore.items.ngram_index import IndexInfo, item_overlap, word_counts
+from evalcore.store.keys import groups   # np.unique(..., return_inverse=True), by a flag table when dense
 from evalcore.stats.label_consensus import (CHANCE_MODEL, DEFAULT_M, ConsensusExpectation,
                                             consensus_suspects, default_strong_size,
                                             expected_suspects, expected_suspects_given_errors,
@@ -192,19 +193,6 @@ def _positions(values: np.ndarray, keys: list[int]) -> np.ndarray:
     return np.array([col_of.get(int(v), -1) for v in found], dtype=np.int64)[index.ravel()]
 
 
-def _unique_small(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(values, return_inverse=True)`` (sorted distinct values, each value's index
-    among them) of integers in [0, bound): by marking a table of ``bound`` flags when that is
-    not much larger than the values (no sort), else by ``np.unique``."""
-    if bound > 4 * values.size + 1024:
-        found, index = np.unique(values, return_inverse=True)
-        return found, index.ravel()
-    seen = np.zeros(bound, dtype=bool)
-    seen[values] = True
-    rank = np.cumsum(seen, dtype=np.int64) - 1
-    return np.flatnonzero(seen), rank[values]
-
-
 def item_choices(store, task: str, metric: str, run_id: int) -> list[str]:
     """The item ids of one run's (task, metric) scores in natural order (the Items page's
     exclusion choices): ``store.scored_item_ids`` (the run's integer item keys and the
@@ -234,8 +222,8 @@ def _pick_codes(response: pa.ChunkedArray, target: pa.ChunkedArray) -> tuple[np.
         return idx, enc.dictionary.to_pylist()
     r_idx, r_vals = encoded(response)
     t_idx, t_vals = encoded(target)
-    pair, inverse = _unique_small((r_idx + 1) * (len(t_vals) + 1) + (t_idx + 1),
-                                  (len(r_vals) + 1) * (len(t_vals) + 1))
+    pair, inverse = groups((r_idx + 1) * (len(t_vals) + 1) + (t_idx + 1),
+                           (len(r_vals) + 1) * (len(t_vals) + 1))
     texts: list[str] = []
     text_id: dict[str, int] = {}
     pair_code = np.empty(pair.size, dtype=np.int64)

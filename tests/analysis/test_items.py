@@ -224,11 +224,12 @@ def test_option_codes_equal_the_per_item_loop():
     assert empty[0].shape == (3, 0) and empty[2] == []
 
 
-def test_positions_and_unique_small_equal_the_sorting_paths():
+def test_positions_and_pair_groups_equal_the_sorting_paths():
     """pick_matrix's run columns (_positions) and distinct (response, target) pairs
-    (_unique_small): the table paths give what the np.unique paths give, and a range too
+    (store.keys.groups): the table paths give what the np.unique paths give, and a range too
     wide for a table takes the np.unique path."""
-    from evalcore.analysis.items import _positions, _unique_small
+    from evalcore.analysis.items import _positions
+    from evalcore.store.keys import groups
 
     rng = np.random.default_rng(5)
     for values, keys in [(rng.integers(3, 60, 5000), [7, 3, 59, 100, 40]),
@@ -239,6 +240,6 @@ def test_positions_and_unique_small_equal_the_sorting_paths():
         assert np.array_equal(_positions(values, keys), want)
     for values, bound in [(rng.integers(0, 40, 3000), 40), (rng.integers(0, 10**7, 50), 10**7),
                           (np.array([0, 0, 3]), 4), (np.array([], dtype=np.int64), 5)]:
-        found, index = _unique_small(values, bound)
+        found, index = groups(values, bound)
         u, inv = np.unique(values, return_inverse=True)
         assert np.array_equal(found, u) and np.array_equal(index, inv.ravel())
