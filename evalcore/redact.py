@@ -10,8 +10,10 @@ What is masked (the value becomes ``***``; quotes around it stay):
 
 - ``NAME=VALUE`` and ``NAME = VALUE`` with a secret NAME (below): libpq keyword strings,
   DuckLake URLs, environment variables (``AWS_SECRET_ACCESS_KEY=...``, ``PGPASSWORD=...``).
-  VALUE is a quoted string (``'...'`` with ``\\'``/``''`` escapes, or ``"..."``) or runs to
-  the next whitespace; after ``?`` or ``&`` (a URL query) it runs to the next ``&`` or ``#``.
+  A VALUE that starts with a quote is a quoted string (``'...'`` with ``\\'``/``''``
+  escapes, or ``"..."``), masked with whatever sticks to its closing quote (libpq reads
+  ``"ab"cd`` as one value); any other VALUE runs to the next ASCII white space (libpq's end
+  of a value); after ``?`` or ``&`` (a URL query) it runs to the next ``&`` or ``#``.
 - ``NAME 'VALUE'`` (DuckDB ``CREATE SECRET (KEY_ID '...', SECRET '...')``) and
   ``"NAME": "VALUE"`` (JSON, Python reprs).
 - the password of a URL's user info: ``scheme://user:PASSWORD@host``; the user info ends at
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import re
 from typing import Iterable
+from urllib.parse import unquote as _percent_decode
 
 MASK = "***"
 MIN_ECHO_LENGTH = 4   # shorter secrets are masked where labelled, not searched for elsewhere
@@ -94,16 +97,16 @@ _LITERAL = {"'": re.compile(r"'(?:[^'\\]|\\.|'')*('|\Z)", re.S),
             '"': re.compile(r'"(?:[^"\\]|\\.)*("|\Z)', re.S)}
 
 
-def _split_quoted(value: str) -> tuple[str, bool, str]:
-    """(text inside the quotes with escapes resolved, whether the quote was closed, what
-    follows the closing quote) of a value that starts with a quote."""
+def _split_quoted(value: str) -> tuple[str, bool]:
+    """(text inside the quotes with escapes resolved, whether the quote was closed) of a
+    value that starts with a quote."""
     q = value[0]
     m = _LITERAL[q].match(value)
     literal, closed = m.group(), bool(m.group(1))
     inner = literal[1:-1] if closed else literal[1:]
     if q == "'":
         inner = inner.replace("''", "'")
-    return re.sub(r"\\(.)", r"\1", inner, flags=re.S), closed, value[len(literal):]
+    return re.sub(r"\\(.)", r"\1", inner, flags=re.S), closed
 
 
 def _unquote(value: str) -> str:
@@ -137,7 +140,7 @@ class _Masker:
             secret = self._unquoted_secret(value)
             self.found.add(secret)
             return head + MASK + value[len(secret):]
-        inner, closed, tail = _split_quoted(value)
+        inner, closed = _split_quoted(value)
         self.found.update((inner, value))
         return head + value[0] + MASK + (value[0] if closed else "")
 
@@ -177,11 +180,6 @@ class _Masker:
         for pattern in (_KEY_VALUE, _ASSIGN, _SQL_OPTION):
             text = self.labelled(pattern, text)
         return _BEARER.sub(self.bearer, text)
-
-
-def _percent_decode(text: str) -> str:
-    from urllib.parse import unquote
-    return unquote(text)
 
 
 def mask_location(text: str, context: str | Iterable[str] | None = None) -> str:
