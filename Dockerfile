@@ -11,6 +11,9 @@ FROM python:3.11-slim
 
 ARG WITH_CHROMIUM=0
 
+# Streamlit's own settings (upload size, no Deploy button or developer menu, error details)
+# come from .streamlit/config.toml, copied with the app below, as in a local run; a
+# STREAMLIT_* variable here would override it.
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \

@@ -7,6 +7,7 @@ leaderboard (``EVALBARS_DEMO=0`` turns that off). Pages live in ``pages/``.
 
 import streamlit as st
 
+from evalcore.errors import StoreError
 from evalcore.threads import pin_blas_threads
 from ui import common, export, present
 
@@ -34,6 +35,9 @@ page = st.navigation(pages)
 present.setup()                  # presentation mode (?present=1): hides controls, larger text
 figures = export.start_page()    # every chart this page draws, for the zip below
 with st.sidebar:
-    st.caption(f"Store: {common.md_escape(common.store_path())}")
+    st.caption(f"Store: {common.md_escape(common.store_label())}")   # secrets masked
     export.zip_button(figures, page.title)
-page.run()
+try:
+    page.run()
+except StoreError as exc:   # the store failed where a page did not expect it: a message
+    common.show_error(exc)

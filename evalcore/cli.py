@@ -108,8 +108,8 @@ from evalcore.commands._shared import (  # noqa: F401  (re-exported: commands an
     DEFAULT_LOCK_TIMEOUT, EXIT_BAD_INPUT, EXIT_BUSY, EXIT_DISK_FULL, EXIT_INTERNAL, EXIT_OK,
     EXIT_USAGE, FORMATS, _add_format, _add_store_options, _BadInput, _cell_text, _confidence,
     _cut, _err, _interval, _non_negative_float, _number, _open_store, _out, _positive_float,
-    _positive_int, _short_list, _store_path, _unit_float, _Usage, dump_json, latex_escape,
-    records, render, to_latex, to_markdown, to_table)
+    _positive_int, _short_list, _store_label, _store_path, _unit_float, _Usage, dump_json,
+    latex_escape, records, render, to_latex, to_markdown, to_table)
 from evalcore.commands.boards import cmd_compare, cmd_leaderboard  # noqa: F401
 from evalcore.commands.planning import COVERAGE_FORMATS, cmd_coverage, cmd_plan  # noqa: F401
 
@@ -180,7 +180,7 @@ def cmd_ingest(args) -> int:
     stored_any = len(runs) > 0
     code = EXIT_BAD_INPUT if (n_bad or not stored_any) else EXIT_OK
     if args.format == "json":
-        _out(dump_json({"store": str(_store_path(args)), "already_present":
+        _out(dump_json({"store": _store_label(args), "already_present":
                         bool(report is not None and report.already_present),
                         "warnings": warnings, "runs": records(runs), "not_stored": problems}))
     elif args.format != "table":
@@ -212,7 +212,7 @@ def _ingest_text(args, report, runs: pd.DataFrame, warnings: list[str],
                      if not problems else "Already present: every run that could be read was "
                      "in the store already; nothing changed.")
     if report is not None:
-        lines.append(f"Store: {_store_path(args)}")
+        lines.append(f"Store: {_store_label(args)}")
     for r in runs.itertuples(index=False):
         d = r._asdict()
         lines.append(f"- {d.get('name')} (id {d.get('run_id')}) [{d.get('status')}]: "

@@ -28,7 +28,7 @@ def _text(value: object) -> str:
 common.ensure_app_navigation()
 st.title("Compare two runs")
 store = common.get_store()
-with store.one_version():      # the runs and the two runs' tasks: one catalog query
+with store.one_version(common.store_version(store)):   # runs and tasks: one catalog query
     runs = common.require_runs(store, 2, "a comparison")
     common.demo_banner(runs)
 

@@ -134,7 +134,7 @@ with tab_rs:
                 relabels = read_relabels(up.getvalue().decode("utf-8"), up.name)
                 st.caption(f"{len(relabels)} relabelled item(s) read from {common.md_escape(up.name)}.")
             except (EvalbarsError, UnicodeDecodeError) as exc:
-                st.error(common.md_escape(exc))
+                st.error(common.error_text(exc))
         first_run = [int(r) for r in item_tasks[item_tasks["task"].astype(str)
                                                 == task_rs]["run_id"].unique()][:1]
         # through the page cache (per store version), as every other read of the page
@@ -234,7 +234,7 @@ with tab_ov:
                     st.session_state["ov_index"] = str(info.path)
                     st.session_state["ov_index_folder"] = str(folder)
                 except EvalbarsError as exc:
-                    st.error(f"The corpus could not be indexed: {common.md_escape(exc)}")
+                    st.error(f"The corpus could not be indexed: {common.error_text(exc)}")
                     scratch.discard(folder)
                 finally:
                     shutil.rmtree(corpus, ignore_errors=True)

@@ -13,6 +13,7 @@ import streamlit as st
 
 from evalcore.errors import EvalbarsError, IngestError
 from evalcore.ingest import problem_row
+from evalcore.unreachable import unreachable_reason
 from ui import common
 
 FORMATS_HELP = ("lm-evaluation-harness results JSON and sample logs (samples_*.jsonl), "
@@ -55,7 +56,8 @@ if uploads:
         result = common.ingest_uploads([(f.name, f.getvalue()) for f in uploads], store, _progress,
                                        cluster_key=cluster_key)
         bar.progress(1.0, text="Done.")
-        st.session_state["up_sig"] = signature
+        if "error" not in result or unreachable_reason(result["error"]) is None:
+            st.session_state["up_sig"] = signature   # else: tried again on the next run
         st.session_state["up_result"] = result
 
 result = st.session_state.get("up_result") if uploads else None
@@ -65,11 +67,12 @@ if result is not None:
                             columns=["file", "where", "kind", "reason"])
     if "error" in result:
         exc = result["error"]
+        common.stop_if_unreachable(exc)
         st.error("Nothing was written to the store. The upload could not be read:")
         if isinstance(exc, IngestError):
             problems = pd.DataFrame([problem_row(exc)])
         else:
-            st.text(str(exc))
+            st.text(common.masked(exc))
     elif report is None:
         st.error(f"Nothing was written to the store: none of the {len(problems)} file(s) "
                  "could be stored (listed below).")

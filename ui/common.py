@@ -9,7 +9,11 @@ Rules every page follows through these helpers:
   path, i.e. ``$EVALBARS_STORE`` or the default path).
 - Analysis results are cached (``st.cache_data``) on (function, store path, store version,
   arguments); ``Store.version()`` changes whenever the content does.
-- ``EvalbarsError`` from evalcore becomes a message on the page, never a traceback.
+- ``EvalbarsError`` from evalcore becomes a message on the page, never a traceback; a store
+  that cannot be reached (PostgreSQL down, wrong host, rejected password) gives one message
+  saying so and stops the page (:func:`stop_if_unreachable`), never "the store is empty".
+- The store location and every error message are shown with passwords and keys masked
+  (:func:`store_label`, :func:`error_text`; ``evalcore.redact``).
 - User strings (run names, prompts, responses, file names) are shown as text: through
   ``st.text``/``st.code``/``st.dataframe``, or through :func:`md_escape` when they must sit
   inside Markdown (captions, alerts, labels), or :func:`plot_text` inside Plotly labels.
@@ -29,8 +33,10 @@ import streamlit as st
 from evalcore import analysis
 from evalcore.charts import plot_text as charts_plot_text
 from evalcore.errors import EvalbarsError, IngestError, StoreError
+from evalcore.redact import mask_location
 from evalcore.report.latex import interval_cell, latex_escape
 from evalcore.store import Store, default_store_location
+from evalcore.unreachable import unreachable_message, unreachable_reason
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_DIR = ROOT / "data" / "demo"
@@ -67,8 +73,25 @@ def ensure_app_navigation() -> None:
 # ---- store -------------------------------------------------------------------------------
 def store_path() -> str:
     """The store this server uses: ``$EVALBARS_STORE`` (a folder or a ``ducklake:`` URL,
-    with ``$EVALBARS_DATA_PATH``) or the default folder ``./.evalbars``."""
+    with ``$EVALBARS_DATA_PATH``) or the default folder ``./.evalbars``. It may hold a
+    password: show :func:`store_label` instead."""
     return default_store_location()
+
+
+def store_label() -> str:
+    """The store location as shown to people: passwords, keys and tokens masked."""
+    return mask_location(store_path())
+
+
+def masked(text: BaseException | str) -> str:
+    """``text`` (an error or any message) as plain text with every secret masked: those
+    written in it and those of the store location, wherever the text repeats them."""
+    return mask_location(str(text), context=store_path())
+
+
+def error_text(exc: BaseException | str) -> str:
+    """:func:`masked` as Markdown-safe text (for ``st.error``/``st.info``/captions)."""
+    return md_escape(masked(exc))
 
 
 @st.cache_resource(show_spinner=False)
@@ -76,24 +99,51 @@ def _open_store(path: str) -> Store:
     return Store(path)   # one cached connection per process (DuckLake attach costs ~0.2 s)
 
 
+def stop_if_unreachable(exc: BaseException) -> None:
+    """When ``exc`` says the store cannot be reached: that one message, and the page stops."""
+    if analysis.is_store_busy(exc):
+        return
+    reason = unreachable_reason(exc)
+    if reason is None:
+        return
+    st.error(md_escape(unreachable_message(store_path(), reason)
+                       + " Reload this page once it is back."), icon=":material/cloud_off:")
+    st.stop()
+
+
 def get_store() -> Store:
     """The shared ``Store``; renders an error and stops the page when it cannot be opened."""
-    path = str(store_path())
     try:
-        return _open_store(path)
+        return _open_store(store_path())
     except EvalbarsError as exc:
-        st.error(f"The store at {md_escape(path)} could not be opened: {md_escape(exc)}")
+        stop_if_unreachable(exc)
+        st.error(f"The store at {md_escape(store_label())} could not be opened: "
+                 f"{error_text(exc)}")
+        st.stop()
+    raise AssertionError("unreachable")
+
+
+def store_version(store: Store) -> str:
+    """``store.version()`` (the catalog's latest snapshot): the first catalog query of a
+    page, so a store that went away since it was opened stops the page with its message.
+    Pass it on as ``store.one_version(common.store_version(store))``."""
+    try:
+        return store.version()
+    except EvalbarsError as exc:
+        show_error(exc)
         st.stop()
     raise AssertionError("unreachable")
 
 
 def runs_table(store: Store) -> pd.DataFrame:
-    """``Store.runs()`` (run_id, name, model, ..., has_items), or an empty frame on error."""
+    """``Store.runs()`` (run_id, name, model, ..., has_items); on a store error, a message
+    and ``st.stop()`` (an unreadable store is never shown as an empty one)."""
     try:
         return store.runs()
     except EvalbarsError as exc:
         show_error(exc)
-        return pd.DataFrame(columns=["run_id", "name"])
+        st.stop()
+    raise AssertionError("unreachable")
 
 
 def tasks_table(store: Store, run_ids: list[int] | None = None) -> pd.DataFrame:
@@ -126,7 +176,7 @@ def runs_and_tasks(store: Store, minimum: int = 1, purpose: str = ""
     """``require_runs`` and its demo banner, then ``tasks_table`` for every run, read at one
     store version: one catalog query for both (the tasks come from the copy of the small
     tables that ``runs()`` made; a write in between is seen by the next read after them)."""
-    with store.one_version():
+    with store.one_version(store_version(store)):
         runs = require_runs(store, minimum, purpose)
         demo_banner(runs)
         return runs, tasks_table(store)
@@ -152,13 +202,19 @@ def _seed_demo(path: str) -> tuple[str, ...]:
 
 
 def ensure_demo() -> None:
-    """Load the bundled demo into an empty store (unless ``EVALBARS_DEMO=0``)."""
+    """Load the bundled demo into an empty store (unless ``EVALBARS_DEMO=0``). A store that
+    cannot be opened or reached is left to the page, which says so once."""
     if os.environ.get(DEMO_ENV, "1").strip() in ("0", "false", "no", "off"):
+        return
+    try:
+        _open_store(store_path())
+    except EvalbarsError:
         return
     try:
         _seed_demo(str(store_path()))
     except EvalbarsError as exc:
-        st.warning(f"The bundled demo could not be loaded: {md_escape(exc)}")
+        if unreachable_reason(exc) is None:
+            st.warning(f"The bundled demo could not be loaded: {error_text(exc)}")
 
 
 def demo_run_ids(runs: pd.DataFrame) -> list[int]:
@@ -245,8 +301,10 @@ def compute(fn_name: str, *args: Any, stop: bool = True, **kwargs: Any) -> Any:
 
 
 def show_error(exc: BaseException) -> None:
-    """Render an evalcore error as a message (info for impossible analyses, error for input)."""
-    text = md_escape(exc)
+    """Render an evalcore error as a message (info for impossible analyses, error for input),
+    secrets masked; a store that cannot be reached gives its one message and stops the page."""
+    stop_if_unreachable(exc)
+    text = error_text(exc)
     if isinstance(exc, IngestError):
         st.error(f"Nothing was written. {text}")
     else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore.errors import EvalbarsError
+from evalcore.redact import mask_location
 from evalcore.termsafe import escape, escape_json
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_BAD_INPUT, EXIT_BUSY, EXIT_DISK_FULL = 0, 1, 2, 3, 4, 5
@@ -144,7 +146,10 @@ def _out(text: str) -> None:
 
 
 def _err(text: str) -> None:
-    sys.stderr.write(text.rstrip("\n") + "\n")
+    """A message on stderr, passwords and keys masked (every error the CLI prints comes
+    here; ``$EVALBARS_STORE``'s secrets are masked also where a message repeats them bare)."""
+    masked = mask_location(text, context=os.environ.get("EVALBARS_STORE", ""))
+    sys.stderr.write(masked.rstrip("\n") + "\n")
 
 
 def _interval(lo: float, hi: float, scale: float = 1.0, digits: int = 3) -> str:
@@ -163,6 +168,11 @@ def _store_path(args) -> str:
         return str(args.store)
     from evalcore.store import default_store_location
     return default_store_location()
+
+
+def _store_label(args) -> str:
+    """The store location as printed: passwords and keys masked."""
+    return mask_location(_store_path(args))
 
 
 def _open_store(args, *, create: bool = False):

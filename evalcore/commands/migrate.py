@@ -21,13 +21,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     from evalcore.cli import EXIT_OK, _open_store, _out, dump_json
+    from evalcore.redact import mask_location
     from evalcore.store import migrate
     target = _open_store(args, create=True)
     report = migrate(args.old, target)
+    shown = mask_location(report.target)
     if getattr(args, "format", "table") == "json":
-        _out(dump_json({"source": report.source, "store": report.target,
+        _out(dump_json({"source": report.source, "store": shown,
                         "runs": report.n_runs, "scores": report.n_scores}))
     else:
         _out(f"migrated {report.n_runs} run(s), {report.n_scores} score row(s) from "
-             f"{report.source} into {report.target}")
+             f"{report.source} into {shown}")
     return EXIT_OK

@@ -24,6 +24,7 @@ from evalcore import __version__, analysis
 from evalcore import stats as st
 from evalcore.analysis.leaderboard import _macro_averages
 from evalcore.errors import AnalysisError
+from evalcore.redact import mask_location
 
 SECTIONS = ("leaderboard", "comparisons", "repeats", "planner", "methods", "provenance")
 DEFAULT_DELTAS = (0.01, 0.02, 0.05)   # gaps (metric units) the planner section sizes for
@@ -107,7 +108,7 @@ class Report:
     spec: ReportSpec
     created_at: str
     version: str
-    store_path: str
+    store_path: str                  # the store's location, passwords and keys masked
     leaderboard: analysis.Leaderboard | None
     comparisons: tuple[ComparisonSection, ...]
     repeats: tuple[analysis.RepeatsReport, ...]
@@ -174,7 +175,8 @@ def build_report(store, spec: ReportSpec | None = None) -> Report:
         "provenance" in spec.sections or "methods" in spec.sections) else ()
     return Report(spec=spec, created_at=_dt.datetime.now(_dt.timezone.utc).strftime(
                       "%Y-%m-%d %H:%M UTC"),
-                  version=__version__, store_path=str(getattr(store, "path", "")),
+                  version=__version__,
+                  store_path=mask_location(str(getattr(store, "location", ""))),
                   leaderboard=board, comparisons=tuple(sections), repeats=reps, clusters=cls,
                   plans=plans, provenance=prov, notes=tuple(notes))
 

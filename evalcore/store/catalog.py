@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterator, TypeVar
 import duckdb
 
 from evalcore.errors import DiskFullError, StoreError
+from evalcore.redact import mask_location
 from evalcore.store._util import ENV_VAR, SCHEMA_VERSION, _log, _one
 from evalcore.store.schema import _DDL, KEY_CHECKS
 
@@ -356,7 +357,7 @@ class _Catalog:
         return self._target.read_only
 
     def __repr__(self) -> str:
-        return f"Store({self._target.label!r})"
+        return f"Store({mask_location(self._target.label)!r})"   # reprs reach logs
 
     # ---- connections ------------------------------------------------------------------
     def _cursor(self) -> duckdb.DuckDBPyConnection:
