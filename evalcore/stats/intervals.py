@@ -140,7 +140,12 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95, *,
     Modification (Brown, Cai & DasGupta 2001, "Interval estimation for a binomial proportion",
     Stat. Sci. 16:101, sec. 4.1.1): for k = 1..x* the lower bound is the Poisson bound
     lambda_k / n (:func:`poisson_lower_bound`), and symmetrically the upper bound for
-    k = n-x*..n-1 is 1 - lambda_{n-k} / n; x* = :func:`wilson_modification_cut`. Why: where
+    k = n-x*..n-1 is 1 - lambda_{n-k} / n; x* = :func:`wilson_modification_cut`. As in the
+    paper's text, the ranges include k = n (lower bound) and k = 0 (upper bound) when n <= x*:
+    0 of 1 gives [0, 1 - lambda_1] = [0, 0.9487] (textbook Wilson: 0.7935), 0 of 2 gives
+    [0, 1 - lambda_2 / 2] = [0, 0.8223] (textbook: 0.6576), with lambda_1 = 0.0513 and
+    lambda_2 = 0.3554 at 95% (BCD list lambda_1 = 0.051, lambda_2 = 0.355). The bound is
+    never moved inwards: the lower bound is min(Wilson, Poisson), the upper max. Why: where
     n p < 1 the textbook Wilson lower bound at k = 1 already exceeds p, so it undercovers there
     (90.4% on average around n = 10, p = 0.01; 86.8% at n = 15, p = 0.01: evalbars' Method
     check). With the modification no cell of the n in [10, 1000], p in [0.01, 0.5] grid
@@ -165,11 +170,11 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95, *,
     detail = ""
     if modified:
         cut = wilson_modification_cut(m)
-        if 1 <= k <= cut and k < m:
+        if 1 <= k <= cut:
             low = min(low, poisson_lower_bound(k, m, confidence))
             detail = (f"Brown-Cai-DasGupta modification: lower bound from the Poisson "
                       f"approximation ({k} success{'es' if k > 1 else ''})")
-        if 1 <= m - k <= cut and k > 0:
+        if 1 <= m - k <= cut:
             high = max(high, 1.0 - poisson_lower_bound(m - k, m, confidence))
             detail = ((detail + "; ") if detail else "") + (
                 f"Brown-Cai-DasGupta modification: upper bound from the Poisson "
