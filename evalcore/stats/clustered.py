@@ -278,9 +278,19 @@ def korn_graubard_interval(estimate: float, n: int, se_clustered: float, n_clust
     i.e. Clopper-Pearson with x successes of n_df, non-integer. SE_c is the CR1 cluster-robust SE.
 
     Reference: Korn & Graubard (1998), "Confidence intervals for proportions with small expected
-    number of positive counts estimated from survey data", Survey Methodology 24:193; the same
-    computation as R survey's ``svyciprop(method = "beta")`` and the NCHS data presentation
-    standard for proportions (Parker et al. 2017, Vital Health Stat 2(175)).
+    number of positive counts estimated from survey data", Survey Methodology 24:193.
+
+    Which rule for the effective n: implementations differ on whether n_eff may exceed n (a
+    design effect below 1, i.e. clusters that vary less than independent items would).
+
+    - R survey's ``svyciprop(method = "beta")`` never caps it: n.eff = p (1 - p) / vcov,
+      times (qt(alpha/2, n - 1) / qt(alpha/2, degf))^2, straight into ``qbeta``.
+    - The NCHS data presentation standard for proportions (Parker et al. 2017, Vital Health
+      Stat 2(175)) always caps it: a design effect below 1 is set to 1, so n_eff <= n.
+    - evalbars caps it below ``FEW_CLUSTERS`` (30) clusters only, where a design effect below
+      1 is mostly the noise of a CR1 variance estimated from few clusters; from 30 clusters on
+      it computes what R survey computes. So the interval equals R survey's whenever G >= 30
+      or n_eff <= n, and NCHS's whenever G < 30 or n_eff >= n.
 
     Why the product uses it: in the Method check (beta-binomial clusters) it covers 92-95% where
     the t-Wald interval covers 84-88% (p = 0.05, ICC = 0.2, G = 15 to 30), and 86-88% against 78%
