@@ -33,8 +33,9 @@ from evalcore.stats.clustered import (FEW_CLUSTERS, ClusteredInterval, Clustered
                                       clustered_intervals_of_matrices,
                                       grouped_clustered_intervals, korn_graubard_interval)
 from evalcore.stats.intervals import (PROPORTION_METHODS, SCORE_METHODS, Interval,
-                                      beta_interval, chance_level, clopper_pearson_interval,
-                                      clt_interval, contains_chance, half_width, mean_se,
+                                      beta_interval, chance_level, clip_to_range,
+                                      clopper_pearson_interval, clt_interval, contains_chance,
+                                      half_width, mean_se, range_text,
                                       mean_se_from_moments,
                                       proportion_interval, required_n_for_half_width,
                                       score_interval, wilson_interval)
@@ -71,6 +72,7 @@ __all__ = [
     "clopper_pearson_interval", "beta_interval", "clt_interval", "mean_se", "mean_se_from_moments",
     "proportion_interval",
     "score_interval", "chance_level", "contains_chance", "half_width", "required_n_for_half_width",
+    "clip_to_range", "range_text",
     # bootstrap
     "BootstrapResult", "RankIntervals", "bootstrap_interval", "mean_difference",
     "BootstrapColumns", "bootstrap_proportions", "bootstrap_means_shared",

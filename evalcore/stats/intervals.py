@@ -257,6 +257,40 @@ def _clt_from(p: float, se: float, n: int, z: float, confidence: float, *, bound
     return Interval(p, low, high, method, n, confidence, se=se, detail="; ".join(notes))
 
 
+def range_text(lower: float | None, upper: float | None) -> str:
+    """A score's range in words: "[0, 1]", "[1, inf)", "(-inf, 0]" (None: unbounded side)."""
+    lo = "(-inf" if lower is None else f"[{lower:g}"
+    hi = "inf)" if upper is None else f"{upper:g}]"
+    return f"{lo}, {hi}"
+
+
+def clip_to_range(low: Any, high: Any, lower: float | None,
+                  upper: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Interval bounds clipped to a score's range [lower, upper], elementwise.
+
+    A normal-approximation interval p +- z SE (and a harness's value +- z * stderr) knows
+    nothing of the range the score lives in: 0.75 +- 1.96 * 0.25 = [0.26, 1.24] for a score
+    in [0, 1]. The true value lies in the range, so the part outside it is impossible and is
+    cut off; the result says which intervals were cut so the caller can say so
+    ("clipped to [0, 1]", :func:`range_text`).
+
+    ``lower`` / ``upper``: the range's bounds, None for an unbounded side. NaN bounds stay
+    NaN (no interval) and are never counted as clipped. Returns (low, high, clipped) as float
+    arrays and a boolean array.
+    """
+    lo = np.array(low, dtype=float, ndmin=1)
+    hi = np.array(high, dtype=float, ndmin=1)
+    clipped = np.zeros(np.broadcast(lo, hi).shape, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        if lower is not None:
+            clipped |= (lo < lower) | (hi < lower)
+            lo, hi = np.where(lo < lower, lower, lo), np.where(hi < lower, lower, hi)
+        if upper is not None:
+            clipped |= (lo > upper) | (hi > upper)
+            lo, hi = np.where(lo > upper, upper, lo), np.where(hi > upper, upper, hi)
+    return lo, hi, clipped
+
+
 def proportion_interval(successes: int, n: int, method: str = "wilson",
                         confidence: float = 0.95) -> Interval:
     """Interval for k of n by name: "wilson", "clopper-pearson", "bayes" (uniform prior) or "clt".
