@@ -59,7 +59,8 @@ from evalcore.stats.protocol import ProtocolSpread, protocol_spread
 from evalcore.stats.seeds import (SeedComparison, SeedsNeeded, SeedVariance, satterthwaite_df,
                                   seed_comparison, seed_variance, seeds_needed)
 from evalcore.stats.signal_noise import (DecisionAccuracy, SignalToNoise, decision_accuracy,
-                                         relative_dispersion, relative_sd, signal_to_noise)
+                                         relative_dispersion, relative_sd, series_signal_to_noise,
+                                         signal_to_noise)
 from evalcore.stats.splits import SplitConsistency, split_consistency
 from evalcore.stats.repeats import (PassAtK, RerunNoise, VarianceComponents, pass_at_k,
                                     pass_at_k_summary, rerun_noise, variance_components)
@@ -104,6 +105,7 @@ __all__ = [
     # noise beyond the items
     "ProtocolSpread", "protocol_spread", "SeedVariance", "SeedComparison", "SeedsNeeded",
     "seed_variance", "seed_comparison", "seeds_needed", "satterthwaite_df", "SignalToNoise",
-    "DecisionAccuracy", "signal_to_noise", "relative_dispersion", "relative_sd",
+    "DecisionAccuracy", "signal_to_noise", "series_signal_to_noise", "relative_dispersion",
+    "relative_sd",
     "decision_accuracy", "SplitConsistency", "split_consistency",
 ]
