@@ -81,9 +81,11 @@ scores (files without scores alone do not make it 3 when other runs were stored)
 ``required_items`` null without ``--delta``).
 
 ``coverage``: ``{"confidence", "reports": [{"setting", "n", "nominal", "parameters": {name:
-value}, "exact", "replicates", "seed", "criterion", "notes": [str], "methods": [{"method",
-"label", "is_default", "nominal", "coverage", "coverage_se", "min_coverage", "mean_width",
-"verdict", ...}]}]}`` (one report per combination of the values given; no store needed).
+value}, "exact", "replicates", "seed", "criterion", "min_criterion", "window", "notes": [str],
+"methods": [{"method", "label", "is_default", "nominal", "coverage", "coverage_se",
+"min_coverage", "min_coverage_se", "mean_width", "verdict", ...}]}]}`` (one report per
+combination of the values given; no store needed; ``coverage`` is averaged over ``window`` =
+[parameter, low, high], null when pointwise).
 
 ``audit``: ``{"audit": [{"run_id", "run", "task", "metric", "reported", "reported_stderr",
 "stderr_raw", "n_reported", "recomputed_stderr", "n_items", "flag", "note"}]}`` (``note``:
@@ -520,7 +522,10 @@ def build_parser() -> argparse.ArgumentParser:
                                    "--discordance, optional --difference and --p = run A's "
                                    "accuracy) or clustered items (--n, --clusters, --icc, "
                                    "optional --p). Coverage is averaged over the parameter +- "
-                                   "20% (pointwise coverage of a count oscillates); verdict: "
+                                   "20% (pointwise coverage of a count oscillates), and the "
+                                   "lowest coverage within that range is shown beside it "
+                                   "(pointwise when exact, the lowest of 10 slices when "
+                                   "simulated); verdict: "
                                    "within 1.5 points of nominal, undercovers or overcovers. "
                                    "Several values per option give a grid. No store needed.")
     p.add_argument("--n", type=_positive_int, nargs="+", required=True, help="number of items")

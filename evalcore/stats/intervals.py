@@ -147,8 +147,8 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95, *,
     lambda_2 = 0.3554 at 95% (BCD list lambda_1 = 0.051, lambda_2 = 0.355). The bound is
     never moved inwards: the lower bound is min(Wilson, Poisson), the upper max. Why: where
     n p < 1 the textbook Wilson lower bound at k = 1 already exceeds p, so it undercovers there
-    (90.4% on average around n = 10, p = 0.01; 86.8% at n = 15, p = 0.01: evalbars' Method
-    check). With the modification no cell of the n in [10, 1000], p in [0.01, 0.5] grid
+    (evalbars' Method check, averaged over p in [0.008, 0.012]: 90.4% at n = 10, lowest
+    pointwise 88.6%; 86.8% at n = 15, lowest pointwise 83.7%). With the modification no cell of the n in [10, 1000], p in [0.01, 0.5] grid
     undercovers; it overcovers (is conservative) only where n p is about 1 or less, where P(k = 0)
     alone exceeds 90% and no interval can sit at 95%. ``detail`` says when it applied.
 
