@@ -22,8 +22,8 @@ lighteval-based backend, with keys such as ``harness|arc:challenge|25``,
 and ``config_tasks`` values that are plain strings ("LM Harness task"). lighteval up to 0.12
 writes keys such as ``leaderboard|mmlu:anatomy|5``, ``lighteval|gsm8k|0`` or
 ``extended|lcb:codegeneration|0``; from 0.13 on the suite is gone: ``gsm8k|0``,
-``anli:r1|0`` (``config_tasks`` and the details file names follow the same keys). Open LLM Leaderboard v2 files are lm_eval 0.4 results
-files and are read by ``evalcore.ingest.lm_eval``.
+``anli:r1|0`` (``config_tasks`` and the details file names follow the same keys). Open LLM
+Leaderboard v2 files are lm_eval 0.4 results files and are read by ``evalcore.ingest.lm_eval``.
 
 What becomes what
 -----------------

@@ -282,7 +282,8 @@ def test_broken_details_file_holds_back_its_run(tmp_path):
 
 def _gpqa_zip_members(wild_dir) -> dict[str, bytes]:
     import zipfile
-    path = wild_dir / "lighteval" / "open-r1_olmo" / "OLMo-2-1124-7B-Instruct_SFTv02.00_gpqa-diamond.zip"
+    path = (wild_dir / "lighteval" / "open-r1_olmo"
+            / "OLMo-2-1124-7B-Instruct_SFTv02.00_gpqa-diamond.zip")
     with zipfile.ZipFile(path) as z:
         return {n.rsplit("/", 1)[1]: z.read(n) for n in z.namelist()}
 
@@ -320,7 +321,8 @@ def test_task_names_of_lighteval_0_13_pair_with_older_runs(wild_dir, tmp_path):
     assert len(runs) == 2
     for run in runs:
         assert set(run.summaries["task"]) == {"gpqa:diamond"}
-        assert set(run.scores["task"]) == {"gpqa:diamond"} and run.scores["item_id"].nunique() == 198
+        assert set(run.scores["task"]) == {"gpqa:diamond"}
+        assert run.scores["item_id"].nunique() == 198
         proto = run.tasks.set_index("task").loc["gpqa:diamond", "protocol"]
         assert proto["num_fewshot"] == 0
         assert proto["task_key"] in ("lighteval|gpqa:diamond|0", "gpqa:diamond|0")
