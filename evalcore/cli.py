@@ -81,12 +81,16 @@ scores (files without scores alone do not make it 3 when other runs were stored)
 ``required_items`` null without ``--delta``).
 
 ``coverage``: ``{"confidence", "reports": [{"setting", "n", "nominal", "parameters": {name:
-value}, "exact", "replicates", "seed", "criterion", "notes": [str], "methods": [{"method",
-"label", "is_default", "nominal", "coverage", "coverage_se", "min_coverage", "mean_width",
-"verdict", ...}]}]}`` (one report per combination of the values given; no store needed).
+value}, "exact", "replicates", "seed", "criterion", "min_criterion", "window", "notes": [str],
+"methods": [{"method", "label", "is_default", "nominal", "coverage", "coverage_se",
+"min_coverage", "min_coverage_se", "mean_width", "verdict", ...}]}]}`` (one report per
+combination of the values given; no store needed; ``coverage`` is averaged over ``window`` =
+[parameter, low, high], null when pointwise).
 
 ``audit``: ``{"audit": [{"run_id", "run", "task", "metric", "reported", "reported_stderr",
-"stderr_raw", "n_reported", "recomputed_stderr", "n_items", "flag"}]}``.
+"stderr_raw", "n_reported", "recomputed_stderr", "n_items", "flag", "note"}]}`` (``note``:
+null, or how many of the reported value's items the item scores cover, e.g. "trimmed
+upstream: the item scores cover 1 of the 79 items of the reported value").
 """
 
 from __future__ import annotations
@@ -256,7 +260,28 @@ def cmd_runs(args) -> int:
 
 
 AUDIT_COLUMNS = ["run_id", "run", "task", "metric", "reported", "reported_stderr", "stderr_raw",
-                 "n_reported", "recomputed_stderr", "n_items", "flag"]
+                 "n_reported", "recomputed_stderr", "n_items", "flag", "note"]
+
+
+def _audit_notes(store, aud: pd.DataFrame) -> list[str | None]:
+    """Per audit row: None, or how many of the reported value's items the item scores cover
+    when they cover fewer ("trimmed upstream: " when ingest found the log cut after it was
+    written, ``protocol["trimmed_upstream"]``)."""
+    if aud.empty:
+        return []
+    ids = sorted({int(r) for r in aud["run_id"]})
+    prot = store.run_protocols(ids)
+    trimmed = {int(r) for r, p in zip(prot["run_id"], prot["protocol"])
+               if isinstance(p, dict) and p.get("trimmed_upstream")}
+    notes: list[str | None] = []
+    for r, n_rep, n_it in zip(aud["run_id"], aud["n_reported"], aud["n_items"]):
+        if pd.isna(n_rep) or pd.isna(n_it) or int(n_it) >= int(n_rep):
+            notes.append(None)
+            continue
+        why = "trimmed upstream: " if int(r) in trimmed else ""
+        notes.append(f"{why}the item scores cover {int(n_it):,} of the {int(n_rep):,} items of "
+                     f"the reported value")
+    return notes
 
 
 def cmd_audit(args) -> int:
@@ -268,6 +293,7 @@ def cmd_audit(args) -> int:
     aud = store.audit(ids)
     names = {int(r): str(n) for r, n in zip(store.runs()["run_id"], store.runs()["name"])}
     aud = aud.assign(run=[names.get(int(r), str(r)) for r in aud["run_id"]])
+    aud = aud.assign(note=pd.Series(_audit_notes(store, aud), index=aud.index, dtype=object))
     aud = aud[[c for c in AUDIT_COLUMNS if c in aud.columns]]
     if args.flagged:
         aud = aud[aud["flag"].notna()]
@@ -480,7 +506,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="For every reported metric: the harness's value and stderr, "
                                    "the stderr recomputed from item scores where both exist, "
                                    "and flags (stderr mismatch, zero stderr with 0<p<1, N/A "
-                                   "stderr, n mismatch).")
+                                   "stderr, n mismatch); a note where the item scores cover "
+                                   "fewer items than the reported value (a log trimmed "
+                                   "upstream).")
     p.add_argument("--runs", nargs="+", metavar="RUN", help="only these runs")
     p.add_argument("--flagged", action="store_true", help="only rows with a flag")
     _add_format(p)
@@ -494,7 +522,10 @@ def build_parser() -> argparse.ArgumentParser:
                                    "--discordance, optional --difference and --p = run A's "
                                    "accuracy) or clustered items (--n, --clusters, --icc, "
                                    "optional --p). Coverage is averaged over the parameter +- "
-                                   "20% (pointwise coverage of a count oscillates); verdict: "
+                                   "20% (pointwise coverage of a count oscillates), and the "
+                                   "lowest coverage within that range is shown beside it "
+                                   "(pointwise when exact, the lowest of 10 slices when "
+                                   "simulated); verdict: "
                                    "within 1.5 points of nominal, undercovers or overcovers. "
                                    "Several values per option give a grid. No store needed.")
     p.add_argument("--n", type=_positive_int, nargs="+", required=True, help="number of items")

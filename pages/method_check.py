@@ -89,25 +89,30 @@ except EvalbarsError as exc:
     st.stop()
 
 default = report.default
-verdict_text = (f"**{common.md_escape(default.label)}** covers "
-                f"**{100 * default.coverage:.1f}%** (nominal {confidence:.0%}): "
-                f"{common.md_escape(default.verdict)}.")
+verdict_text = (f"**{common.md_escape(default.label)}** "
+                f"{common.md_escape(cov.coverage_sentence(report))} "
+                f"(nominal {confidence:.0%}): {common.md_escape(default.verdict)}.")
 (st.warning if default.undercovers else st.success)(verdict_text)
 st.caption(f"{common.md_escape(cov.describe(report))}. "
            + ("Exact: binomial probabilities summed over every k. " if report.exact else
               f"{report.replicates:,} simulated samples, seed {report.seed}. ")
-           + f"Criterion: {common.md_escape(report.criterion)}.")
+           + f"Criterion: {common.md_escape(report.criterion)}; "
+           + f"{common.md_escape(report.min_criterion)}.")
 
-title = f"Coverage of {confidence:.0%} intervals, n = {report.n:,}"
+title = f"Coverage of {confidence:.0%} intervals, n = {report.n:,}" + (
+    "" if report.window is None else
+    f", averaged over {report.window[0]} in [{report.window[1]:.4g}, {report.window[2]:.4g}]")
 fig = charts.coverage_plot(report.methods, nominal=report.nominal, tolerance=cov.TOLERANCE,
                            title=title)
 common.show_chart(fig, f"coverage_{report.setting}_n{report.n}", "mc_chart")
 
+average = "Coverage, average (%)" if report.window is not None else "Coverage (%)"
+lowest = ("Lowest pointwise (%)" if report.exact else f"Lowest of {cov.SLICES} slices (%)")
 rows = [{"Method": m.label, "Default": "yes" if m.is_default else "",
-         "Coverage (%)": round(100 * m.coverage, 2),
+         average: round(100 * m.coverage, 2),
          "MC SE (pts)": round(100 * m.coverage_se, 2) if not m.exact else None,
-         "Lowest pointwise (%)": None if m.min_coverage != m.min_coverage
-         else round(100 * m.min_coverage, 2),
+         lowest: None if m.min_coverage != m.min_coverage else round(100 * m.min_coverage, 2),
+         "Lowest MC SE (pts)": round(100 * m.min_coverage_se, 2) if not m.exact else None,
          "Mean width (pts)": round(100 * m.mean_width, 2), "Verdict": m.verdict}
         for m in report.methods]
 table = pd.DataFrame(rows).dropna(axis=1, how="all")
@@ -131,7 +136,9 @@ with st.expander("How to read this"):
         "- **Averaged over a neighbourhood**: the coverage of any interval for a count jumps up "
         "and down as the true score moves (Brown, Cai & DasGupta 2001); you do not know your "
         "true score to within a few points, so the table averages over ±20% of it (on the side "
-        "nearer 0 or 1). *Lowest pointwise* shows how far the jumps go.\n"
+        "nearer 0 or 1), and every coverage figure says so. *Lowest* shows how far the jumps "
+        "go: the pointwise minimum over that range (exact), or the lowest of 10 equal slices "
+        "of it with its Monte Carlo SE (simulated).\n"
         f"- **Verdict**: within {100 * cov.TOLERANCE:g} points of nominal, undercovers, or "
         "overcovers.\n"
         "- **Mean width**: the average width of the interval, in points of the score.\n"

@@ -146,10 +146,11 @@ def _checkpoints() -> None:
             row = snr.iloc[0]
             cols = st.columns(3)
             cols[0].metric("Signal", common.fmt_value(row["signal"], False),
-                           help="max |m_j − m_k| / mean(m) over the final scores")
+                           help="max |m_j − m_k| / mean(m) over the scores named below")
             cols[1].metric("Noise", common.fmt_value(row["noise"], False),
-                           help=f"sd / mean of each series' last {row['last_n']} checkpoints, "
-                                "averaged over series")
+                           help=f"sd / mean of the last {row['last_n']} checkpoints: of the "
+                                "series, or of all series pooled (as the reference script of "
+                                "Heineman et al. pools them)")
             cols[2].metric("Signal-to-noise", common.fmt_value(row["snr"], False))
             basis = common.md_escape(row["signal_basis"]) if row["signal_basis"] else "–"
             st.caption(f"Signal from: {basis} ({int(row['n_models'])} scores). "

@@ -41,7 +41,12 @@ def test_json_paired_and_keys(capsys):
         assert got[m.method]["coverage"] == m.coverage
         assert got[m.method]["verdict"] == m.verdict
         assert set(got[m.method]) >= {"coverage_se", "mean_width", "min_coverage", "is_default"}
-    assert got["newcombe"]["min_coverage"] is None            # NaN -> null in JSON
+    # the lowest of 10 slices of the neighbourhood, with its Monte Carlo SE; the window
+    nc = ref.method("newcombe")
+    assert got["newcombe"]["min_coverage"] == nc.min_coverage <= nc.coverage
+    assert got["newcombe"]["min_coverage_se"] == nc.min_coverage_se > 0
+    assert rep["window"] == ["discordance", *cov.neighbourhood_window(0.47)]
+    assert "lowest of 10 equal slices" in rep["min_criterion"]
 
 
 def test_grid_csv(capsys):
@@ -59,6 +64,9 @@ def test_clustered_text(capsys):
     assert "clustered items: n = 400, clusters 8, icc 0.1, p 0.5" in out
     assert "3,000 simulated samples, seed 0" in out
     assert "undercovers" in next(li for li in out.splitlines() if "ignores clusters" in li)
+    lo, hi = cov.neighbourhood_window(0.5)
+    assert f"Default covers " in out and f"on average over p in [{lo:.4g}, {hi:.4g}]" in out
+    assert "lowest of 10 slices" in out and "average coverage" in out
 
 
 @pytest.mark.parametrize("argv,code,message", [

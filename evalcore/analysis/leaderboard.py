@@ -428,6 +428,8 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
         if nocl:
             notes.insert(clustered_note_at, "no cluster key, CLT used for: " + _short(nocl))
 
+    notes.extend(_clip_to_metric_range(cells, info))
+
     # chance ------------------------------------------------------------------------------
     # one level per distinct (task, metric, binary): thousands of runs share a few keys
     keys = list(zip(cells["task"].tolist(), cells["metric"].tolist(),
@@ -454,6 +456,26 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
         _empty(TASK_NOTE_COLUMNS)
     return Leaderboard(method, confidence, metric, cells, averages, tiers, ranks,
                        tuple(notes), metrics_by_task, task_notes, info, groups, group_cells)
+
+
+def _clip_to_metric_range(cells: pd.DataFrame, info: dict[str, mx.MetricInfo]) -> list[str]:
+    """Every cell's interval clipped to its metric's range where the range is known
+    (``stats.clip_to_range``), in place; a note naming the tasks where some interval was
+    cut. The CLT interval of a continuous score and a reported value +- z * stderr know
+    nothing of the range (log_streaming.eval: 0.75 +- 1.96 * 0.25 = [0.26, 1.24])."""
+    low = cells["low"].to_numpy(dtype=float).copy()
+    high = cells["high"].to_numpy(dtype=float).copy()
+    cut: list[str] = []
+    for t, at in cells.groupby("task", sort=True).indices.items():
+        i = info.get(str(t))
+        if i is None or (i.low is None and i.high is None):
+            continue
+        low[at], high[at], clipped = st.clip_to_range(low[at], high[at], i.low, i.high)
+        if clipped.any():
+            cut.append(f"{t} {st.range_text(i.low, i.high)}")
+    cells["low"], cells["high"] = low, high
+    return ([f"intervals clipped to the metric's range where the normal approximation "
+             f"crossed it: {_short(cut)}"] if cut else [])
 
 
 def _shown(df: pd.DataFrame, metrics_by_task: dict[str, str]) -> np.ndarray:

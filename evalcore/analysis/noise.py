@@ -497,13 +497,16 @@ def checkpoint_report(store, *, task: str | None = None, confidence: float = 0.9
                       last_n: int | None = None) -> CheckpointReport:
     """Learning curves, signal-to-noise ratio and decision accuracy (Heineman et al. 2025).
 
-    Per task (default metric): a series is the runs of one (series, seed) ordered by step.
-    Noise: each series' relative SD over its last ``last_n`` checkpoints (default
-    ``_default_last_n`` of the shortest series), averaged over series. Signal: relative
-    dispersion of the series' final scores when there are >= 2 series, else of the final
-    checkpoint and every other model's score on the task (one per model identity, mean over
-    its runs) - ``signal_basis`` says which. Decision accuracy at step s: over the series
-    having step s, the share of pairs ordered as at their final checkpoints.
+    Per task (default metric): a series is the runs of one (series, seed) ordered by step;
+    the last ``last_n`` checkpoints of each (default ``_default_last_n`` of the shortest
+    series) enter the noise. With >= 2 series, the reference script of Heineman et al.
+    (``stats.series_signal_to_noise``): signal = relative dispersion of each series' mean
+    over its last checkpoints, noise = relative SD of those checkpoints of all series
+    pooled. With one series: noise = its relative SD over its last checkpoints, signal =
+    relative dispersion of its final checkpoint and every other model's score on the task
+    (one per model identity, mean over its runs). ``signal_basis`` says which. Decision
+    accuracy at step s: over the series having step s, the share of pairs ordered as at
+    their final checkpoints.
     """
     _check_confidence(confidence)
     if last_n is not None and int(last_n) < 2:
@@ -542,8 +545,10 @@ def checkpoint_report(store, *, task: str | None = None, confidence: float = 0.9
                              "every series has a single checkpoint: no step-to-step noise"))
             continue
         n_used = int(last_n) if last_n is not None else _default_last_n(min(len(g) for g in usable.values()))
+        scores = [g["score"].to_numpy(float) for g in usable.values()]
         finals = [float(g["score"].iloc[-1]) for g in usable.values()]
-        basis = "final checkpoint of each series"
+        basis = ("mean of each series' last checkpoints; noise pooled over the series "
+                 "(Heineman et al. reference script)")
         if len(finals) < 2:
             stepped_ids = set(stepped["identity"])
             others = on_default[on_default["task"] == t].merge(rg, on="run_id")
@@ -552,8 +557,8 @@ def checkpoint_report(store, *, task: str | None = None, confidence: float = 0.9
             basis = "final checkpoint and the other models on the task"
         note = ""
         try:
-            res = st.signal_to_noise(finals, [g["score"].to_numpy(float) for g in usable.values()],
-                                     last_n=n_used)
+            res = (st.series_signal_to_noise(scores, last_n=n_used) if len(usable) >= 2 else
+                   st.signal_to_noise(finals, scores, last_n=n_used))
             snr_rows.append((t, dm[t], len(usable), res.signal, res.noise, res.snr, res.n_models,
                              res.last_n, basis, note))
         except st.StatsInputError as exc:

@@ -30,6 +30,15 @@ Summaries: ``results.scores[]`` metrics as reported: the ``accuracy`` or ``mean`
 ``stderr`` from the ``stderr`` metric; other metrics get rows ``"scorer:metric"``. ``n`` = distinct sample ids scored (else
 ``scored_samples`` or ``completed_samples / epochs``).
 
+Trimmed logs: ``results.total_samples`` counts sample records (samples x epochs) of the whole
+run. A log that holds samples of fewer distinct ids than ``total_samples / epochs`` was cut
+after inspect wrote it (test fixtures and shared excerpts keep one sample: every_eval_ever's
+``data_intercode_ctf_local_path.json`` has ``total_samples`` 79 and one sample). Its reported
+values describe all the samples, its item scores the few kept: the warning says "trimmed
+upstream: the log holds 1 of 79 samples", the summaries' ``n`` is the results' count
+(``scored_samples``, else ``completed_samples / epochs``, else ``total_samples / epochs``),
+and ``protocol["trimmed_upstream"]`` = {"samples_in_log", "samples"} records both.
+
 Texts: ``prompt`` = the sample input (attachments resolved, chat messages joined),
 ``target`` = the target (several joined by " | "), ``response`` = the model's completion;
 each capped at ``TEXT_LIMIT`` characters.
@@ -229,7 +238,22 @@ def _protocol(log: dict[str, Any], status: str) -> dict[str, Any]:
     return {k: v for k, v in proto.items() if v is not None}
 
 
-def _summary_rows(log: dict[str, Any], n_by_metric: dict[str, int], epochs: int) -> list[dict]:
+def _count(value: Any) -> int | None:
+    return int(value) if is_number(value) and float(value) >= 0 else None
+
+
+def _samples_reported(log: dict[str, Any], epochs: int) -> int | None:
+    """Distinct samples the results describe: ``total_samples / epochs`` (inspect counts a
+    sample once per epoch), None when the results give no count."""
+    res = log.get("results")
+    total = _count(res.get("total_samples")) if isinstance(res, dict) else None
+    return None if total is None else total // max(int(epochs or 1), 1)
+
+
+def _summary_rows(log: dict[str, Any], n_by_metric: dict[str, int], epochs: int,
+                  trimmed: bool = False) -> list[dict]:
+    """Summary rows of ``results``; n per scorer: the items scored in the log, or, when the
+    log is ``trimmed`` (or has no item scores for the scorer), the results' own count."""
     res = log.get("results")
     if not isinstance(res, dict):
         return []
@@ -253,12 +277,14 @@ def _summary_rows(log: dict[str, Any], n_by_metric: dict[str, int], epochs: int)
             plain = [m for m in metrics if m not in SPREAD_METRICS]
             central = plain[0] if len(plain) == 1 else None
         se = metrics.get("stderr", {}).get("value")
-        n = n_by_metric.get(base)
+        n = None if trimmed else n_by_metric.get(base)
         if n is None:
-            if is_number(entry.get("scored_samples")):
-                n = int(entry["scored_samples"])
-            elif is_number(res.get("completed_samples")):
-                n = int(res["completed_samples"]) // max(int(epochs or 1), 1)
+            if _count(entry.get("scored_samples")) is not None:
+                n = _count(entry["scored_samples"])
+            elif _count(res.get("completed_samples")) is not None:
+                n = _count(res["completed_samples"]) // max(int(epochs or 1), 1)
+            elif trimmed:
+                n = _samples_reported(log, epochs)
         for mname, m in metrics.items():
             if mname in SPREAD_METRICS:
                 continue
@@ -402,7 +428,15 @@ def _build(src: Source, fmt: str, log: dict[str, Any], status: str,
                              cluster=cluster, item_hash=[hashes[i] for i in ids])
     check_unique(scores_df, src.name)
     n_by_metric = scores_df.groupby("metric")["item_id"].nunique().to_dict() if len(scores_df) else {}
-    summaries = summaries_frame(_summary_rows(log, n_by_metric, epochs))
+    reported = _samples_reported(log, epochs)
+    trimmed = bool(hashes) and reported is not None and len(hashes) < reported
+    if trimmed:
+        protocol["trimmed_upstream"] = {"samples_in_log": len(hashes), "samples": reported}
+        per_epoch = f" ({epochs} epochs each)" if int(epochs) > 1 else ""
+        warnings.append(f"{src.name}: trimmed upstream: the log holds {len(hashes)} of "
+                        f"{reported} samples{per_epoch}; the reported values describe all "
+                        f"{reported}, the item scores only the samples kept")
+    summaries = summaries_frame(_summary_rows(log, n_by_metric, epochs, trimmed))
     seen = set()
     uniq_texts = []
     for row in text_rows:

@@ -19,17 +19,20 @@ lighteval's ``EvaluationTracker`` writes one JSON object per evaluation run::
 The Open LLM Leaderboard v1 (2023-2024) published the same layout, written by its
 lighteval-based backend, with keys such as ``harness|arc:challenge|25``,
 ``harness|hendrycksTest-anatomy|5``, ``harness|truthfulqa:mc|0`` (metrics ``mc1``/``mc2``)
-and ``config_tasks`` values that are plain strings ("LM Harness task"). Modern lighteval
+and ``config_tasks`` values that are plain strings ("LM Harness task"). lighteval up to 0.12
 writes keys such as ``leaderboard|mmlu:anatomy|5``, ``lighteval|gsm8k|0`` or
-``extended|lcb:codegeneration|0``. Open LLM Leaderboard v2 files are lm_eval 0.4 results
-files and are read by ``evalcore.ingest.lm_eval``.
+``extended|lcb:codegeneration|0``; from 0.13 on the suite is gone: ``gsm8k|0``,
+``anli:r1|0`` (``config_tasks`` and the details file names follow the same keys). Open LLM
+Leaderboard v2 files are lm_eval 0.4 results files and are read by ``evalcore.ingest.lm_eval``.
 
 What becomes what
 -----------------
 * One run per file. Model: ``config_general.model_name`` (else
   ``config_general.model_config.model_name``, else the file name). Harness ``lighteval``;
   harness version ``git <lighteval_sha>`` unless the sha is unknown (``"?"``).
-* Task: the middle part of the key (``harness|arc:challenge|25`` -> ``arc:challenge``);
+* Task: the middle part of the key (``harness|arc:challenge|25`` -> ``arc:challenge``;
+  ``anli:r1|0`` of lighteval >= 0.13 -> ``anli:r1``, so it pairs with an older run's
+  ``lighteval|anli:r1|0``);
   the suite and the few-shot count go into the task protocol (``suite``, ``num_fewshot``),
   so runs that differ in few-shot count are flagged by the protocol diff. When two keys of
   one file share the middle part (``leaderboard|gsm8k|5`` and ``lighteval|gsm8k|0``) both
@@ -153,10 +156,15 @@ def is_results(obj: object) -> bool:
 def split_key(key: str) -> tuple[str | None, str, int | None]:
     """(suite, task, few-shot count) of a results key: ``harness|arc:challenge|25`` ->
     ``("harness", "arc:challenge", 25)``; ``lighteval|aime24`` -> ``("lighteval", "aime24",
-    None)``; a key without ``|`` is its own task with no suite."""
+    None)``; lighteval >= 0.13 writes ``<task>|<k>`` without a suite (its task registry
+    builds ``full_name = f"{task}|{num_fewshots}"`` and ignores a suite given on the command
+    line): ``anli:r1|0`` -> ``(None, "anli:r1", 0)``, the same task as the older
+    ``lighteval|anli:r1|0``. A key without ``|`` is its own task with no suite."""
     parts = str(key).split("|")
     if len(parts) < 2:
         return None, str(key), None
+    if len(parts) == 2 and _FEWSHOT.match(parts[1]):
+        return None, parts[0], int(parts[1])
     k = int(parts[2]) if len(parts) >= 3 and _FEWSHOT.match(parts[2]) else None
     return parts[0], parts[1], k
 

@@ -33,8 +33,9 @@ from evalcore.stats.clustered import (FEW_CLUSTERS, ClusteredInterval, Clustered
                                       clustered_intervals_of_matrices,
                                       grouped_clustered_intervals, korn_graubard_interval)
 from evalcore.stats.intervals import (PROPORTION_METHODS, SCORE_METHODS, Interval,
-                                      beta_interval, chance_level, clopper_pearson_interval,
-                                      clt_interval, contains_chance, half_width, mean_se,
+                                      beta_interval, chance_level, clip_to_range,
+                                      clopper_pearson_interval, clt_interval, contains_chance,
+                                      half_width, mean_se, range_text,
                                       mean_se_from_moments,
                                       proportion_interval, required_n_for_half_width,
                                       score_interval, wilson_interval)
@@ -58,7 +59,8 @@ from evalcore.stats.protocol import ProtocolSpread, protocol_spread
 from evalcore.stats.seeds import (SeedComparison, SeedsNeeded, SeedVariance, satterthwaite_df,
                                   seed_comparison, seed_variance, seeds_needed)
 from evalcore.stats.signal_noise import (DecisionAccuracy, SignalToNoise, decision_accuracy,
-                                         relative_dispersion, relative_sd, signal_to_noise)
+                                         relative_dispersion, relative_sd, series_signal_to_noise,
+                                         signal_to_noise)
 from evalcore.stats.splits import SplitConsistency, split_consistency
 from evalcore.stats.repeats import (PassAtK, RerunNoise, VarianceComponents, pass_at_k,
                                     pass_at_k_summary, rerun_noise, variance_components)
@@ -71,6 +73,7 @@ __all__ = [
     "clopper_pearson_interval", "beta_interval", "clt_interval", "mean_se", "mean_se_from_moments",
     "proportion_interval",
     "score_interval", "chance_level", "contains_chance", "half_width", "required_n_for_half_width",
+    "clip_to_range", "range_text",
     # bootstrap
     "BootstrapResult", "RankIntervals", "bootstrap_interval", "mean_difference",
     "BootstrapColumns", "bootstrap_proportions", "bootstrap_means_shared",
@@ -102,6 +105,7 @@ __all__ = [
     # noise beyond the items
     "ProtocolSpread", "protocol_spread", "SeedVariance", "SeedComparison", "SeedsNeeded",
     "seed_variance", "seed_comparison", "seeds_needed", "satterthwaite_df", "SignalToNoise",
-    "DecisionAccuracy", "signal_to_noise", "relative_dispersion", "relative_sd",
+    "DecisionAccuracy", "signal_to_noise", "series_signal_to_noise", "relative_dispersion",
+    "relative_sd",
     "decision_accuracy", "SplitConsistency", "split_consistency",
 ]

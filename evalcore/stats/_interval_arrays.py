@@ -40,11 +40,12 @@ def wilson_bounds(k: np.ndarray, n: np.ndarray, z: float) -> Bounds:
 def modified_wilson_bounds(k: np.ndarray, n: int, z: float, alpha: float) -> Bounds:
     """The product's Wilson interval (``wilson_interval``, modified=True): Wilson, with the
     Poisson bound lambda_x / n for x = 1..x* successes (and 1 - lambda_x / n for x failures),
-    x* = 2 for n <= 50 else 3 (Brown, Cai & DasGupta 2001, sec. 4.1.1)."""
+    x* = 2 for n <= 50 else 3 (Brown, Cai & DasGupta 2001, sec. 4.1.1); x runs up to n when
+    n <= x*, so k = n gets the Poisson lower bound and k = 0 the Poisson upper bound there."""
     k = np.asarray(k, dtype=float)
     low, high = wilson_bounds(k, n, z)
     cut = 2 if n <= 50 else 3
-    for x in range(1, min(cut, n - 1) + 1):
+    for x in range(1, min(cut, n) + 1):
         lam = 0.5 * float(chi2.ppf(alpha, 2 * x)) / n
         low = np.where(k == x, np.minimum(low, lam), low)
         high = np.where(k == n - x, np.maximum(high, 1.0 - lam), high)

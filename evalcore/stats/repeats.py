@@ -17,6 +17,9 @@ from evalcore.stats.intervals import wilson_interval
 from evalcore.stats._checks import (StatsInputError, as_matrix, as_scores, check_confidence,
                                     check_count, clip_unit, same_length, z_value)
 
+PASS_AT_K_METHOD = ("unbiased pass@k (Chen et al. 2021); Wilson score interval over items "
+                    "(conservative: bounds each item's variance by v(1-v))")
+
 
 @dataclass(frozen=True)
 class VarianceComponents:
@@ -208,7 +211,8 @@ def pass_at_k(num_samples: Any, num_correct: Any, k: int) -> Any:
 
 @dataclass(frozen=True)
 class PassAtK:
-    """pass@k averaged over items, with its SE over items and a CLT interval clipped to [0, 1]."""
+    """pass@k averaged over items, its SE over items and a Wilson-type interval over items
+    (``pass_at_k_summary``); ``method`` names the interval."""
 
     k: int
     estimate: float
@@ -217,19 +221,36 @@ class PassAtK:
     high: float
     n_items: int
     confidence: float
-    method: str = "unbiased pass@k (Chen et al. 2021), CLT over items"
+    method: str = PASS_AT_K_METHOD
 
 
 def pass_at_k_summary(num_samples: Any, num_correct: Any, k: int,
                       confidence: float = 0.95) -> PassAtK:
-    """Mean of per-item unbiased pass@k, SE = sd(per-item values, ddof=1)/sqrt(n_items).
+    """Mean of per-item unbiased pass@k with SE = sd(per-item values, ddof=1)/sqrt(n_items)
+    and a Wilson score interval over items.
 
-    Interval: mean -+ z * SE, clipped to [0, 1]. When every per-item value is 0 or 1 (k equal
-    to the number of answers, or items all right / all wrong) the values are Bernoulli over
-    items and the Wilson interval on their count is used instead, so the interval is never
-    zero-width at 0 or 1 (the method name says which). One item: SE and bounds NaN. The SE
-    treats items as the sampling unit (answers within an item are accounted for by the
-    estimator).
+    Interval: the Wilson score interval of the mean v = mean(v_i) of the n per-item values
+    v_i in [0, 1], with n = the number of items:
+    centre = (v + z^2/(2n)) / (1 + z^2/n), half-width = z sqrt(v(1-v)/n + z^2/(4n^2)) /
+    (1 + z^2/n). When every v_i is 0 or 1 the values are Bernoulli over items and this is the
+    product's Wilson interval of their count (:func:`wilson_interval`, with Brown, Cai &
+    DasGupta's edge bounds); otherwise the textbook formula with the fractional count n v.
+
+    Why Wilson, not mean +- z SE: a value in [0, 1] with mean v has variance at most v(1-v)
+    (equality for 0/1 values), so the Wilson interval's variance is an upper bound that does
+    not have to be estimated from a handful of items, it is never zero-width (all items with
+    the same count gave [0.917, 0.917] under the CLT), and it bends towards the middle near
+    0 and 1, where pass@k values pile up. In a seeded simulation (items' pass rates from
+    Beta distributions of mean 0.02 to 0.7 and concentration 0.5 to 1000; N = 5 to 20
+    answers per item; k = 1 to N/2; 10, 30 and 200 items; tests/stats/test_repeats.py runs
+    the hard-task part) it covered at least 94.6% in every cell, against 38% (CLT with the
+    Wilson fallback used before) and 17% (t with n - 1 df, zero-width in up to 72% of
+    samples) at 10 items. Its cost: it ignores that averaging N answers shrinks each item's
+    variance, so with many homogeneous items it is up to about 1.5 times wider than the CLT
+    interval (200 items in the same grid) and covers more than nominal there.
+
+    ``se`` stays the SE over items (the harness-style number, and what variance planning
+    uses). One item: SE and bounds NaN.
     """
     conf = check_confidence(confidence)
     ns = as_scores(num_samples, "num_samples")
@@ -245,8 +266,10 @@ def pass_at_k_summary(num_samples: Any, num_correct: Any, k: int,
     if np.all((vals == 0.0) | (vals == 1.0)):
         w = wilson_interval(int(vals.sum()), n, conf)
         return PassAtK(int(k), est, se, w.low, w.high, n, conf,
-                       method="unbiased pass@k (Chen et al. 2021), per-item values 0/1: "
-                              "Wilson over items")
+                       method=PASS_AT_K_METHOD + "; per-item values 0/1: their count")
     z = z_value(conf)
-    low, high = clip_unit(est - z * se, est + z * se)
+    denom = 1.0 + z * z / n
+    centre = (est + z * z / (2 * n)) / denom
+    half = z * math.sqrt(est * (1 - est) / n + z * z / (4 * n * n)) / denom
+    low, high = clip_unit(centre - half, centre + half)
     return PassAtK(int(k), est, se, low, high, n, conf)

@@ -8,6 +8,10 @@ code (github.com/allenai/signal-and-noise, ``snr/metrics.py``):
   the relative dispersion  max_{j,k} |m_j - m_k| / mean(m).
 * **noise** of one model over its last n checkpoints with scores c_1..c_n: the relative
   standard deviation  sd(c) / mean(c), sd with ddof = 0 (``np.std``, as in the code).
+  With several checkpoint series (e.g. the data recipes of DataDecide) the reference script
+  (``snr/snr_simple.py``, ``compute_snr_small_scale``) pools them: noise = sd / mean of the
+  last n checkpoints of ALL series together (``scores_arr.flatten()``), and the signal is the
+  relative dispersion of each series' mean over its last n checkpoints.
 * **SNR** = signal / noise. A benchmark whose models are far apart relative to the
   step-to-step wobble of one model ranks small models the way it will rank large ones.
 * **decision accuracy** (sec. 3, after Magnusson et al. 2025, DataDecide): over all pairs
@@ -57,17 +61,24 @@ def relative_sd(checkpoint_scores: Any) -> float:
     return float(np.std(c) / mean)
 
 
+NOISE_ONE_SERIES = "relative SD of the last checkpoints of one series"
+NOISE_POOLED = ("relative SD of the last checkpoints of all series pooled (Heineman et al. "
+                "reference script)")
+
+
 @dataclass(frozen=True)
 class SignalToNoise:
     """Signal, noise and their ratio for one task (Heineman et al. 2025).
 
-    signal : relative dispersion of the final scores.
-    noise : mean over the series of each series' relative SD of its last ``last_n``
-        checkpoints (with one series: that series' relative SD, the paper's definition).
+    signal : relative dispersion of the scores given for the signal.
+    noise : relative SD of the last ``last_n`` checkpoints: of the one series, or of all
+        series pooled (the reference script's multi-series noise); ``noise_method`` says which.
     snr : signal / noise (inf when noise is 0).
-    noise_by_series : the per-series relative SDs, in the order given.
-    n_models : number of final scores in the signal.
-    last_n : checkpoints per series in the noise.
+    noise_by_series : each series' own relative SD of its last checkpoints, in the order
+        given (shown beside the pooled noise; not part of it).
+    n_models : number of scores in the signal.
+    last_n : checkpoints per series in the noise (fewer when a series is shorter).
+    noise_method : ``NOISE_ONE_SERIES`` or ``NOISE_POOLED``.
     """
 
     signal: float
@@ -76,31 +87,59 @@ class SignalToNoise:
     noise_by_series: tuple[float, ...]
     n_models: int
     last_n: int
+    noise_method: str = NOISE_ONE_SERIES
 
 
-def signal_to_noise(final_scores: Any, checkpoint_series: Sequence[Any],
-                    last_n: int = 5) -> SignalToNoise:
-    """SNR = relative_dispersion(final_scores) / noise.
-
-    ``checkpoint_series``: one array per model of its scores in checkpoint order; the last
-    ``last_n`` of each enter the noise (fewer when a series is shorter, at least two).
-    With several series the noise is the mean of their relative SDs (the paper measures
-    the noise on one model; averaging models of the population is our pooling choice).
-
-    Edge cases: as ``relative_dispersion`` and ``relative_sd``; no series raises.
-    """
+def _last(checkpoint_series: Sequence[Any], last_n: int) -> list[np.ndarray]:
     if int(last_n) < 2:
         raise StatsInputError("last_n must be at least 2")
     if len(checkpoint_series) == 0:
         raise StatsInputError("noise needs at least one checkpoint series")
+    return [as_scores(c, "checkpoint scores")[-int(last_n):] for c in checkpoint_series]
+
+
+def signal_to_noise(final_scores: Any, checkpoint_series: Sequence[Any],
+                    last_n: int = 5) -> SignalToNoise:
+    """SNR = relative_dispersion(final_scores) / noise, as ``signal_to_noise_ratio`` of the
+    reference code (``snr/metrics.py``).
+
+    ``checkpoint_series``: one array per model of its scores in checkpoint order; the last
+    ``last_n`` of each enter the noise (fewer when a series is shorter, at least two). One
+    series: its relative SD (the reference's large-scale SNR: a population of final models
+    for the signal, the last checkpoints of one model for the noise). Several series: the
+    relative SD of their last checkpoints pooled into one array, as the reference script
+    pools them (``np.std(scores_arr.flatten()) / np.mean(...)``). The pooled SD contains the
+    spread between the series' levels as well as each series' step-to-step wobble, so with
+    well-separated series it is mostly that spread; ``noise_by_series`` keeps each series'
+    own relative SD for comparison.
+
+    Edge cases: as ``relative_dispersion`` and ``relative_sd``; no series raises.
+    """
+    tails = _last(checkpoint_series, last_n)
     sig = relative_dispersion(final_scores)
-    noises = tuple(relative_sd(as_scores(c, "checkpoint scores")[-int(last_n):])
-                   for c in checkpoint_series)
-    noise = float(np.mean(noises))
+    per_series = tuple(relative_sd(c) for c in tails)
+    if len(tails) == 1:
+        noise, how = per_series[0], NOISE_ONE_SERIES
+    else:
+        noise, how = relative_sd(np.concatenate(tails)), NOISE_POOLED
     snr = math.inf if noise == 0 else sig / noise
-    used = min(int(last_n), min(len(as_scores(c, "checkpoint scores")) for c in checkpoint_series))
-    return SignalToNoise(signal=sig, noise=noise, snr=float(snr), noise_by_series=noises,
-                         n_models=int(np.size(final_scores)), last_n=used)
+    return SignalToNoise(signal=sig, noise=noise, snr=float(snr), noise_by_series=per_series,
+                         n_models=int(np.size(final_scores)),
+                         last_n=min(c.size for c in tails), noise_method=how)
+
+
+def series_signal_to_noise(checkpoint_series: Sequence[Any], last_n: int = 5) -> SignalToNoise:
+    """The reference script's SNR over several checkpoint series (``compute_snr_small_scale``
+    in ``snr/snr_simple.py``): signal = relative dispersion of each series' mean over its
+    last ``last_n`` checkpoints; noise = relative SD of those checkpoints of all series
+    pooled (:func:`signal_to_noise`).
+
+    Edge cases: fewer than two series raises StatsInputError (one series has no signal).
+    """
+    tails = _last(checkpoint_series, last_n)
+    if len(tails) < 2:
+        raise StatsInputError("a signal over checkpoint series needs at least two series")
+    return signal_to_noise([float(np.mean(c)) for c in tails], tails, last_n)
 
 
 @dataclass(frozen=True)

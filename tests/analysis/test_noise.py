@@ -162,12 +162,17 @@ def test_checkpoint_series_curve_snr_and_decision_accuracy(tmp_path):
     assert list(a["score"]) == pytest.approx([means[("mixA", st_)] for st_ in steps])
     row = rep.snr.iloc[0]
     finals = [means[("mixA", 6000)], means[("mixB", 6000)]]
-    noise = np.mean([np.std([means[(m, st_)] for st_ in steps[-3:]]) /
-                     np.mean([means[(m, st_)] for st_ in steps[-3:]]) for m in p])
+    # the reference script (Heineman et al., snr_simple.compute_snr_small_scale): signal from
+    # each series' mean over its last checkpoints, noise from those checkpoints pooled
+    tails = {m: [means[(m, st_)] for st_ in steps[-3:]] for m in p}
+    level = [np.mean(v) for v in tails.values()]
+    pooled = np.concatenate(list(tails.values()))
+    noise = np.std(pooled) / np.mean(pooled)
     assert row["last_n"] == 3
-    assert row["signal"] == pytest.approx(abs(finals[0] - finals[1]) / np.mean(finals))
+    assert row["signal"] == pytest.approx(abs(level[0] - level[1]) / np.mean(level))
     assert row["noise"] == pytest.approx(noise)
     assert row["snr"] == pytest.approx(row["signal"] / noise)
+    assert "reference script" in row["signal_basis"]
     d = rep.decisions.set_index("step")
     assert list(d.index) == steps[:-1]
     for st_ in steps[:-1]:

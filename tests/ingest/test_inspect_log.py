@@ -160,3 +160,52 @@ def test_in_progress_log_without_header() -> None:
     run = parse_uploads([("running.eval", buf.getvalue())])[0]
     assert run.scores.score.tolist() == [1.0] and run.protocol["status"] == "started"
     assert any("still being written" in w for w in run.warnings)
+
+
+# --- logs trimmed after inspect wrote them ------------------------------------------------
+
+@pytest.mark.parametrize("name,kept,samples,epochs", [
+    ("data_intercode_ctf_local_path.json", 1, 79, 1),
+    ("data_cyse2_vuln_exploit_challenges.json", 1, 585, 4)])
+def test_trimmed_log_is_named_and_its_summary_keeps_the_results_n(wild_dir, name, kept, samples,
+                                                                  epochs):
+    """The expected counts are read from the file here: results.total_samples / epochs, and
+    the samples it holds (every_eval_ever keeps one sample of each)."""
+    path = wild_dir / "inspect" / name
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    assert raw["results"]["total_samples"] // raw["eval"]["config"]["epochs"] == samples
+    assert len({s["id"] for s in raw["samples"]}) == kept
+    run = one(path)
+    epochs_text = f" ({epochs} epochs each)" if epochs > 1 else ""
+    assert any(f"trimmed upstream: the log holds {kept} of {samples} samples{epochs_text}" in w
+               for w in run.warnings), run.warnings
+    assert run.protocol["trimmed_upstream"] == {"samples_in_log": kept, "samples": samples}
+    assert run.scores["item_id"].nunique() == kept
+    central = run.summaries[~run.summaries["metric"].str.contains(":")].iloc[0]
+    assert central["n"] == samples                  # the reported value's n, not the 1 kept
+
+
+def test_complete_log_is_not_called_trimmed(ins: Path) -> None:
+    run = one(ins / "log_streaming.eval")            # 2 samples x 2 epochs, total_samples 4
+    assert not any("trimmed" in w for w in run.warnings)
+    assert "trimmed_upstream" not in run.protocol
+    assert run.summaries.set_index("metric").loc["match", "n"] == 2
+
+
+def test_audit_reports_the_reported_n_and_the_items_kept(wild_dir, tmp_path) -> None:
+    import subprocess
+    import sys
+
+    from evalcore.store import Store
+    store = Store(tmp_path / "s")
+    store.ingest(parse_paths([wild_dir / "inspect" / "data_intercode_ctf_local_path.json"]))
+    store.close()
+    out = subprocess.run([sys.executable, "-m", "evalcore", "--store", str(tmp_path / "s"),
+                          "audit", "--format", "json"], capture_output=True, text=True,
+                         check=True, timeout=300)
+    row = json.loads(out.stdout)["audit"][0]
+    assert row["metric"] == "includes" and row["reported"] == 0.35443037974683544
+    assert row["n_reported"] == 79 and row["n_items"] == 1
+    assert row["note"] == ("trimmed upstream: the item scores cover 1 of the 79 items of the "
+                           "reported value")
+    assert "n mismatch" in row["flag"]

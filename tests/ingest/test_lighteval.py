@@ -62,6 +62,11 @@ def _bytes(obj) -> bytes:
 
 
 def test_split_key():
+    # lighteval >= 0.13 drops the suite: <task>|<k> (v0.13.0 tasks/registry.py,
+    # _update_task_configs: config.full_name = f"{expanded_task}|{config.num_fewshots}")
+    assert split_key("anli:r1|0") == (None, "anli:r1", 0)
+    assert split_key("lighteval|anli:r1|0") == ("lighteval", "anli:r1", 0)
+    assert split_key("gsm8k|5") == (None, "gsm8k", 5)
     assert split_key("harness|arc:challenge|25") == ("harness", "arc:challenge", 25)
     assert split_key("leaderboard|mmlu:anatomy|5") == ("leaderboard", "mmlu:anatomy", 5)
     assert split_key("lighteval|aime24") == ("lighteval", "aime24", None)
@@ -271,3 +276,60 @@ def test_broken_details_file_holds_back_its_run(tmp_path):
     assert not batch.runs
     files = {p.file for p in batch.problems}
     assert files == {f"details_harness|arc:challenge|25_{ts}.parquet", f"results_{ts}.json"}
+
+
+# --- lighteval >= 0.13 keys (<task>|<k>) pair with older runs (<suite>|<task>|<k>) ----------
+
+def _gpqa_zip_members(wild_dir) -> dict[str, bytes]:
+    import zipfile
+    path = (wild_dir / "lighteval" / "open-r1_olmo"
+            / "OLMo-2-1124-7B-Instruct_SFTv02.00_gpqa-diamond.zip")
+    with zipfile.ZipFile(path) as z:
+        return {n.rsplit("/", 1)[1]: z.read(n) for n in z.namelist()}
+
+
+def _rekey_to_0_13(obj: dict, old: str, new: str) -> dict:
+    """The results object as lighteval >= 0.13 keys it: results, versions and summary_tasks
+    under ``<task>|<k>``, and config_tasks under the same full name (its TaskConfigLogger
+    keys configs by the task's full_name)."""
+    out = json.loads(json.dumps(obj))
+    for section in ("results", "versions", "summary_tasks"):
+        out[section] = {new if k == old else k: v for k, v in out[section].items()}
+    out["config_tasks"] = {new: v for v in out["config_tasks"].values()}
+    return out
+
+
+def test_task_names_of_lighteval_0_13_pair_with_older_runs(wild_dir, tmp_path):
+    """Two real runs of gpqa:diamond (wild zip, written as lighteval|gpqa:diamond|0); one of
+    them re-keyed to the 0.13 layout (gpqa:diamond|0, its details file renamed alike, the
+    values untouched). Both get the task gpqa:diamond, 0-shot in the protocol, and the
+    paired comparison finds the 198 shared questions and the printed difference."""
+    from evalcore.analysis import compare
+    from evalcore.store import Store
+    members = _gpqa_zip_members(wild_dir)
+    old_ts, new_ts = "2025-05-13T16-20-44.021299", "2025-05-13T16-25-16.698233"
+    newer = _rekey_to_0_13(json.loads(members[f"results_{new_ts}.json"]),
+                           "lighteval|gpqa:diamond|0", "gpqa:diamond|0")
+    assert "gpqa:diamond|0" in newer["results"] and "gpqa:diamond|0" in newer["config_tasks"]
+    uploads = [(f"results_{old_ts}.json", members[f"results_{old_ts}.json"]),
+               (f"details_lighteval|gpqa:diamond|0_{old_ts}.parquet",
+                members[f"details_lighteval|gpqa:diamond|0_{old_ts}.parquet"]),
+               (f"results_{new_ts}.json", _bytes(newer)),
+               (f"details_gpqa:diamond|0_{new_ts}.parquet",
+                members[f"details_lighteval|gpqa:diamond|0_{new_ts}.parquet"])]
+    runs = parse_uploads(uploads)
+    assert len(runs) == 2
+    for run in runs:
+        assert set(run.summaries["task"]) == {"gpqa:diamond"}
+        assert set(run.scores["task"]) == {"gpqa:diamond"}
+        assert run.scores["item_id"].nunique() == 198
+        proto = run.tasks.set_index("task").loc["gpqa:diamond", "protocol"]
+        assert proto["num_fewshot"] == 0
+        assert proto["task_key"] in ("lighteval|gpqa:diamond|0", "gpqa:diamond|0")
+        assert run.summaries["n"].eq(198).all()
+    store = Store(tmp_path / "s")
+    store.ingest(runs)
+    a, b = sorted(int(r) for r in store.runs()["run_id"])
+    row = compare(store, a, b, task="gpqa:diamond", metric="gpqa_pass@1:1_samples").per_task.iloc[0]
+    assert row["n"] == 198
+    assert math.isclose(abs(row["diff"]), 0.26262626262626265 - 0.24242424242424243, rel_tol=1e-9)

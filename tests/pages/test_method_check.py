@@ -10,7 +10,7 @@ from tests.pages.conftest import app, charts, no_exception, page, texts
 
 
 def _table(at):
-    return next(d.value for d in at.dataframe if "Coverage (%)" in d.value.columns)
+    return next(d.value for d in at.dataframe if "Coverage, average (%)" in d.value.columns)
 
 
 def test_default_design_one_score_exact():
@@ -24,7 +24,7 @@ def test_default_design_one_score_exact():
     assert list(table["Method"]) == [m.label for m in ref.methods]
     wilson = table[table["Default"] == "yes"].iloc[0]
     assert wilson["Method"].startswith("Wilson score (edge-modified")
-    assert wilson["Coverage (%)"] == pytest.approx(100 * ref.default.coverage, abs=0.01)
+    assert wilson["Coverage, average (%)"] == pytest.approx(100 * ref.default.coverage, abs=0.01)
     assert "MC SE (pts)" not in table.columns                   # exact: no Monte Carlo error
     assert set(table["Verdict"]) <= {"within 1.5 points of nominal", "undercovers",
                                      "overcovers (conservative)"}
@@ -46,10 +46,31 @@ def test_paired_small_n_flags_undercoverage_of_the_default_or_names_the_route():
     assert len(table) == 1 + len(cov.PAIRED_METHODS)
     assert table["MC SE (pts)"].notna().all()
     newc = table[table["Method"] == "Newcombe hybrid score"].iloc[0]
-    assert newc["Coverage (%)"] == pytest.approx(100 * ref.method("newcombe").coverage, abs=0.01)
+    assert newc["Coverage, average (%)"] == pytest.approx(100 * ref.method("newcombe").coverage, abs=0.01)
     banner = texts(at.warning) + texts(at.success)
     assert any(ref.default.label in t and f"{100 * ref.default.coverage:.1f}%" in t for t in banner)
     assert any("20,000 simulated samples, seed 0" in c for c in texts(at.caption))
+    # the banner says the coverage is an average and gives the lowest slice beside it
+    lo, hi = cov.neighbourhood_window(0.47)
+    assert any(f"on average over discordance in [{lo:.4g}, {hi:.4g}]" in t
+               and f"lowest of 10 slices {100 * ref.default.min_coverage:.1f}%" in t
+               for t in banner), banner
+    assert table["Lowest of 10 slices (%)"].notna().all()
+    assert newc["Lowest of 10 slices (%)"] == pytest.approx(
+        100 * ref.method("newcombe").min_coverage, abs=0.01)
+
+
+def test_exact_banner_says_average_and_lowest_pointwise():
+    at = page("method_check")
+    at.query_params["n"], at.query_params["p"] = "10", "0.1"
+    at.run()
+    no_exception(at)
+    ref = cov.proportion_coverage(10, 0.1)
+    banner = texts(at.warning) + texts(at.success)
+    assert any("covers 95.3% on average over p in [0.08, 0.12] (lowest pointwise 91.7%)" in t
+               for t in banner), banner
+    assert _table(at).iloc[0]["Lowest pointwise (%)"] == pytest.approx(
+        100 * ref.default.min_coverage, abs=0.01)
 
 
 def test_clustered_eight_clusters():
@@ -59,7 +80,7 @@ def test_clustered_eight_clusters():
     no_exception(at)
     table = _table(at)
     iid = table[table["Method"] == "iid CLT (ignores clusters)"].iloc[0]
-    assert iid["Verdict"] == "undercovers" and iid["Coverage (%)"] < 70
+    assert iid["Verdict"] == "undercovers" and iid["Coverage, average (%)"] < 70
     z = table[table["Method"] == "Clustered CR1, normal quantile"].iloc[0]
     assert z["Verdict"] == "undercovers"
     assert len(charts(at)) == 1

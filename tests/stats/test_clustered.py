@@ -157,6 +157,61 @@ def test_korn_graubard_equals_an_independent_computation(seed, g):
     assert ki.se_clustered == pytest.approx(se) and ki.df == gg - 1
 
 
+def _svyciprop_beta(p, n, se, g, level=0.95, cap=False):
+    """R survey's ``svyciprop(method = "beta")`` transcribed line by line (scipy's qt/qbeta):
+    n.eff <- coef(m) * (1 - coef(m)) / vcov(m);
+    n.eff <- n.eff * (qt(alpha/2, nrow(design) - 1) / qt(alpha/2, degf(design)))^2;
+    ci <- c(qbeta(alpha/2, n.eff * rval, n.eff * (1 - rval) + 1),
+            qbeta(1 - alpha/2, n.eff * rval + 1, n.eff * (1 - rval))).
+    ``cap=True``: the NCHS rule (Parker et al. 2017), a design effect below 1 set to 1,
+    i.e. n.eff <= n before the degrees-of-freedom factor."""
+    from scipy.stats import beta as qbeta
+    from scipy.stats import t as qt
+    alpha = 1 - level
+    n_eff = p * (1 - p) / se ** 2
+    if cap:
+        n_eff = min(n_eff, n)
+    n_eff = n_eff * (qt.ppf(alpha / 2, n - 1) / qt.ppf(alpha / 2, g - 1)) ** 2
+    return (qbeta.ppf(alpha / 2, n_eff * p, n_eff * (1 - p) + 1),
+            qbeta.ppf(1 - alpha / 2, n_eff * p + 1, n_eff * (1 - p)))
+
+
+@pytest.mark.parametrize("g", [20, 40])
+def test_korn_graubard_caps_the_effective_n_like_nchs_below_30_clusters_and_like_r_above(g):
+    """Design effect below 1 (every cluster of 10 items has 4, 5 or 6 right): R survey never
+    caps n_eff, NCHS always does; the product caps below 30 clusters only (docstring)."""
+    from evalcore.stats import korn_graubard_interval
+    sums = np.resize([4, 5, 6], g)
+    labels = np.repeat(np.arange(g), 10)
+    x = np.concatenate([np.r_[np.ones(s), np.zeros(10 - s)] for s in sums])
+    n, p = x.size, x.mean()
+    se = _ols_cluster_se(x, labels)
+    assert p * (1 - p) / se ** 2 > n                       # design effect < 1
+    r_rule = _svyciprop_beta(p, n, se, g)
+    nchs = _svyciprop_beta(p, n, se, g, cap=True)
+    assert nchs[1] - nchs[0] > r_rule[1] - r_rule[0] + 1e-3
+    ki = korn_graubard_interval(p, n, se, g, se_iid=mean_se(x))
+    got = score_interval(x, "clustered", clusters=labels)
+    expected = nchs if g < 30 else r_rule
+    assert (ki.low, ki.high) == pytest.approx(expected, abs=1e-12)
+    assert (got.low, got.high) == pytest.approx(expected, abs=1e-12)
+    assert ki.floored == (g < 30)
+
+
+def test_korn_graubard_agrees_with_r_and_nchs_when_the_design_effect_exceeds_1():
+    from evalcore.stats import korn_graubard_interval
+    rng = np.random.default_rng(3)
+    for g in (12, 45):
+        labels = np.repeat(np.arange(g), 8)
+        x = (rng.random(8 * g) < rng.beta(1, 3, g)[labels]).astype(float)
+        n, p, se = x.size, x.mean(), _ols_cluster_se(x, labels)
+        assert p * (1 - p) / se ** 2 < n                   # design effect > 1
+        ki = korn_graubard_interval(p, n, se, g, se_iid=mean_se(x))
+        for cap in (False, True):
+            assert (ki.low, ki.high) == pytest.approx(_svyciprop_beta(p, n, se, g, cap=cap),
+                                                      abs=1e-12)
+
+
 def test_korn_graubard_edges():
     from evalcore.stats import clopper_pearson_interval, korn_graubard_interval
     # no successes: no spread, the nominal n is used: Clopper-Pearson's 0 of n with df factor

@@ -225,6 +225,73 @@ def test_known_coverage_figures():
     assert clt.verdict == "undercovers"
 
 
+def test_exact_lowest_is_the_pointwise_minimum_over_the_grid_and_is_said():
+    """Clopper-Pearson with statsmodels' beta quantiles, its exact coverage summed with scipy's
+    binomial at each of the 41 grid values of p in [0.08, 0.12]: ``min_coverage`` is the
+    smallest of them, ``coverage`` their mean; the sentence names both."""
+    from statsmodels.stats.proportion import proportion_confint
+    n, p = 10, 0.1
+    rep = cv.proportion_coverage(n, p)
+    k = np.arange(n + 1)
+    lo, hi = proportion_confint(k, n, alpha=0.05, method="beta")
+    grid = np.linspace(0.08, 0.12, cv.NEIGHBOURHOOD_POINTS)
+    pointwise = [float(np.sum(binom.pmf(k, n, q) * ((lo <= q) & (q <= hi)))) for q in grid]
+    cp = rep.method("clopper-pearson")
+    assert cp.min_coverage == pytest.approx(min(pointwise), abs=1e-9)
+    assert cp.coverage == pytest.approx(np.mean(pointwise), abs=1e-9)
+    assert rep.window == ("p", pytest.approx(0.08), pytest.approx(0.12))
+    assert "pointwise minimum over the 41 values of p in [0.08, 0.12]" in rep.min_criterion
+    assert cv.coverage_sentence(rep, cp) == (
+        f"covers {100 * cp.coverage:.1f}% on average over p in [0.08, 0.12] "
+        f"(lowest pointwise {100 * cp.min_coverage:.1f}%)")
+    # a pointwise report says it is one point, and its lowest is that point
+    one = cv.proportion_coverage(n, p, neighbourhood=0)
+    assert one.window is None and "pointwise coverage at p = 0.1" in cv.coverage_sentence(one)
+
+
+def test_simulated_lowest_slice_matches_the_exact_binomial_coverage_of_that_slice():
+    """ICC = 0 makes the clustered design's total a Binomial(n, p) draw, so the Wilson
+    interval that ignores clusters has an exact pointwise coverage (scipy's binomial, the
+    textbook Wilson bounds): averaged over each tenth of [p - h, p + h], the exact slice
+    coverages are the reference for the simulated slices (within 3.5 Monte Carlo SEs), and
+    the reported lowest slice is the smallest simulated one."""
+    from statsmodels.stats.proportion import proportion_confint
+    n, p = 60, 0.1
+    rep = cv.clustered_coverage(n, 6, 0.0, p, seed=5, replicates=40_000)
+    got = rep.method("wilson-iid")
+    lo_p, hi_p = cv.neighbourhood_window(p)
+    k = np.arange(n + 1)
+    wl, wh = proportion_confint(k, n, alpha=0.05, method="wilson")
+    edges = np.linspace(lo_p, hi_p, cv.SLICES + 1)
+    exact = []
+    for a, b in zip(edges[:-1], edges[1:]):
+        qs = np.linspace(a, b, 201)
+        exact.append(np.mean([np.sum(binom.pmf(k, n, q) * ((wl <= q) & (q <= wh))) for q in qs]))
+    per_slice_se = math.sqrt(0.95 * 0.05 / (40_000 / cv.SLICES))
+    assert got.min_coverage <= got.coverage
+    assert got.min_coverage_se == pytest.approx(
+        math.sqrt(got.min_coverage * (1 - got.min_coverage) / (40_000 / cv.SLICES)), rel=0.05)
+    assert abs(got.min_coverage - min(exact)) < 3.5 * per_slice_se + 0.01, (got.min_coverage,
+                                                                            exact)
+    assert got.coverage == pytest.approx(np.mean(exact), abs=3.5 * math.sqrt(0.05 / 40_000) + 0.002)
+    assert "lowest of 10 equal slices of p in" in rep.min_criterion
+    assert "on average over p in" in cv.coverage_sentence(rep, got)
+    assert f"lowest of 10 slices {100 * got.min_coverage:.1f}% ±" in cv.coverage_sentence(rep, got)
+
+
+def test_slice_minimum_by_hand():
+    """``_simulated`` on hand-made samples: slice j holds 100 samples, j * 3 of them missed."""
+    u = np.repeat((np.arange(cv.SLICES) + 0.5) / cv.SLICES * 2 - 1, 100)
+    covered = np.ones(u.size, dtype=bool)
+    for j in range(cv.SLICES):
+        covered[j * 100: j * 100 + 3 * j] = False
+    m = cv._simulated("iid", covered, np.ones(u.size), default=False, nominal=0.95, n=10,
+                      setting="clustered", params=(), slices=cv._slices(u))
+    assert m.min_coverage == pytest.approx(1 - 27 / 100)
+    assert m.min_coverage_se == pytest.approx(math.sqrt(0.73 * 0.27 / 100))
+    assert m.coverage == pytest.approx(1 - sum(3 * j for j in range(cv.SLICES)) / u.size)
+
+
 # The textbook Wilson interval misses the 1.5-point band, on average over the neighbourhood,
 # only where n p < 1: these cells. The product's Wilson (Brown-Cai-DasGupta's modification for
 # 1-3 successes) covers them, and Clopper-Pearson does (both conservative there).

@@ -49,6 +49,32 @@ def test_modified_wilson_poisson_bounds_closed_forms():
     assert wilson_interval(0, 10).detail == ""
 
 
+@pytest.mark.parametrize("k,n,low,high", [
+    # Brown, Cai & DasGupta (2001) sec. 4.1.1 read literally: for n <= x* = 2 the lower-bound
+    # range x = 1..x* contains x = n and the upper-bound range x = n-x*..n-1 contains x = 0.
+    # Expected values from lambda_x solved here by root finding (P(Poisson(lambda) >= x) =
+    # 0.05), not by the chi2 form the product uses; BCD print lambda_1 = 0.051, lambda_2 =
+    # 0.355, so 0 of 1 -> 1 - 0.0513 = 0.9487 and 0 of 2 -> 1 - 0.3554/2 = 0.8223.
+    (0, 1, 0.0, 0.9487), (1, 1, 0.0513, 1.0), (0, 2, 0.0, 0.8223), (2, 2, 0.1777, 1.0)])
+def test_modified_wilson_applies_at_k_0_and_k_n_when_n_is_at_most_2(k, n, low, high):
+    lam = {x: brentq(lambda v, x=x: poisson.sf(x - 1, v) - 0.05, 1e-9, 10) for x in (1, 2)}
+    iv = wilson_interval(k, n)
+    exact_low = 0.0 if k == 0 else lam[k] / n
+    exact_high = 1.0 if k == n else 1.0 - lam[n - k] / n
+    assert (iv.low, iv.high) == pytest.approx((exact_low, exact_high), abs=1e-9)
+    assert (round(iv.low, 4), round(iv.high, 4)) == (low, high)
+    assert "Brown-Cai-DasGupta" in iv.detail
+    # the textbook interval is narrower there (0 of 1: 0.7935; 0 of 2: 0.6576)
+    tb = wilson_interval(k, n, modified=False)
+    assert iv.high - iv.low > tb.high - tb.low
+    # the array form the coverage check and the leaderboard use gives the same bounds
+    from evalcore.stats import _interval_arrays as ia
+    lo, hi = ia.modified_wilson_bounds(np.array([k]), n, 1.959963984540054, 0.05)
+    assert (lo[0], hi[0]) == pytest.approx((iv.low, iv.high), abs=1e-12)
+    # from n = 3 on, k = 0 and k = n keep Wilson's bound (outside both ranges)
+    assert wilson_interval(0, 3).detail == "" and wilson_interval(3, 3).detail == ""
+
+
 def test_modified_wilson_only_widens():
     for n in (1, 2, 3, 10, 50, 51, 200, 5000):
         for k in range(0, n + 1, max(1, n // 50)):

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from evalcore.stats import (StatsInputError, decision_accuracy, relative_dispersion, relative_sd,
-                            signal_to_noise)
+                            series_signal_to_noise, signal_to_noise)
+from evalcore.stats.signal_noise import NOISE_ONE_SERIES, NOISE_POOLED
 
 
 def reference_snr(signal_scores, noise_scores):
@@ -37,16 +38,61 @@ def test_snr_equals_the_reference_code_for_one_series():
     assert res.snr == pytest.approx(reference_snr(finals, ckpts), rel=1e-12)
     assert res.signal == pytest.approx((finals.max() - finals.min()) / finals.mean())
     assert res.noise == pytest.approx(np.std(ckpts) / np.mean(ckpts))
-    assert res.last_n == 30 and res.n_models == 12
+    assert res.last_n == 30 and res.n_models == 12 and res.noise_method == NOISE_ONE_SERIES
 
 
-def test_noise_uses_the_last_n_checkpoints_and_averages_series():
+def reference_snr_small_scale(df, last=5):
+    """``compute_snr_small_scale`` of snr/snr_simple.py as published (github.com/allenai/
+    signal-and-noise), on a table with columns mix, step, primary_score:
+    scores_df = df.sort_values("step");
+    scores_arr = np.array([lst[-5:] for lst in scores_df.groupby("mix")["primary_score"]
+                          .apply(list)]);
+    signal = [np.mean(scores) for scores in scores_arr]; noise = scores_arr.flatten();
+    signal_to_noise_ratio(signal, noise)."""
+    scores_df = df.sort_values("step")
+    scores_arr = np.array([lst[-last:] for lst in
+                           scores_df.groupby("mix")["primary_score"].apply(list)])
+    signal = [np.mean(scores) for scores in scores_arr]
+    noise = scores_arr.flatten()
+    return reference_snr(signal, noise), signal, noise
+
+
+def test_several_series_follow_the_reference_script_pooled_noise():
+    """A small table of three data mixes x 8 checkpoints, the reference script re-implemented
+    above with pandas; ``series_signal_to_noise`` gives the same SNR, signal and noise."""
+    import pandas as pd
+    rng = np.random.default_rng(11)
+    steps = np.arange(1, 9) * 1000
+    rows = [(mix, int(s), float(level * (1 - np.exp(-s / 1000)) + rng.normal(0, 0.004)))
+            for mix, level in (("dclm", 0.62), ("c4", 0.55), ("fineweb", 0.58))
+            for s in steps]
+    df = pd.DataFrame(rows, columns=["mix", "step", "primary_score"]).sample(frac=1,
+                                                                              random_state=1)
+    ref, signal_scores, noise_scores = reference_snr_small_scale(df, last=5)
+    series = [df[df["mix"] == m].sort_values("step")["primary_score"].to_numpy()
+              for m in sorted(df["mix"].unique())]
+    res = series_signal_to_noise(series, last_n=5)
+    assert res.snr == pytest.approx(ref, rel=1e-12)
+    assert res.signal == pytest.approx(relative_dispersion(signal_scores), rel=1e-12)
+    assert res.noise == pytest.approx(np.std(noise_scores) / np.mean(noise_scores), rel=1e-12)
+    assert res.noise_method == NOISE_POOLED and res.last_n == 5 and res.n_models == 3
+    # each series' own wobble is kept beside the pooled noise, which is much larger here
+    # (it holds the spread between the mixes' levels too)
+    assert res.noise_by_series == pytest.approx(tuple(relative_sd(c[-5:]) for c in series))
+    assert res.noise > 3 * max(res.noise_by_series)
+
+
+def test_signal_to_noise_pools_several_series_for_the_noise():
     s1 = [0.1, 0.2, 0.50, 0.52, 0.51]
     s2 = [0.3, 0.4, 0.60, 0.60, 0.63]
     res = signal_to_noise([0.51, 0.63], [s1, s2], last_n=3)
+    pooled = np.r_[s1[-3:], s2[-3:]]
+    assert res.noise == pytest.approx(np.std(pooled) / np.mean(pooled))
+    assert res.snr == pytest.approx(reference_snr([0.51, 0.63], pooled))
     assert res.noise_by_series == pytest.approx((relative_sd(s1[-3:]), relative_sd(s2[-3:])))
-    assert res.noise == pytest.approx(np.mean(res.noise_by_series))
     assert res.last_n == 3
+    with pytest.raises(StatsInputError, match="two series"):
+        series_signal_to_noise([s1], last_n=3)
 
 
 def test_zero_noise_gives_infinite_snr_and_bad_inputs_raise():

@@ -33,7 +33,7 @@ def test_inspect_folder_stores_every_good_log_and_names_every_bad_one(ins, tmp_p
     stored = {(m, t) for m, t in store.tasks().merge(store.runs(), on="run_id")[["model", "task"]]
               .itertuples(index=False)}
     good = [p for p in ins.iterdir() if p.suffix in (".eval", ".json") and p.name not in BAD_INSPECT]
-    assert len(good) == 22
+    assert len(good) == 23
     for p in good:
         h = header(p)
         assert (h["eval"]["model"], h["eval"]["task"]) in stored, p.name
