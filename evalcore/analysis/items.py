@@ -25,7 +25,8 @@ import pandas as pd
 import pyarrow as pa
 
 from evalcore import stats as st
-from evalcore.analysis._common import _natural_key, default_metric, one_version, resolve_run
+from evalcore.analysis._common import _natural_key, one_version, resolve_run
+from evalcore.analysis.metric_choice import task_metric
 from evalcore.errors import AnalysisError
 from evalcore.items.ngram_index import IndexInfo, item_overlap, word_counts
 from evalcore.store.keys import groups   # np.unique(..., return_inverse=True), by a flag table when dense
@@ -456,7 +457,7 @@ def rescore(store, task: str, metric: str | None = None, runs: list | None = Non
     """
     ids, names, cells = _task_runs(store, task, runs)
     if metric is None:
-        metric = default_metric(cells["metric"].unique())
+        metric = str(task_metric(store, ids, task, need="any", items_only=True).metric)
     # items x runs matrix of item means (integer item keys), labelled with the item ids and
     # in item_id order, as a pivot of store.item_means would give it
     mat = store.item_matrices([(task, metric)], run_ids=ids).get((task, metric))
@@ -601,7 +602,7 @@ def contamination(store, task: str, index_path: str | Path, metric: str | None =
         raise AnalysisError(f"min_hits must be at least 1, got {min_hits}")
     ids, names, cells = _task_runs(store, task, runs)
     if metric is None:
-        metric = default_metric(cells["metric"].unique())
+        metric = str(task_metric(store, ids, task, need="any", items_only=True).metric)
     texts = _item_texts_for_overlap(store, task, ids)
     info, ov = item_overlap(index_path, list(texts["text"]))
     words = word_counts(list(texts["text"]))
