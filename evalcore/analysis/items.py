@@ -194,13 +194,16 @@ def _positions(values: np.ndarray, keys: list[int]) -> np.ndarray:
     return np.array([col_of.get(int(v), -1) for v in found], dtype=np.int64)[index.ravel()]
 
 
-def item_choices(store, task: str, metric: str, run_id: int) -> list[str]:
+def item_choices(store, task: str, metric: str | None, run_id: int) -> list[str]:
     """The item ids of one run's (task, metric) scores in natural order (the Items page's
     exclusion choices): ``store.scored_item_ids`` (the run's integer item keys and the
     task's ids read at once), else ids read for the keys of ``store.answer_matrix``
     (``store.item_labels``); under one store version (``one_version``: the memo checks ask
-    the catalog once, not per read). Empty when the run has no such scores."""
+    the catalog once, not per read). ``metric`` None: the task's metric for that run
+    (``metric_choice.task_metric``). Empty when the run has no such scores."""
     with one_version(store):
+        if metric is None:
+            metric = str(task_metric(store, [int(run_id)], task, items_only=True).metric)
         if hasattr(store, "scored_item_ids"):
             ids = store.scored_item_ids(int(run_id), str(task), str(metric))
         else:
