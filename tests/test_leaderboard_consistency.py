@@ -302,3 +302,58 @@ def test_methods_text_claims_no_stderr_the_harness_did_not_report(tmp_path):
     text = methods_text(report)
     assert "no stderr reported by the harness for 1 cell" in text
     assert "harness-reported stderr" not in text
+
+
+def _group_runs(weighting: str):
+    """Two runs with item scores on three subtasks of a declared group ``grp`` (50, 100 and
+    30 items) whose reported group value is their size-weighted or plain mean."""
+    import dataclasses
+
+    import pandas as pd
+
+    from tests.analysis_helpers import make_run
+    rng = np.random.default_rng(21)
+    runs, truth = [], {}
+    for name, p in (("a", 0.55), ("b", 0.7)):
+        x = {t: (rng.random(n) < p).astype(float) for t, n in
+             (("g_a", 50), ("g_b", 100), ("g_c", 30))}
+        means = np.array([v.mean() for v in x.values()])
+        ns = np.array([v.size for v in x.values()], dtype=float)
+        ses = np.array([v.std(ddof=1) / np.sqrt(v.size) for v in x.values()])
+        value = float(np.sum(ns * means) / ns.sum()) if weighting == "size" else float(means.mean())
+        truth[name] = (means, ns, ses, value)
+        run = make_run(name, {(t, "acc"): v for t, v in x.items()},
+                       summaries=[{"task": "grp", "metric": "acc", "value": value,
+                                   "stderr": 0.01, "n": 180, "is_group": True}],
+                       task_protocol={"num_fewshot": 0})
+        tasks = run.tasks.copy()
+        tasks["protocol"] = [{"is_group": True, "subtasks": ["g_a", "g_b", "g_c"]}
+                             if t == "grp" else p for t, p in zip(tasks["task"], tasks["protocol"])]
+        runs.append(dataclasses.replace(run, tasks=pd.DataFrame(tasks)))
+    return runs, truth
+
+
+@pytest.mark.parametrize("weighting", ["size", "equal"])
+def test_a_group_with_item_scores_is_recomputed_with_the_harness_weighting(tmp_path, weighting):
+    """Every subtask has item scores: the group row shows the value recomputed from them,
+    with the weighting that reproduces the reported value; size: the item-weighted mean
+    with lm_eval's pooled_sample_stderr (lm_eval/api/metrics.py, written out here); equal:
+    the plain mean with SE = sqrt(sum SE_t^2)/k."""
+    runs, truth = _group_runs(weighting)
+    store = Store(tmp_path / "s")
+    store.ingest(runs)
+    lb = an.leaderboard(store, include_ranks=False, include_tiers=False)
+    gc = lb.group_cells.set_index("run")
+    for name, (means, ns, ses, value) in truth.items():
+        row = gc.loc[name]
+        assert row["source"] == "recomputed" and row["weighting"] == weighting
+        assert row["weighting_note"].startswith("matches the group value")
+        assert row["score"] == pytest.approx(value, rel=1e-12)
+        if weighting == "size":
+            pooled = np.sum((ns - 1) * ses ** 2 * ns) / (ns.sum() - ns.size)
+            want_se = np.sqrt(pooled / ns.sum())
+        else:
+            want_se = np.sqrt(np.sum(ses ** 2)) / ses.size
+        assert row["se"] == pytest.approx(want_se, rel=1e-9)
+        assert row["reported"] == value and row["reported_stderr"] == 0.01
+        assert row["low"] < row["score"] < row["high"] and row["n"] == 180
