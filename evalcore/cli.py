@@ -53,17 +53,23 @@ scores (files without scores alone do not make it 3 when other runs were stored)
 "harness_version", "tags", "created_at", "n_tasks", "n_scores", "has_items"}]}``.
 
 ``leaderboard``: ``{"method", "method_label", "confidence", "metric", "metrics_by_task":
-{task: metric}, "notes": [str], "cells": [{"run_id", "run", "task", "metric", "n", "score",
-"se", "low", "high", "method", "binary", "chance", "contains_chance", "reported",
-"reported_stderr", "audit_flag", "has_items", "direction"}], "averages": [{"run_id", "run",
-"n_tasks", "score", "se", "low", "high", "kind", "tasks"}], "tiers": [{"run_id", "run",
+{task: metric}, "metric_choices": {task: {"metric", "primary", "source", "fallback_from",
+"missing": [run], "reason"}}, "notes": [str], "cells": [{"run_id", "run", "task", "metric",
+"n", "score", "se", "low", "high", "method", "binary", "chance", "contains_chance",
+"reported", "reported_stderr", "audit_flag", "has_items", "direction"}], "averages":
+[{"run_id", "run", "n_tasks", "n_units", "score", "se", "low", "high", "kind", "tasks",
+"left_out"}], "tiers": [{"run_id", "run",
 "task", "best_run", "diff_vs_best", "p_raw", "p_holm", "indistinguishable_from_best",
 "n_shared"}], "ranks": [{"run_id", "run", "task", "rank", "rank_low", "rank_high"}],
 "task_notes": [{"task", "kind", "note"}], "metric_info": {task: {"metric", "direction",
-"low", "high", "ideal", "source"}}, "groups": {group: [task]}, "group_cells": [{"run_id",
-"run", "group", "metric", "n_tasks", "n_tasks_group", "score", "se", "low", "high",
-"source"}]}``. ``task`` is "__average__" for rows about the macro average; ``direction`` is
-"higher", "lower", "target" or "unknown" (``evalcore.metrics``).
+"low", "high", "ideal", "source"}}, "groups": {group: [task]}, "group_tree": {group:
+[subtask or subgroup]}, "group_cells": [{"run_id", "run", "group", "parent", "depth",
+"metric", "n_tasks", "n_tasks_group", "n", "score", "se", "low", "high", "source",
+"reported", "reported_stderr", "recomputed", "recomputed_se", "weighting",
+"weighting_note", "missing", "note"}]}``. ``task`` is "__average__" for rows about the
+macro average; ``direction`` is "higher", "lower", "target" or "unknown"
+(``evalcore.metrics``); ``--task`` may name a harness group (``mmlu_humanities``): its
+subtasks, with the group and its nested groups in ``group_cells``.
 
 ``compare``: ``{"run_a", "run_b", "confidence", "verdict", "warnings": [str], "per_task":
 [{"task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high", "se_unpaired",
@@ -425,16 +431,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("leaderboard", help="scores with intervals per run x task",
                        description="Score and interval for every run x task (default metric "
-                                   "per task: the harness's primary metric when the task "
-                                   "config names one, else acc, else exact_match,strict-match, "
-                                   "else the first alphabetically), harness-reported stderr next to "
+                                   "per task: the harness's primary metric (lm_eval's first "
+                                   "metric_list entry, HELM's main metric, the Open LLM "
+                                   "Leaderboard's ranked metric) when a run shown has it, else "
+                                   "acc, else exact_match,strict-match, else the first "
+                                   "alphabetically; compare uses the same one; runs lacking it "
+                                   "are named), harness-reported stderr next to "
                                    "ours with audit flags, chance level for multiple-choice "
                                    "tasks, the macro average per run (over tasks with a "
                                    "higher-is-better metric on [0, 1]; the others are named), "
-                                   "task groups, which runs are indistinguishable from the "
+                                   "task groups with nested ones (reported and recomputed "
+                                   "values), which runs are indistinguishable from the "
                                    "best (paired tests, Holm; lowest is best when lower is "
                                    "better) and paired-bootstrap rank intervals.")
-    p.add_argument("--task", help="only this task")
+    p.add_argument("--task", help="only this task, or the subtasks of this harness group "
+                                  "(e.g. mmlu_humanities) with the group's rows")
     p.add_argument("--metric", help="this metric instead of the default per task")
     p.add_argument("--method", choices=LEADERBOARD_METHODS, default="wilson",
                    help="interval method (default wilson). wilson/clopper-pearson/bayes need "
@@ -463,12 +474,15 @@ def build_parser() -> argparse.ArgumentParser:
                                    "exact McNemar for 0/1 scores, Holm-adjusted p across tasks, "
                                    "minimum detectable effect, pairing integrity (shared, "
                                    "missing, prompt-hash mismatches), protocol diff and a "
-                                   "verdict. Warnings about protocol or prompt differences are "
-                                   "printed before the numbers.")
+                                   "verdict. Warnings about protocol or prompt differences, "
+                                   "and a task compared on another metric than the "
+                                   "leaderboard's (when the two runs lack it, with the "
+                                   "reason), are printed before the numbers.")
     p.add_argument("run_a", metavar="RUN_A", help="baseline run (name or id)")
     p.add_argument("run_b", metavar="RUN_B", help="run compared against it (name or id)")
     p.add_argument("--task", help="only this task (default: every task both runs have)")
-    p.add_argument("--metric", help="this metric instead of the default per task")
+    p.add_argument("--metric", help="this metric instead of the default per task (the "
+                                    "leaderboard's)")
     p.add_argument("--confidence", type=_confidence, default=0.95,
                    help="confidence level (default 0.95); alpha = 1 - confidence")
     p.add_argument("--adjust", choices=("holm", "bh"), default="holm",

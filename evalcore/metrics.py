@@ -251,6 +251,141 @@ def harness_primary_metric(protocol: Mapping[str, Any] | None,
     return filtered[0] if filtered else None
 
 
+# ---------------------------------------------------------------------------------------
+# which metric a task is shown on: one rule for every surface
+# ---------------------------------------------------------------------------------------
+PREFERRED_METRICS = ("acc", "exact_match,strict-match")
+NO_PRIMARY = "no harness names a primary metric for this task"
+RULE_TEXT = "acc, else exact_match,strict-match, else the first alphabetically"
+
+
+def default_rule_metric(metrics: Iterable[str]) -> str | None:
+    """The metric of the default rule among ``metrics``: ``acc``, else
+    ``exact_match,strict-match``, else the first in alphabetical order (None when empty)."""
+    ms = sorted({str(m) for m in metrics if m is not None})
+    if not ms:
+        return None
+    return next((p for p in PREFERRED_METRICS if p in ms), ms[0])
+
+
+def primary_source(protocol: Mapping[str, Any] | None) -> str:
+    """Where a task protocol's primary metric comes from, in words."""
+    if not isinstance(protocol, Mapping):
+        return "default rule"
+    if isinstance(protocol.get("primary_metric"), str):
+        if protocol.get("primary_metric_from"):
+            text = f"HELM's main metric ({protocol['primary_metric_from']})"
+            if protocol.get("primary_metric_items_from"):
+                text += (f"; HELM computes it over all instances, its item scores are those "
+                         f"of {protocol['primary_metric_items_from']!r}, whose per-instance "
+                         f"mean equals HELM's value")
+            return text
+        if protocol.get("suite") == "harness":
+            return "the metric the Open LLM Leaderboard ranked on"
+        return "the harness's primary metric"
+    return "the first metric of the lm_eval task config's metric_list"
+
+
+def task_primary_metric(protocols: Iterable[Mapping[str, Any] | None],
+                        available: Iterable[str]) -> tuple[str | None, str]:
+    """(primary metric, where it comes from) of one task.
+
+    ``protocols``: the stored task protocols of every run that has the task, in run-id
+    order; ``available``: every metric any of those runs has for it. The first protocol
+    that names a primary metric among ``available`` (``harness_primary_metric``) decides;
+    (None, ``NO_PRIMARY``) when none does.
+    """
+    avail = {str(m) for m in available}
+    for proto in protocols:
+        primary = harness_primary_metric(proto, avail)
+        if primary is not None:
+            return primary, primary_source(proto)
+    return None, NO_PRIMARY
+
+
+@dataclass(frozen=True)
+class MetricChoice:
+    """The metric one task is shown, compared or analysed on, and why.
+
+    metric : the metric used (None: the runs share no metric on this task).
+    primary : the task's primary metric (``task_primary_metric``), None when no harness
+        names one.
+    source : where ``primary`` comes from, in words (``NO_PRIMARY`` without one).
+    fallback_from : the primary metric when it could not be used (some runs lack it),
+        else None.
+    missing : the runs (as named by the caller) that lack ``metric`` (need "any" only).
+    reason : which metric is used and why, in words (the runs in ``missing`` are for the
+        caller to name where it leaves them out).
+    """
+
+    task: str
+    metric: str | None
+    primary: str | None
+    source: str
+    fallback_from: str | None
+    missing: tuple[str, ...]
+    reason: str
+
+    @property
+    def is_primary(self) -> bool:
+        return self.metric is not None and self.metric == self.primary
+
+
+def _listed(names: Iterable[str], limit: int = 6) -> str:
+    names = [str(n) for n in names]
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
+def _lacking_text(lacking: list[str], n_runs: int) -> str:
+    """"which neither run has", "which X lacks", "which X, Y lack"."""
+    if len(lacking) == n_runs and n_runs > 1:
+        return "which neither run has" if n_runs == 2 else "which none of the runs has"
+    return f"which {_listed(lacking)} {'lacks' if len(lacking) == 1 else 'lack'}"
+
+
+def choose_task_metric(task: str, primary: str | None, source: str,
+                       have: Mapping[str, Iterable[str]], *, need: str = "any"
+                       ) -> MetricChoice:
+    """The metric for ``task`` over some runs: the task's primary metric when the runs have
+    it, else the default rule among the metrics they have, with the reason in words.
+
+    have : run name -> the metrics that run has for ``task`` (runs without the task are
+        left out by the caller).
+    need : "any" (a leaderboard column: the primary metric is used when at least one run
+        has it; runs lacking it are named in ``missing``) or "all" (a comparison: every
+        run must have the metric; the fallback is chosen among the metrics all runs share).
+
+    Edge cases: no run, or (need "all") no shared metric: ``metric`` None with the reason.
+    """
+    if need not in ("any", "all"):
+        raise ValueError(f"need must be 'any' or 'all', got {need!r}")
+    sets = {str(r): {str(m) for m in ms} for r, ms in have.items()}
+    if not sets:
+        return MetricChoice(task, None, primary, source, None, (), f"{task}: no run has it")
+    pool = set.union(*sets.values()) if need == "any" else set.intersection(*sets.values())
+    where = "the runs shown" if need == "any" else "both runs" if len(sets) == 2 else \
+        "all the runs"
+    if primary is not None and primary in pool:
+        missing = tuple(r for r, ms in sets.items() if primary not in ms)
+        reason = f"{primary!r}, the harness's primary metric ({source})"
+        return MetricChoice(task, primary, primary, source, None, missing, reason)
+    fallback = default_rule_metric(pool)
+    if fallback is None:
+        return MetricChoice(task, None, primary, source, primary, tuple(sets),
+                            f"{task}: {where} share no metric")
+    missing = tuple(r for r, ms in sets.items() if fallback not in ms)
+    if primary is None:
+        reason = f"{fallback!r} by the default rule ({RULE_TEXT}): {source}"
+    else:
+        lacking = [r for r, ms in sets.items() if primary not in ms]
+        reason = (f"{fallback!r} instead of the primary metric {primary!r} ({source}), "
+                  f"{_lacking_text(lacking, len(sets))}; {fallback!r} by the default rule "
+                  f"({RULE_TEXT}) among the metrics {where} "
+                  f"{'have' if need == 'any' else 'share'}")
+    return MetricChoice(task, fallback, primary, source, primary, missing, reason)
+
+
 def finite_unit(values: Iterable[float]) -> bool:
     """True when every finite value lies in [0, 1] (and there is at least one)."""
     seen = False

@@ -37,6 +37,13 @@ all_tasks = sorted(item_tasks["task"].astype(str).unique())
 confidence = common.confidence_choice("it_conf", container=st.columns([1, 5])[0])
 
 
+PRIMARY = "(primary)"
+
+
+def _metric_label(m: str) -> str:
+    return "primary metric (as on the leaderboard)" if m == PRIMARY else m
+
+
 def _pct(x: float) -> str:
     return "" if pd.isna(x) else f"{100 * x:.1f}"
 
@@ -123,8 +130,9 @@ with tab_rs:
         task_rs = common.url_choice("Task", all_tasks, "it_task", key="rs_task_w",
                                     default="arc_easy_demo")
         metrics = sorted(item_tasks[item_tasks["task"].astype(str) == task_rs]["metric"].astype(str).unique())
-        metric = common.url_choice("Metric", metrics, "rs_metric", key="rs_metric_w",
-                                   default="acc")
+        chosen_rs = common.url_choice("Metric", [PRIMARY, *metrics], "rs_metric",
+                                      key="rs_metric_w", format_func=_metric_label)
+        metric = None if chosen_rs == PRIMARY else chosen_rs
         up = st.file_uploader("Relabelled items (CSV: task, item_id, new_gold)", type=["csv"],
                               key="rs_upload")
         relabels = None
@@ -247,7 +255,9 @@ with tab_ov:
             task_ov = common.url_choice("Task", all_tasks, "ov_task", key="ov_task_w",
                                         default="arc_easy_demo")
             metrics = sorted(item_tasks[item_tasks["task"].astype(str) == task_ov]["metric"].astype(str).unique())
-            metric_ov = common.url_choice("Metric", metrics, "ov_metric", key="ov_metric_w", default="acc")
+            chosen_ov = common.url_choice("Metric", [PRIMARY, *metrics], "ov_metric",
+                                          key="ov_metric_w", format_func=_metric_label)
+            metric_ov = None if chosen_ov == PRIMARY else chosen_ov
             rep = common.compute("contamination", task_ov, index_path, metric=metric_ov,
                                  min_hits=min_hits, confidence=confidence, stop=False)
             if rep is not None:

@@ -33,7 +33,10 @@ metric = common.url_choice(
     "Metric", [DEFAULT_METRIC, *metric_names], "metric", key="lb_metric", container=c_metric,
     format_func=lambda m: "primary metric of each task" if m == DEFAULT_METRIC else m,
     help="The primary metric is the harness's own (lm_eval 0.4: the first metric of the task "
-         "config's metric_list), else acc, else the first scorer for inspect.")
+         "config's metric_list; HELM: the schema's main metric; Open LLM Leaderboard: the "
+         "metric it ranked on), else acc, else exact_match,strict-match, else the first "
+         "alphabetically. Compare and the other pages use the same metric; the notes say "
+         "when runs lack it.")
 has_cluster = bool(scope.get("has_cluster", pd.Series(dtype=bool)).fillna(False).astype(bool).any())
 methods = [m for m in METHODS if m != "clustered" or has_cluster]
 method = common.url_choice(
@@ -116,8 +119,11 @@ st.caption(f"Each cell: score [{lb.confidence:.0%} interval] "
            + leaderboard_view.DIRECTION_HELP + ". ~chance: the interval contains the chance "
            "level, so this score cannot rank anything. (reported): summary-only run, interval "
            "from the harness's stderr. A method in brackets: the interval method used for that "
-           "cell instead of the chosen one. Group rows: (harness) = the group value the harness "
-           "reported, (mean) = mean of the subtasks, SE = sqrt(sum SE_t^2)/k."
+           "cell instead of the chosen one. Group rows (nested groups under theirs when expanded): "
+           "(recomputed) = from the subtasks' item scores with the harness's weighting, "
+           "(harness) = the group value the harness reported, (mean) or (size-weighted) = "
+           "from the subtasks' reported values where the harness reported none, – = no value, "
+           "with what is missing."
            + (" Macro average: mean over the tasks whose metric is higher-is-better on [0, 1]."
               if average_text else ""))
 
@@ -148,12 +154,16 @@ with numbers_box:
         common.show_table(common.display_frame(numbers), f"leaderboard_cells_{lb.method}",
                           "lb_cells")
         if len(averages):
-            st.caption("Macro average over tasks: mean of task scores, "
-                       "SE = sqrt(sum SE_t^2)/k.")
+            st.caption("Macro average over tasks: a task group counts once (n_units = units "
+                       "averaged), SE = sqrt(sum w_t^2 SE_t^2)/sum w_t; left_out names the "
+                       "tasks a run's average leaves out and why.")
             common.show_table(common.display_frame(averages), "leaderboard_macro_average",
                               "lb_avg")
         if len(lb.group_cells):
-            st.caption("Task groups: the harness's group value, else the mean of the subtasks.")
+            st.caption("Task groups, nested ones included: the value shown (source), the "
+                       "harness's reported value and the value recomputed from the subtasks "
+                       "(weighting: size = item-weighted, equal = mean of the subtasks); "
+                       "missing names the subtasks a run lacks.")
             common.show_table(common.display_frame(lb.group_cells), "leaderboard_groups",
                               "lb_groups")
 

@@ -29,6 +29,13 @@ else:
 confidence = common.confidence_choice("rep_conf", container=st.columns([1, 5])[0])
 
 
+PRIMARY = "(primary)"
+
+
+def _metric_label(m: str) -> str:
+    return "primary metric (as on the leaderboard)" if m == PRIMARY else m
+
+
 def _is_binary(run: str, task: str, metric: str | None) -> bool:
     rows = tasks[(tasks["run"] == run) & (tasks["task"].astype(str) == task)]
     if metric is not None:
@@ -56,9 +63,13 @@ def _answers_per_item() -> None:
         run, task = _pick_run_task(multi, "rep")
         metrics = sorted(multi[(multi["run"] == run) & (multi["task"].astype(str) == task)]
                          ["metric"].astype(str).unique())
-        metric = common.url_choice("Metric", metrics, "rep_metric", key="rep_metric_w")
-        rep = common.compute("repeats", run, task, metric=metric, stop=False)
+        # default: the task's primary metric, as on the leaderboard (the analysis decides)
+        chosen = common.url_choice("Metric", [PRIMARY, *metrics], "rep_metric",
+                                   key="rep_metric_w", format_func=_metric_label)
+        rep = common.compute("repeats", run, task,
+                             metric=None if chosen == PRIMARY else chosen, stop=False)
         if rep is not None:
+            metric = rep.metric
             pct = _is_binary(run, task, metric)
             u = "pp" if pct else ""
             cols = st.columns(5)

@@ -157,7 +157,8 @@ def test_leaderboard_json(capsys, store_file):
     doc = json.loads(out)
     assert set(doc) == {"method", "method_label", "confidence", "metric", "metrics_by_task",
                         "notes", "cells", "averages", "tiers", "ranks", "task_notes",
-                        "metric_info", "groups", "group_cells"}
+                        "metric_info", "groups", "group_cells", "group_tree",
+                        "metric_choices"}
     assert doc["method"] == "wilson" and doc["metrics_by_task"] == {"arc_easy": "acc"}
     cell_keys = {"run_id", "run", "task", "metric", "n", "score", "se", "low", "high",
                  "method", "binary", "chance", "contains_chance", "reported",

@@ -118,7 +118,9 @@ def test_groups_from_task_families_of_a_v03_file(pythia):
     raw = _file(P160M)["results"]
     accs = [raw[t]["acc"] for t in mmlu]
     ses = [raw[t]["acc_stderr"] for t in mmlu]
-    assert row["source"] == "mean" and row["n_tasks"] == 57
+    # a name family, not a harness group: the plain mean of the reported subject values
+    assert row["source"] == "recomputed from reported" and row["n_tasks"] == 57
+    assert row["weighting"] == "equal" and row["missing"] == ""
     assert row["score"] == pytest.approx(np.mean(accs), rel=1e-12)
     assert row["se"] == pytest.approx(np.sqrt(np.sum(np.square(ses))) / 57, rel=1e-12)
 

@@ -83,3 +83,52 @@ def test_finite_unit():
     assert mx.finite_unit([0.0, 0.5, 1.0, float("nan")])
     assert not mx.finite_unit([0.2, 1.5])
     assert not mx.finite_unit([])
+
+
+# --- one metric per task: the rule every surface uses ------------------------------------
+
+IFEVAL = {"metric_list": [{"metric": "prompt_level_strict_acc"},
+                          {"metric": "prompt_level_loose_acc"}]}
+
+
+def test_task_primary_metric_first_protocol_in_run_order_decides():
+    avail = ["prompt_level_loose_acc", "prompt_level_strict_acc"]
+    assert mx.task_primary_metric([{}, IFEVAL], avail) == (
+        "prompt_level_strict_acc", "the first metric of the lm_eval task config's metric_list")
+    helm = {"primary_metric": "bbq_accuracy", "primary_metric_from": "suite schema.json"}
+    assert mx.task_primary_metric([helm], ["bbq_accuracy", "exact_match"])[0] == "bbq_accuracy"
+    assert mx.task_primary_metric([{"suite": "harness", "primary_metric": "mc2"}],
+                                  ["mc1", "mc2"]) == (
+        "mc2", "the metric the Open LLM Leaderboard ranked on")
+    assert mx.task_primary_metric([{}], ["acc"]) == (None, mx.NO_PRIMARY)
+
+
+def test_choose_task_metric_any_keeps_the_primary_and_names_who_lacks_it():
+    c = mx.choose_task_metric("lambada", "perplexity", "src",
+                              {"new": {"perplexity", "acc"}, "old": {"ppl", "acc"}})
+    assert c.metric == "perplexity" and c.is_primary and c.fallback_from is None
+    assert c.missing == ("old",)
+    assert c.reason == "'perplexity', the harness's primary metric (src)"
+
+
+def test_choose_task_metric_all_falls_back_with_the_reason():
+    c = mx.choose_task_metric("lambada", "perplexity", "src",
+                              {"a": {"ppl", "acc"}, "b": {"ppl", "acc"}}, need="all")
+    assert c.metric == "acc" and c.fallback_from == "perplexity" and c.missing == ()
+    assert c.reason.startswith("'acc' instead of the primary metric 'perplexity' (src), "
+                               "which neither run has; 'acc' by the default rule")
+    assert c.reason.endswith("among the metrics both runs share")
+    one = mx.choose_task_metric("t", "f1", "src", {"a": {"f1", "em"}, "b": {"em"}}, need="all")
+    assert one.metric == "em" and "which b lacks" in one.reason
+    none = mx.choose_task_metric("t", None, mx.NO_PRIMARY, {"a": {"f1"}, "b": {"em"}},
+                                 need="all")
+    assert none.metric is None and none.reason == "t: both runs share no metric"
+
+
+def test_choose_task_metric_default_rule_without_a_primary():
+    c = mx.choose_task_metric("t", None, mx.NO_PRIMARY, {"a": {"bleu", "f1"}})
+    assert c.metric == "bleu" and c.fallback_from is None
+    assert c.reason == f"'bleu' by the default rule ({mx.RULE_TEXT}): {mx.NO_PRIMARY}"
+    assert mx.choose_task_metric("t", None, "", {"a": {"acc_norm", "acc"}}).metric == "acc"
+    with pytest.raises(ValueError):
+        mx.choose_task_metric("t", None, "", {"a": {"acc"}}, need="some")

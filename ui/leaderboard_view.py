@@ -75,13 +75,28 @@ def _cell_texts(cells: pd.DataFrame, percent_by_task: dict[str, bool], chosen_me
     return out
 
 
-def group_text(row: pd.Series, percent: bool) -> str:
-    """A run's group aggregate: the harness's value, the mean of its subtasks, or why
-    there is none."""
-    if row["source"] == "incomplete":
-        return f"– ({int(row['n_tasks'])} of {int(row['n_tasks_group'])} tasks)"
+GROUP_SOURCE_MARKS = {"recomputed": " (recomputed)", "harness": " (harness)"}
+
+
+def group_text(row: pd.Series | dict, percent: bool) -> str:
+    """A run's group value and where it comes from (``Leaderboard.group_cells``): recomputed
+    from the subtasks' item scores, the harness's own value, the mean of the subtasks'
+    reported values, or, when there is none, what is missing."""
+    source = str(row["source"])
+    if source == "incomplete":
+        k, big_k = int(row["n_tasks"]), int(row["n_tasks_group"])
+        missing = [m for m in str(row.get("missing") or "").split(", ") if m]
+        why = (f"missing {_few(missing)}" if missing else str(row.get("note") or "no value"))
+        return f"– ({k} of {big_k} tasks; {why})"
     text = fmt_interval(row["score"], row["low"], row["high"], percent)
-    return text + (" (harness)" if row["source"] == "harness" else " (mean)")
+    if source in GROUP_SOURCE_MARKS:
+        return text + GROUP_SOURCE_MARKS[source]
+    return text + (" (mean)" if row.get("weighting") == "equal" else " (size-weighted)")
+
+
+def _few(names: list[str], limit: int = 3) -> str:
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
 
 
 def _note_kinds(notes: pd.DataFrame) -> dict[str, str]:
@@ -99,13 +114,36 @@ def _matches(name: str, query: str) -> bool:
     return not query or query.lower() in name.lower()
 
 
+def _group_texts(lb, percent_by_task: dict[str, bool]
+                 ) -> tuple[dict[tuple[str, str], str], dict[str, str | None]]:
+    """((run, group) -> ``group_text``, group -> its metric) from ``lb.group_cells``."""
+    tree = getattr(lb, "group_tree", {}) or {}
+    gtext: dict[tuple[str, str], str] = {}
+    gmetric: dict[str, str | None] = {}
+    for row in lb.group_cells.to_dict("records"):
+        g = str(row["group"])
+        leaves = lb.groups.get(g) or _leaves(g, tree)
+        pct = all(percent_by_task.get(t, False) for t in leaves)
+        gtext[(str(row["run"]), g)] = group_text(row, pct)
+        gmetric[g] = row["metric"] if isinstance(row["metric"], str) else None
+    return gtext, gmetric
+
+
+def _leaves(group: str, tree: dict, depth: int = 0) -> list[str]:
+    out: list[str] = []
+    for sub in tree.get(group, []):
+        out += _leaves(sub, tree, depth + 1) if sub in tree and depth < 20 else [sub]
+    return out
+
+
 def scores_table(lb, run_order: Sequence[str], percent_by_task: dict[str, bool], *,
                  average_text: dict[str, str] | None = None, expanded: Sequence[str] = (),
                  query: str = "") -> pd.DataFrame:
     """Rows: the macro average, then tasks in name order with each group folded into one
     row at its first task; columns: Task, Metric, one per run (``run_order``), Notes.
 
-    expanded : groups whose subtasks are listed under the group row.
+    expanded : groups whose subtasks are listed under the group row; nested groups (MMLU's
+        four under ``mmlu``) are rows of their own there, their tasks under them.
     query : case-insensitive substring; only tasks (or groups) whose name contains it are
         listed, and a group with a matching subtask lists those subtasks.
     Missing values are "–", never None.
@@ -115,34 +153,57 @@ def scores_table(lb, run_order: Sequence[str], percent_by_task: dict[str, bool],
     present = set(cells["run"].astype(str).tolist())
     runs = [r for r in run_order if r in present]
     text = _cell_texts(cells, percent_by_task, lb.method)
-    notes = lb.task_notes
-    kinds = _note_kinds(notes)
+    kinds = _note_kinds(lb.task_notes)
     metric_of = dict(zip(cells["task"].astype(str).tolist(), cells["metric"].astype(str).tolist()))
     group_of = {t: g for g, ts in lb.groups.items() for t in ts}
-    gtext: dict[tuple[str, str], str] = {}
-    gmetric: dict[str, str | None] = {}
-    for _, row in lb.group_cells.iterrows():
-        g = str(row["group"])
-        pct = all(percent_by_task.get(t, False) for t in lb.groups.get(g, []))
-        gtext[(str(row["run"]), g)] = group_text(row, pct)
-        gmetric[g] = row["metric"] if isinstance(row["metric"], str) else None
+    tree = getattr(lb, "group_tree", {}) or {}
+    gtext, gmetric = _group_texts(lb, percent_by_task)
 
-    def line(task: str, label: str, metric: str, values: dict[str, str], note: str) -> dict:
+    def line(label: str, metric: str, values: dict[str, str], note: str) -> dict:
         return {"Task": label, "Metric": metric, **{r: values.get(r, "–") for r in runs},
                 "Notes": note}
+
+    def group_line(g: str, label: str, members: list[str]) -> dict:
+        first = next((m for m in members if m in metric_of), None)
+        info = lb.metric_info.get(first) if gmetric.get(g) and first else None
+        return line(label, metric_text(gmetric.get(g), info),
+                    {r: gtext.get((r, g), "–") for r in runs},
+                    ", ".join(sorted({k for m in members for k in
+                                      kinds.get(m, "").split(", ") if k})))
+
+    def task_line(t: str, label: str) -> dict:
+        return line(label, metric_text(metric_of.get(t), lb.metric_info.get(t)),
+                    {r: text.get((r, t), "–") for r in runs}, kinds.get(t, ""))
+
+    def below(g: str, listed: set[str], depth: int) -> list[dict]:
+        """Rows under an open group: its nested groups (with their tasks under them), then
+        its own tasks, in name order; only what leads to a listed task."""
+        out: list[dict] = []
+        indent = "  " * depth
+        subs = [c for c in tree.get(g, []) if c in tree] if g in tree else []
+        for sub in sorted(subs):
+            members = _leaves(sub, tree)
+            if listed & set(members):
+                out.append(group_line(sub, f"{indent}  ▾ {sub} ({len(members)} tasks)", members))
+                out += below(sub, listed, depth + 1)
+        own = [c for c in tree.get(g, []) if c not in tree] if g in tree else lb.groups[g]
+        for m in sorted(t for t in own if t in listed):
+            out.append(task_line(m, indent + SUBTASK_PREFIX + m))
+        return out
 
     rows = []
     if average_text:
         k = int(lb.averages["n_tasks"].max()) if len(lb.averages) else 0
-        rows.append(line(AVERAGE_ROW, AVERAGE_ROW, f"{k} tasks ↑ on [0, 1]",
-                         {r: average_text.get(r, "–") for r in runs}, ""))
+        u = int(lb.averages["n_units"].max()) if len(lb.averages) and \
+            "n_units" in lb.averages else k
+        label = f"{k} tasks ↑ on [0, 1]" if u == k else f"{k} tasks as {u} units ↑ on [0, 1]"
+        rows.append(line(AVERAGE_ROW, label, {r: average_text.get(r, "–") for r in runs}, ""))
     seen_groups: set[str] = set()
     for t in sorted(set(metric_of)):
         g = group_of.get(t)
         if g is None:
             if _matches(t, query):
-                rows.append(line(t, t, metric_text(metric_of[t], lb.metric_info.get(t)),
-                                 {r: text.get((r, t), "–") for r in runs}, kinds.get(t, "")))
+                rows.append(task_line(t, t))
             continue
         if g in seen_groups:
             continue
@@ -151,20 +212,11 @@ def scores_table(lb, run_order: Sequence[str], percent_by_task: dict[str, bool],
         hits = [m for m in members if _matches(m, query)]
         if not hits and not _matches(g, query):
             continue
-        first = members[0]
-        info = lb.metric_info.get(first) if gmetric.get(g) else None
         sign = "▾" if g in expanded or (query and hits) else "▸"
-        rows.append(line(g, f"{sign} {g} ({len(members)} tasks)",
-                         metric_text(gmetric.get(g), info),
-                         {r: gtext.get((r, g), "–") for r in runs},
-                         ", ".join(sorted({k for m in members for k in
-                                           kinds.get(m, "").split(", ") if k}))))
+        rows.append(group_line(g, f"{sign} {g} ({len(members)} tasks)", members))
         listed = members if g in expanded and not (query and not _matches(g, query)) else hits \
             if query else []
-        for m in sorted(listed):
-            rows.append(line(m, SUBTASK_PREFIX + m,
-                             metric_text(metric_of.get(m), lb.metric_info.get(m)),
-                             {r: text.get((r, m), "–") for r in runs}, kinds.get(m, "")))
+        rows += below(g, set(listed), 0)
     names = ["Task", "Metric", *runs, "Notes"]
     if not rows:
         return pd.DataFrame({n: [] for n in names}, columns=names)
@@ -174,10 +226,12 @@ def scores_table(lb, run_order: Sequence[str], percent_by_task: dict[str, bool],
 
 
 def task_name(label: str) -> str:
-    """The task (or group) name behind a table label."""
+    """The task (or group) name behind a table label (subtask and nested-group rows are
+    indented)."""
     s = str(label)
-    if s.startswith(SUBTASK_PREFIX):
-        return s[len(SUBTASK_PREFIX):]
-    if s[:2] in ("▸ ", "▾ "):
-        return s[2:].rsplit(" (", 1)[0]
+    bare = s.lstrip(" ")
+    if bare != s and bare.startswith("· "):
+        return bare[2:]
+    if bare[:2] in ("▸ ", "▾ "):
+        return bare[2:].rsplit(" (", 1)[0]
     return s

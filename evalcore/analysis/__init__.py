@@ -20,8 +20,12 @@ Conventions used throughout
   item with K answers counts once; "binary" means every item mean is exactly 0 or 1.
 * Differences are always B - A. "Points" are percentage points when every score lies in
   [0, 1] (difference x 100), otherwise raw metric units.
-* Default metric per task (when none is asked for): ``acc`` if present, else
-  ``exact_match,strict-match``, else the first metric alphabetically (``default_metric``).
+* Default metric per task (when none is asked for): one decision for every surface,
+  ``metric_choice.task_metrics`` / ``task_metric``: the harness's primary metric (lm_eval's
+  first ``metric_list`` entry, HELM's schema main metric, the Open LLM Leaderboard's ranked
+  metric) as the protocols of every run of the store name it; when the runs asked about lack
+  it, ``acc`` if present, else ``exact_match,strict-match``, else the first metric
+  alphabetically, with the reason in the answer (``MetricChoice.reason``).
 * Verdict rule (``compare``): with ``alpha = 1 - confidence`` and power 0.8,
   - "different" when the CI of the paired difference excludes 0;
   - otherwise "underpowered" when the minimum detectable effect (MDE) exceeds
@@ -50,6 +54,11 @@ from evalcore.analysis._common import (  # noqa: F401
     default_metric,
     is_store_busy,
     resolve_run,
+)
+from evalcore.analysis.metric_choice import (  # noqa: F401
+    primary_metrics,
+    task_metric,
+    task_metrics,
 )
 from evalcore.analysis.leaderboard import (  # noqa: F401
     Leaderboard,

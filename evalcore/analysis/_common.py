@@ -10,7 +10,7 @@ import pandas as pd
 from evalcore import stats as st
 from evalcore.stats import _interval_arrays as ia
 from evalcore.errors import AnalysisError, StoreError
-from evalcore.metrics import harness_primary_metric
+from evalcore.metrics import PREFERRED_METRICS, default_rule_metric, task_primary_metric
 
 METHODS = ("wilson", "clopper-pearson", "bayes", "clt", "bootstrap", "clustered")
 METHOD_LABELS = {
@@ -24,16 +24,18 @@ METHOD_LABELS = {
 }
 BINARY_ONLY_METHODS = ("wilson", "clopper-pearson", "bayes")
 ITEM_LEVEL_METHODS = ("bootstrap", "clustered")
-PREFERRED_METRICS = ("acc", "exact_match,strict-match")
 AVERAGE_TASK = "__average__"
 DEFAULT_POWER = 0.8
 
 CELL_COLUMNS = ("run_id", "run", "task", "metric", "n", "score", "se", "low", "high", "method",
                 "binary", "chance", "contains_chance", "reported", "reported_stderr",
                 "audit_flag", "has_items", "direction")
-AVERAGE_COLUMNS = ("run_id", "run", "n_tasks", "score", "se", "low", "high", "kind", "tasks")
-GROUP_COLUMNS = ("run_id", "run", "group", "metric", "n_tasks", "n_tasks_group", "score", "se",
-                 "low", "high", "source")
+AVERAGE_COLUMNS = ("run_id", "run", "n_tasks", "n_units", "score", "se", "low", "high", "kind",
+                   "tasks", "left_out")
+GROUP_COLUMNS = ("run_id", "run", "group", "parent", "depth", "metric", "n_tasks",
+                 "n_tasks_group", "n", "score", "se", "low", "high", "source", "reported",
+                 "reported_stderr", "recomputed", "recomputed_se", "weighting",
+                 "weighting_note", "missing", "note")
 TASK_NOTE_COLUMNS = ("task", "kind", "note")
 TIER_COLUMNS = ("run_id", "run", "task", "best_run", "diff_vs_best", "p_raw", "p_holm",
                 "indistinguishable_from_best", "n_shared")
@@ -55,27 +57,21 @@ BENIGN_PROTOCOL_CATEGORIES = ("model", "other")
 # ---------------------------------------------------------------------------------------
 
 def default_metric(metrics, protocols=()) -> str:
-    """The metric shown when none is asked for.
+    """The metric rule of ``evalcore.metrics`` over one collection of metrics, without a store.
 
-    The harness's primary metric when a task protocol names one
-    (``evalcore.metrics.harness_primary_metric``: lm_eval 0.4's first ``metric_list``
-    entry, so ``ifeval`` opens on ``prompt_level_strict_acc``), else ``acc`` if present,
-    else ``exact_match,strict-match``, else the first metric in alphabetical order.
-    ``protocols``: the stored task protocols (dicts) of this task in the runs shown, in run
-    order; the first that names an available primary metric wins. Raises
-    ``AnalysisError`` for an empty collection.
+    The harness's primary metric when one of ``protocols`` (task protocols, dicts) names one
+    among ``metrics`` (``evalcore.metrics.task_primary_metric``), else the default rule:
+    ``acc``, else ``exact_match,strict-match``, else the first in alphabetical order. The
+    surfaces (leaderboard, compare, noise, items, repeats) decide through
+    ``analysis.metric_choice.task_metrics``, which applies this rule to the protocols and
+    metrics of every run of the store that has the task. Raises ``AnalysisError`` for an
+    empty collection.
     """
     ms = sorted({str(m) for m in metrics if m is not None})
     if not ms:
         raise AnalysisError("no metric available")
-    for proto in protocols or ():
-        primary = harness_primary_metric(proto, ms)
-        if primary is not None:
-            return primary
-    for pref in PREFERRED_METRICS:
-        if pref in ms:
-            return pref
-    return ms[0]
+    primary, _ = task_primary_metric(protocols or (), ms)
+    return primary if primary is not None else str(default_rule_metric(ms))
 
 
 def _check_confidence(confidence: float) -> None:
@@ -166,6 +162,14 @@ def _unit_scale(*arrays) -> bool:
         if a.size and (a.min() < 0.0 or a.max() > 1.0):
             return False
     return True
+
+
+def group_rows(df: pd.DataFrame) -> np.ndarray:
+    """Which rows of ``store.tasks()`` / ``store.summaries()`` are harness group rows
+    (``is_group``; all False when the frame has no such column)."""
+    if "is_group" not in df.columns:
+        return np.zeros(len(df), dtype=bool)
+    return df["is_group"].fillna(False).astype(bool).to_numpy()
 
 
 def _empty(columns) -> pd.DataFrame:

@@ -30,8 +30,8 @@ from evalcore.analysis._common import (
     _short,
     _sorted_items,
     _unit_scale,
-    default_metric,
 )
+from evalcore.analysis.metric_choice import task_metrics
 
 # ---------------------------------------------------------------------------------------
 # two runs: pairing, compare, discordant items
@@ -506,6 +506,9 @@ def _compare(store, run_a: str | int, run_b: str | int, task: str | None, metric
     unpaired: list[str] = []
     no_stderr: list[str] = []
     plan: list[tuple[str, str, bool]] = []  # (task, metric, item-level in both runs)
+    # the metric of each task: the one decision every surface uses (``metric_choice``)
+    chosen = {} if metric is not None else \
+        task_metrics(store, [a, b], common, need="all", names=names)
     for t in common:
         both_items = set(ia.get(t, ())) & set(ib.get(t, ()))
         both_any = (set(ia.get(t, ())) | set(sa.get(t, ()))) & \
@@ -519,10 +522,13 @@ def _compare(store, run_a: str | int, run_b: str | int, task: str | None, metric
                 continue
             m = metric
         else:
-            if not both_any:
+            c = chosen.get(t)
+            if not both_any or c is None or c.metric is None:
                 skipped.append(t)
                 continue
-            m = default_metric(both_items or both_any)
+            m = str(c.metric)
+            if c.fallback_from is not None:
+                warnings.append(f"{t}: compared on {c.reason}")
         plan.append((t, m, m in both_items))
     # item-level tasks: every shared item from one store query, read in a worker thread
     # while this one reads the protocols (the store's reads release the GIL)

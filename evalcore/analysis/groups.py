@@ -41,11 +41,13 @@ FAMILIES: tuple[tuple[str, str], ...] = (
 )
 
 
-def _leaves(group: str, children: Mapping[str, list[str]], depth: int = 0) -> list[str]:
+def leaves_of(group: str, children: Mapping[str, list[str]], depth: int = 0) -> list[str]:
+    """The leaf tasks of ``group`` (nested groups expanded, in the order listed; nesting
+    deeper than 20 levels is cut, so a cyclic declaration ends)."""
     out: list[str] = []
     for sub in children.get(group, []):
         if sub in children and depth < 20:
-            out.extend(_leaves(sub, children, depth + 1))
+            out.extend(leaves_of(sub, children, depth + 1))
         else:
             out.append(sub)
     return list(dict.fromkeys(out))
@@ -67,7 +69,7 @@ def task_groups(tasks: Iterable[str],
     for g in sorted(children):
         if g in nested:
             continue  # an inner group: its leaves go to the outermost group
-        members = [t for t in _leaves(g, children) if t in present and t not in taken]
+        members = [t for t in leaves_of(g, children) if t in present and t not in taken]
         if len(members) >= 2:
             out[g] = members
             taken.update(members)

@@ -25,7 +25,8 @@ import pandas as pd
 import pyarrow as pa
 
 from evalcore import stats as st
-from evalcore.analysis._common import _natural_key, default_metric, one_version, resolve_run
+from evalcore.analysis._common import _natural_key, one_version, resolve_run
+from evalcore.analysis.metric_choice import task_metric
 from evalcore.errors import AnalysisError
 from evalcore.items.ngram_index import IndexInfo, item_overlap, word_counts
 from evalcore.store.keys import groups   # np.unique(..., return_inverse=True), by a flag table when dense
@@ -193,13 +194,16 @@ def _positions(values: np.ndarray, keys: list[int]) -> np.ndarray:
     return np.array([col_of.get(int(v), -1) for v in found], dtype=np.int64)[index.ravel()]
 
 
-def item_choices(store, task: str, metric: str, run_id: int) -> list[str]:
+def item_choices(store, task: str, metric: str | None, run_id: int) -> list[str]:
     """The item ids of one run's (task, metric) scores in natural order (the Items page's
     exclusion choices): ``store.scored_item_ids`` (the run's integer item keys and the
     task's ids read at once), else ids read for the keys of ``store.answer_matrix``
     (``store.item_labels``); under one store version (``one_version``: the memo checks ask
-    the catalog once, not per read). Empty when the run has no such scores."""
+    the catalog once, not per read). ``metric`` None: the task's metric for that run
+    (``metric_choice.task_metric``). Empty when the run has no such scores."""
     with one_version(store):
+        if metric is None:
+            metric = str(task_metric(store, [int(run_id)], task, items_only=True).metric)
         if hasattr(store, "scored_item_ids"):
             ids = store.scored_item_ids(int(run_id), str(task), str(metric))
         else:
@@ -456,7 +460,7 @@ def rescore(store, task: str, metric: str | None = None, runs: list | None = Non
     """
     ids, names, cells = _task_runs(store, task, runs)
     if metric is None:
-        metric = default_metric(cells["metric"].unique())
+        metric = str(task_metric(store, ids, task, need="any", items_only=True).metric)
     # items x runs matrix of item means (integer item keys), labelled with the item ids and
     # in item_id order, as a pivot of store.item_means would give it
     mat = store.item_matrices([(task, metric)], run_ids=ids).get((task, metric))
@@ -601,7 +605,7 @@ def contamination(store, task: str, index_path: str | Path, metric: str | None =
         raise AnalysisError(f"min_hits must be at least 1, got {min_hits}")
     ids, names, cells = _task_runs(store, task, runs)
     if metric is None:
-        metric = default_metric(cells["metric"].unique())
+        metric = str(task_metric(store, ids, task, need="any", items_only=True).metric)
     texts = _item_texts_for_overlap(store, task, ids)
     info, ov = item_overlap(index_path, list(texts["text"]))
     words = word_counts(list(texts["text"]))

@@ -11,10 +11,13 @@ import pandas as pd
 from evalcore import metrics as mx
 from evalcore import stats as st
 from evalcore.errors import AnalysisError
-from evalcore.analysis.groups import average_weights, task_groups
+from evalcore.analysis.groups import leaves_of, task_groups
 from evalcore.analysis.tiers import (_compared_runs, _in_board_order, _item_mean_bounds,
                                      _pull_matrices, _ranks, _tiers)
 from evalcore.analysis.tiers import rank_intervals  # noqa: F401  (public, re-exported)
+from evalcore.analysis.board_average import macro_averages
+from evalcore.analysis.board_groups import group_cells, group_tree
+from evalcore.analysis.metric_choice import task_metrics
 from evalcore.analysis.board_cells import (_bootstrap_cells, _clustered_columns,
                                            _continuous_runs, _pull_matrices_and_items, _submit)
 from evalcore.analysis._common import (
@@ -33,7 +36,7 @@ from evalcore.analysis._common import (
     _fnum,
     _proportion_bounds,
     _short,
-    default_metric,
+    group_rows,
     one_version,
     resolve_runs,
 )
@@ -51,8 +54,10 @@ class Leaderboard:
         binary (all scores 0/1), chance (float|NaN), contains_chance (bool),
         reported (harness value|NaN), reported_stderr (NaN if none), audit_flag (str|None),
         has_items (bool; False = summary-only run, interval from reported stderr if any)
-    averages columns: run_id, run, n_tasks, score, se, low, high, kind ("macro"),
-        tasks (comma list of the tasks averaged)
+    averages columns (``analysis.board_average``): run_id, run, n_tasks (tasks averaged),
+        n_units (units averaged: a task group counts once), score, se, low, high, kind
+        ("macro"), tasks (comma list of the tasks averaged), left_out (the run's tasks
+        left out for want of a score or a standard error, with the reason; "" when none)
     tiers columns: run_id, run, task ("__average__" for the macro average), best_run,
         diff_vs_best, p_raw, p_holm, indistinguishable_from_best (bool), n_shared
     ranks columns: run_id, run, task, rank, rank_low, rank_high  (paired bootstrap over
@@ -65,11 +70,21 @@ class Leaderboard:
     metrics_by_task: the metric shown for each task.
     metric_info: task -> ``evalcore.metrics.MetricInfo`` of the metric shown (direction,
         range, source of that knowledge).
-    groups: group -> its tasks on the board (``analysis.groups.task_groups``).
-    group_cells columns: run_id, run, group, metric, n_tasks, n_tasks_group, score, se,
-        low, high, source ("harness" = the group value the harness reported, "mean" = mean
-        of the run's subtask scores with SE = sqrt(sum SE_t^2)/k, "incomplete" = the run
-        lacks some subtasks, no aggregate)
+    groups: outermost group -> its leaf tasks on the board (``analysis.groups.task_groups``;
+        the macro average counts each once).
+    group_cells columns (``analysis.board_groups.group_cells``): run_id, run, group, parent
+        (the enclosing group, "" at the top), depth, metric, n_tasks (leaf subtasks of the
+        run on the group's metric), n_tasks_group (leaf subtasks of the group), n (items),
+        score, se, low, high (the value shown), source ("recomputed" from the subtasks' item
+        scores, "harness" = the group value the harness reported, "recomputed from reported"
+        subtask values when the harness reported none, "incomplete"), reported,
+        reported_stderr, recomputed, recomputed_se, weighting ("size" or "equal"),
+        weighting_note (how the weighting was found), missing (comma list of the leaf
+        subtasks the run lacks or has on another metric), note (why a value is missing).
+        Every group of the board has rows, nested ones included (mmlu and mmlu_humanities).
+    group_tree: group -> its direct subtasks (subgroups and tasks), for every group with rows.
+    metric_choices: task -> ``evalcore.metrics.MetricChoice`` (the default metric's choice
+        and reason; empty when a metric was forced).
 
     Direction: cells are sorted best first within a task (lowest first when lower is
     better); tiers and rank intervals use the direction and are not computed for tasks whose
@@ -98,6 +113,8 @@ class Leaderboard:
     metric_info: dict = field(default_factory=dict)
     groups: dict = field(default_factory=dict)
     group_cells: pd.DataFrame = field(default_factory=lambda: _empty(GROUP_COLUMNS))
+    group_tree: dict = field(default_factory=dict)
+    metric_choices: dict = field(default_factory=dict)
 
 
 def leaderboard(store, *, task: str | None = None, metric: str | None = None,
@@ -110,9 +127,10 @@ def leaderboard(store, *, task: str | None = None, metric: str | None = None,
 
     Parameters
     ----------
-    task, metric : restrict to one task / force one metric (default metric per task:
-        ``default_metric`` over the metrics the runs have for it, the harness's primary
-        metric first when a task config names one).
+    task, metric : restrict to one task (or to a harness group's subtasks: ``task`` may
+        name a group such as ``mmlu_humanities``) / force one metric (default metric per
+        task: ``metric_choice.task_metrics``, the task's primary metric when a run shown has
+        it, else the default rule among the runs' metrics, with the reason in the notes).
     method : one of ``METHODS``. Closed-form methods (wilson, clopper-pearson, bayes, clt)
         use ``store.cell_stats`` only (n, sum, sum of squares per cell, computed in SQL);
         bootstrap and clustered pull item means. Binary-only methods on continuous scores
@@ -158,62 +176,46 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
                            _empty(AVERAGE_COLUMNS), _empty(TIER_COLUMNS), _empty(RANK_COLUMNS),
                            ("The store is empty: ingest some results first.",), {})
 
+    # a group's board (``task`` names a harness group, e.g. mmlu_humanities): its leaf
+    # subtasks, with the group and its nested groups in ``group_cells``
+    store_tasks = store.tasks()
+    tasks_df = store_tasks[store_tasks["run_id"].astype(int).isin(ids)].reset_index(drop=True)
+    scope = _group_scope(store, ids, tasks_df, task) if task is not None else None
+    read_task = None if scope is not None else task
+
     # reads that need only the runs go to worker threads now (each its own cursor; the
     # store's reads release the GIL) and are collected where used
     # (under the version this call pinned, ``board_cells._submit``)
     audit_job = None if not include_audit else \
-        _submit(store, store.audit, ids) if task is None else \
-        _submit(store, store.audit, ids, task=task)
-    cells_job = _submit(store, store.cell_stats, ids, task=task, metric=metric)
+        _submit(store, store.audit, ids) if read_task is None else \
+        _submit(store, store.audit, ids, task=read_task)
+    cells_job = _submit(store, store.cell_stats, ids, task=read_task, metric=metric)
     summ_job = _submit(store, store.summaries, ids)
     # a one-task board needs that task's protocols only (no group can form from one task)
-    protocols_job = _submit(store, _protocols, store, ids, task)
-    tasks_df = store.tasks(ids)
+    protocols_job = _submit(store, _protocols, store, ids, read_task)
     summ_all = summ_job.result()
     summ = summ_all
     if len(summ):
         summ = summ[~summ["is_group"].fillna(False).astype(bool)]
     protocols = protocols_job.result()
-    if task is not None:
+    if scope is not None:
+        tasks_df = tasks_df[tasks_df["task"].isin(scope.leaves)]
+        summ = summ[summ["task"].isin(scope.leaves)]
+    elif task is not None:
         tasks_df = tasks_df[tasks_df["task"] == task]
         summ = summ[summ["task"] == task]
         if tasks_df.empty and summ.empty:
             raise AnalysisError(f"no run has task {task!r}")
 
-    # metric per task --------------------------------------------------------------
+    # metric per task: one decision for every surface (``metric_choice``) -------------
     item_rows = tasks_df[tasks_df["has_items"].fillna(True).astype(bool)] if len(tasks_df) else tasks_df
     avail: dict[str, set[str]] = {}
     for t, m in zip(item_rows["task"].tolist(), item_rows["metric"].tolist()):
         avail.setdefault(str(t), set()).add(str(m))
     for t, m in zip(summ["task"].tolist(), summ["metric"].tolist()):
         avail.setdefault(str(t), set()).add(str(m))
-    protos_of: dict[str, list[dict]] = {}     # task -> its protocols, in run order
-    for (_, pt), p in protocols.items():
-        protos_of.setdefault(pt, []).append(p)
-    metrics_by_task: dict[str, str] = {}
-    for t in sorted(avail):
-        if metric is not None:
-            if metric in avail[t]:
-                metrics_by_task[t] = metric
-            elif task is not None:
-                raise AnalysisError(f"task {t!r} has no metric {metric!r}; it has: "
-                                    f"{', '.join(sorted(avail[t]))}")
-        else:
-            task_protos = protos_of.get(t, [])
-            metrics_by_task[t] = default_metric(avail[t], task_protos)
-            if len(avail[t]) > 1:
-                others = sorted(avail[t] - {metrics_by_task[t]})
-                why = ("the harness's primary metric" if any(
-                    mx.harness_primary_metric(p, avail[t]) == metrics_by_task[t]
-                    for p in task_protos) else "default")
-                tnotes.append((t, "metric", f"showing metric {metrics_by_task[t]!r} ({why}); "
-                               f"also available: {', '.join(others)}"))
-    if metric is not None and not metrics_by_task:
-        raise AnalysisError(f"no task has metric {metric!r}")
-    if metric is not None:
-        skipped = sorted(set(avail) - set(metrics_by_task))
-        if skipped:
-            notes.append(f"tasks without metric {metric!r} are not shown: {', '.join(skipped)}")
+    metrics_by_task, choices = _board_metrics(store, ids, names, avail, metric, task,
+                                              store_tasks, notes, tnotes)
 
     # item-level cells from SQL sufficient statistics --------------------------------
     cs = cells_job.result()
@@ -392,8 +394,9 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
     cells = cells.sort_values(["task", "_key"], kind="stable")
     before_sort = cells.index.to_numpy()     # each row's position before the sort
     cells = cells.reset_index(drop=True)
-    groups = task_groups(list(dict.fromkeys(cells["task"].astype(str).tolist())),
-                         _declared_groups(protocols))
+    declared = scope.tree if scope is not None else _declared_groups(protocols)
+    groups = task_groups(list(dict.fromkeys(cells["task"].astype(str).tolist())), declared)
+    tree = group_tree(groups, declared)
     pulled = matrices()
     ranks = _empty(RANK_COLUMNS)
     # the pulled matrices serve both: rank intervals put the columns in the board's order
@@ -447,15 +450,105 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
                        "cannot rank anything"))
     tnotes.extend(direction_notes)
     cells = cells[list(CELL_COLUMNS)]
-    averages = _macro_averages(cells, confidence, notes, info, tnotes, groups)
+    averages = macro_averages(cells, confidence, notes, info, tnotes, groups)
     tnotes.extend(rank_notes)
     tiers = _empty(TIER_COLUMNS) if not include_tiers else \
         _tiers(store, cells, averages, metrics_by_task, names, confidence, mats, info, groups)
-    group_cells = _group_cells(cells, groups, summ_all, confidence)
+    gcells = group_cells(cells, groups, tree, summ_all, metrics_by_task, confidence, declared)
     task_notes = pd.DataFrame(tnotes, columns=list(TASK_NOTE_COLUMNS)) if tnotes else \
         _empty(TASK_NOTE_COLUMNS)
     return Leaderboard(method, confidence, metric, cells, averages, tiers, ranks,
-                       tuple(notes), metrics_by_task, task_notes, info, groups, group_cells)
+                       tuple(notes), metrics_by_task, task_notes, info, groups, gcells,
+                       tree, choices)
+
+
+def _board_metrics(store, ids: list[int], names: dict[int, str], avail: dict[str, set[str]],
+                   metric: str | None, task: str | None, store_tasks: pd.DataFrame,
+                   notes: list[str], tnotes: list[tuple[str, str, str]]
+                   ) -> tuple[dict[str, str], dict[str, mx.MetricChoice]]:
+    """The metric of each task on the board and the notes saying why.
+
+    Default: ``metric_choice.task_metrics`` (need "any": the task's primary metric when a
+    run shown has it, else the default rule among the metrics the runs shown have); a task
+    note (kind "metric") gives the choice and the other metrics available, and one (kind
+    "missing") names every run that has the task but not the metric shown, with the metrics
+    it has. ``metric`` forces one metric: tasks without it are named in ``notes``.
+    """
+    has: dict[str, dict[int, set[str]]] = {}       # task -> run -> its metrics
+    rows = store_tasks[store_tasks["run_id"].astype(int).isin(ids)
+                       & store_tasks["task"].astype(str).isin(list(avail))]
+    for r, t, m, g in zip(rows["run_id"].astype(int).tolist(), rows["task"].astype(str).tolist(),
+                          rows["metric"].astype(str).tolist(), group_rows(rows).tolist()):
+        if not g:
+            has.setdefault(t, {}).setdefault(r, set()).add(m)
+    metrics_by_task: dict[str, str] = {}
+    choices: dict[str, mx.MetricChoice] = {}
+    if metric is not None:
+        for t in sorted(avail):
+            if metric in avail[t]:
+                metrics_by_task[t] = metric
+            elif task is not None and len(avail) == 1:
+                raise AnalysisError(f"task {t!r} has no metric {metric!r}; it has: "
+                                    f"{', '.join(sorted(avail[t]))}")
+        if not metrics_by_task:
+            raise AnalysisError(f"no task has metric {metric!r}")
+        skipped = sorted(set(avail) - set(metrics_by_task))
+        if skipped:
+            notes.append(f"tasks without metric {metric!r} are not shown: {', '.join(skipped)}")
+    else:
+        choices = task_metrics(store, ids, sorted(avail), need="any", names=names,
+                               store_tasks=store_tasks)
+        for t in sorted(avail):
+            c = choices[t]
+            metrics_by_task[t] = str(c.metric)
+            others = sorted(avail[t] - {c.metric})
+            if others or c.fallback_from is not None:
+                tnotes.append((t, "metric", f"showing metric {c.reason}"
+                               + (f"; also available: {', '.join(others)}" if others else "")))
+    lacking = 0
+    for t in sorted(metrics_by_task):
+        m = metrics_by_task[t]
+        absent = [(r, sorted(ms)) for r, ms in has.get(t, {}).items() if m not in ms]
+        if absent:
+            lacking += len(absent)
+            tnotes.append((t, "missing", f"not shown on this task ({len(absent)} run(s) without "
+                           f"{m!r}): " + "; ".join(f"{names.get(r, r)} (has {', '.join(ms)})"
+                                                     for r, ms in absent)))
+    if lacking:
+        notes.append(f"{lacking} run x task cell(s) are not shown because the run lacks the "
+                     f"task's metric; each is named in the task notes (kind 'missing')")
+    return metrics_by_task, choices
+
+
+@dataclass(frozen=True)
+class _GroupScope:
+    """A board restricted to one harness group: its leaf subtasks, and the group tree below
+    it (group -> direct subtasks, the group itself included)."""
+
+    group: str
+    leaves: list[str]
+    tree: dict[str, list[str]]
+
+
+def _group_scope(store, ids: list[int], tasks_df: pd.DataFrame, task: str) -> _GroupScope | None:
+    """The scope of ``task`` when it is a harness group (an ``is_group`` task protocol with
+    subtasks in a run shown), else None. Nested groups are expanded to their leaves."""
+    rows = tasks_df[tasks_df["task"].astype(str) == task]
+    if len(rows) and not group_rows(rows).all():
+        return None                        # a task with scores of its own
+    declared = _declared_groups(_protocols(store, ids))
+    if task not in declared:
+        return None
+    tree: dict[str, list[str]] = {}
+    todo = [task]
+    while todo and len(tree) < 10_000:
+        g = todo.pop()
+        if g in tree:
+            continue
+        tree[g] = list(declared[g])
+        todo.extend(s for s in declared[g] if s in declared)
+    leaves = leaves_of(task, tree)
+    return _GroupScope(task, leaves, tree)
 
 
 def _clip_to_metric_range(cells: pd.DataFrame, info: dict[str, mx.MetricInfo]) -> list[str]:
@@ -608,130 +701,7 @@ def metric_infos(store, run_ids: list[int],
     return out
 
 
-def _group_cells(cells: pd.DataFrame, groups: dict[str, list[str]], summaries: pd.DataFrame,
-                 confidence: float) -> pd.DataFrame:
-    """One aggregate per run and group (columns ``GROUP_COLUMNS``).
-
-    The harness's own group value (an ``is_group`` summary of the same metric) when the
-    run has one, with its interval value +- z * reported stderr; else, when the run has
-    every subtask of the group and they share one metric, the mean of the subtask scores
-    with SE = sqrt(sum SE_t^2)/k (``stats.aggregate_tasks``, macro); else "incomplete".
-    """
-    rows = []
-    if not groups or cells.empty:
-        return _empty(GROUP_COLUMNS)
-    z = st.z_value(confidence)
-    gsum = summaries[summaries["is_group"].fillna(False).astype(bool)] if len(summaries) else summaries
-    reported = {(int(r), str(t), str(m)): (float(v), _fnum(e), n) for r, t, m, v, e, n in zip(
-        gsum.get("run_id", []), gsum.get("task", []), gsum.get("metric", []),
-        gsum.get("value", []), gsum.get("stderr", []), gsum.get("n", []))}
-    for g, members in groups.items():
-        sub = cells[cells["task"].astype(str).isin(members)]
-        metrics = set(sub["metric"].astype(str))
-        metric = metrics.pop() if len(metrics) == 1 else None
-        for rid, rc in sub.groupby("run_id", sort=False):
-            rid = int(rid)
-            base = {"run_id": rid, "run": str(rc["run"].iloc[0]), "group": g,
-                    "metric": metric, "n_tasks": int(len(rc)), "n_tasks_group": len(members)}
-            rep = reported.get((rid, g, metric)) if metric is not None else None
-            if rep is not None and np.isfinite(rep[0]):
-                v, e, _ = rep
-                rows.append(base | {"score": v, "se": e, "low": v - z * e, "high": v + z * e,
-                                    "source": "harness"})
-                continue
-            ok = rc[np.isfinite(rc["score"].to_numpy(dtype=float))
-                    & np.isfinite(rc["se"].to_numpy(dtype=float))]
-            if metric is None or len(ok) < len(members):
-                rows.append(base | {"score": np.nan, "se": np.nan, "low": np.nan,
-                                    "high": np.nan, "source": "incomplete"})
-                continue
-            agg = st.aggregate_tasks(ok["score"].to_numpy(dtype=float),
-                                     ok["se"].to_numpy(dtype=float), kind="macro",
-                                     confidence=confidence)
-            rows.append(base | {"score": float(agg.estimate), "se": float(agg.se),
-                                "low": float(agg.low), "high": float(agg.high),
-                                "source": "mean"})
-    if not rows:
-        return _empty(GROUP_COLUMNS)
-    return pd.DataFrame(rows, columns=list(GROUP_COLUMNS))
-
-
 def _chance_applies(metric: str, binary: bool) -> bool:
     """Chance is a baseline for accuracies of a multiple-choice task."""
     base = str(metric).split(",")[0].lower()
     return bool(binary) or base.startswith("acc") or base in ("exact_match", "accuracy")
-
-
-def _macro_averages(cells: pd.DataFrame, confidence: float, notes: list[str],
-                    info: dict[str, mx.MetricInfo],
-                    tnotes: list[tuple[str, str, str]],
-                    groups: dict[str, list[str]] | None = None) -> pd.DataFrame:
-    """Per run, the mean over the tasks whose metric is higher-is-better on [0, 1]
-    (``MetricInfo.averageable``); the others are left out and named with the reason.
-
-    A task group (``groups``, from ``task_groups``: MMLU's subjects, BBH's subtasks) counts
-    once: its tasks share one unit's weight (``groups.average_weights``), so the average
-    is the mean over units of (the group's mean over its tasks, or an ungrouped task's
-    score), SE = sqrt(sum_t w_t^2 SE_t^2) / sum_t w_t (``stats.aggregate_tasks``)."""
-    rows = []
-    all_tasks = sorted(set(cells["task"].tolist()))
-    if len(all_tasks) < 2:
-        return _empty(AVERAGE_COLUMNS)
-    left_out = {t: info[t].why_not_averaged() for t in all_tasks
-                if t in info and not info[t].averageable}
-    for t, why in sorted(left_out.items()):
-        tnotes.append((t, "average", f"left out of the macro average: {info[t].metric} "
-                       f"({why})"))
-    if left_out:
-        reasons: dict[str, int] = {}
-        for why in left_out.values():
-            reasons[str(why)] = reasons.get(str(why), 0) + 1
-        notes.append(f"macro average over the tasks with a higher-is-better metric on "
-                     f"[0, 1]; {len(left_out)} of {len(all_tasks)} task(s) left out ("
-                     + "; ".join(f"{why}: {k}" for why, k in sorted(reasons.items()))
-                     + "; see the task notes)")
-    cells = cells[~cells["task"].isin(list(left_out))]
-    usable = cells[np.isfinite(cells["score"].to_numpy(dtype=float))
-                   & np.isfinite(cells["se"].to_numpy(dtype=float))]
-    if len(set(cells["task"].tolist())) < 2:
-        if left_out:
-            notes.append("no macro average: fewer than 2 tasks have a higher-is-better "
-                         "metric on [0, 1]")
-        return _empty(AVERAGE_COLUMNS)
-    sets = set()
-    run_col = usable["run_id"].to_numpy(dtype=np.int64)
-    task_col = usable["task"].astype(str).to_numpy(dtype=object)
-    score_col = usable["score"].to_numpy(dtype=float)
-    se_col = usable["se"].to_numpy(dtype=float)
-    name_col = usable["run"].astype(str).tolist()
-    first: dict[int, list[int]] = {}
-    for i, rid in enumerate(run_col.tolist()):      # runs in order of first appearance
-        first.setdefault(rid, []).append(i)
-    weights_of: dict[tuple[str, ...], list[float]] = {}        # runs share task sets
-    for rid, idx in first.items():
-        idx = np.asarray(idx)[np.argsort(task_col[idx], kind="stable")]   # by task
-        run_tasks = tuple(task_col[idx].tolist())
-        if run_tasks not in weights_of:
-            weights_of[run_tasks] = average_weights(run_tasks, groups or {})
-        agg = st.aggregate_tasks(score_col[idx], se_col[idx], kind="macro",
-                                 confidence=confidence, weights=weights_of[run_tasks])
-        tasks = ",".join(run_tasks)
-        sets.add(tasks)
-        rows.append({"run_id": int(rid), "run": name_col[idx[0]], "n_tasks": len(idx),
-                     "score": float(agg.estimate), "se": float(agg.se), "low": float(agg.low),
-                     "high": float(agg.high),
-                     "kind": "macro", "tasks": tasks})
-    grouped = {g: [t for t in members if t in set(usable["task"].astype(str))]
-               for g, members in (groups or {}).items()}
-    grouped = {g: m for g, m in grouped.items() if len(m) >= 2}
-    if grouped:
-        notes.append("macro average: each task group counts once, as the mean of its tasks ("
-                     + "; ".join(f"{g}: {len(m)} tasks" for g, m in sorted(grouped.items()))
-                     + "), beside each ungrouped task")
-    if len(sets) > 1:
-        notes.append("macro averages are over different task sets (see the tasks column); "
-                     "compare averages only between runs with the same tasks")
-    if not rows:
-        return _empty(AVERAGE_COLUMNS)
-    return pd.DataFrame(rows, columns=list(AVERAGE_COLUMNS)).sort_values(
-        "score", ascending=False, kind="stable").reset_index(drop=True)

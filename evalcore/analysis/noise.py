@@ -42,7 +42,8 @@ import pandas as pd
 
 from evalcore import stats as st
 from evalcore.analysis._common import (_check_confidence, _empty, _fnum, _natural_key,
-                                       _proportion_bounds, _resolve, default_metric)
+                                       _proportion_bounds, _resolve)
+from evalcore.analysis.metric_choice import task_metric, task_metrics
 from evalcore.errors import AnalysisError
 
 SEED_TOKEN = re.compile(r"(?:^|(?<=[-_/.]))seed[-_=]?(\d+)(?=$|[-_/.])", re.IGNORECASE)
@@ -210,13 +211,10 @@ def metric_family(metric: str) -> str:
 
 
 def _default_metrics(store, cells: pd.DataFrame) -> dict[str, str]:
-    protos: dict[str, list[dict]] = {}
-    tp = store.task_protocol_table(sorted({int(r) for r in cells["run_id"]}))
-    for t, p in zip(tp["task"], tp["protocol"]):
-        if isinstance(p, dict):
-            protos.setdefault(str(t), []).append(p)
-    return {t: default_metric(g["metric"].unique(), protos.get(t, ()))
-            for t, g in cells.groupby("task")}
+    """task -> the metric the leaderboard shows it on (``metric_choice.task_metrics``)."""
+    chosen = task_metrics(store, sorted({int(r) for r in cells["run_id"]}),
+                          sorted({str(t) for t in cells["task"]}), need="any")
+    return {t: str(c.metric) for t, c in chosen.items()}
 
 
 def _points(*values: float) -> float:
@@ -634,9 +632,7 @@ def split_report(store, run, task: str, metric: str | None = None, *, k: int = 1
     if not metrics:
         raise AnalysisError(f"run {name!r} has no item-level scores for task {task!r}")
     if metric is None:
-        protos = store.task_protocol_table([rid])
-        metric = default_metric(metrics, [p for t, p in zip(protos["task"], protos["protocol"])
-                                          if t == task and isinstance(p, dict)])
+        metric = str(task_metric(store, [rid], task, items_only=True).metric)
     elif metric not in metrics:
         raise AnalysisError(f"run {name!r} has no metric {metric!r} on {task!r}; it has "
                             f"{', '.join(metrics)}")

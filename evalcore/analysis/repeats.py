@@ -20,9 +20,9 @@ from evalcore.analysis._common import (
     _resolve,
     _run_names,
     _unit_scale,
-    default_metric,
     one_version,
 )
+from evalcore.analysis.metric_choice import task_metric
 from evalcore.analysis.compare import Comparison, Pairing, _paired_cell, _paired_row
 
 # ---------------------------------------------------------------------------------------
@@ -60,7 +60,7 @@ def _one_metric(store, rid: int, task: str, metric: str | None) -> str:
                             f"for task {task!r}")
     ms = set(map(str, t["metric"]))
     if metric is None:
-        return default_metric(ms)
+        return str(task_metric(store, [rid], task, items_only=True).metric)
     if metric not in ms:
         raise AnalysisError(f"task {task!r} has no metric {metric!r}; it has "
                             f"{', '.join(sorted(ms))}")

@@ -53,6 +53,44 @@ def _leaderboard_table(lb) -> pd.DataFrame:
     return out
 
 
+def _average_table(lb) -> pd.DataFrame:
+    """The macro averages with their tier, for the text output."""
+    av = lb.averages.copy()
+    if len(lb.tiers):
+        ta = lb.tiers[lb.tiers["task"] == "__average__"][
+            ["run_id", "indistinguishable_from_best", "p_holm"]]
+        av = av.merge(ta, on="run_id", how="left")
+    av = av[av["n_tasks"] >= 2]
+    av["tasks"] = [_short_list(t) for t in av["tasks"]]
+    av["left_out"] = [_cut(t or "", 40) for t in av["left_out"]]
+    cols = [c for c in ("run", "n_tasks", "n_units", "score", "se", "low", "high",
+                        "indistinguishable_from_best", "p_holm", "tasks", "left_out")
+            if c in av and (c != "left_out" or av[c].astype(bool).any())]
+    return av[cols]
+
+
+def _group_table(lb) -> pd.DataFrame:
+    """One line per run and group (nested groups indented under theirs)."""
+    gc = lb.group_cells
+    return pd.DataFrame({
+        "group": ["  " * int(d) + str(g) for g, d in zip(gc["group"], gc["depth"])],
+        "run": gc["run"], "metric": gc["metric"],
+        "tasks": [f"{k}/{K}" for k, K in zip(gc["n_tasks"], gc["n_tasks_group"])],
+        "score": gc["score"], "low": gc["low"], "high": gc["high"], "source": gc["source"],
+        "reported": gc["reported"], "reported_stderr": gc["reported_stderr"],
+        "recomputed": gc["recomputed"], "recomputed_se": gc["recomputed_se"],
+        "weighting": gc["weighting"],
+        "missing / note": [_cut("; ".join(x for x in (f"missing: {m}" if m else "", n) if x), 60)
+                           for m, n in zip(gc["missing"], gc["note"])]})
+
+
+GROUP_LEGEND = ("task groups (nested groups indented; source: recomputed = from the "
+                "subtasks' item scores, harness = the group value the harness reported, "
+                "recomputed from reported = from the subtasks' reported values when the "
+                "harness reported none; weighting: size = item-weighted with the harness's "
+                "pooled stderr, equal = mean of the subtasks, SE = sqrt(sum SE_t^2)/k)")
+
+
 def cmd_leaderboard(args) -> int:
     from evalcore import analysis as an
     store = _open_store(args)
@@ -64,6 +102,11 @@ def cmd_leaderboard(args) -> int:
         _out(dump_json({"method": lb.method, "method_label": an.METHOD_LABELS.get(lb.method),
                         "confidence": lb.confidence, "metric": lb.metric,
                         "metrics_by_task": lb.metrics_by_task, "notes": list(lb.notes),
+                        "metric_choices": {t: {"metric": c.metric, "primary": c.primary,
+                                               "source": c.source,
+                                               "fallback_from": c.fallback_from,
+                                               "missing": list(c.missing), "reason": c.reason}
+                                           for t, c in lb.metric_choices.items()},
                         "cells": records(lb.cells), "averages": records(lb.averages),
                         "tiers": records(lb.tiers), "ranks": records(lb.ranks),
                         "task_notes": records(lb.task_notes),
@@ -71,9 +114,10 @@ def cmd_leaderboard(args) -> int:
                                             "low": i.low, "high": i.high, "ideal": i.ideal,
                                             "source": i.source}
                                         for t, i in lb.metric_info.items()},
-                        "groups": lb.groups, "group_cells": records(lb.group_cells)}))
+                        "groups": lb.groups, "group_tree": lb.group_tree,
+                        "group_cells": records(lb.group_cells)}))
         return EXIT_OK
-    if len(lb.cells) == 0:
+    if len(lb.cells) == 0 and len(lb.group_cells) == 0:
         _out("\n".join(lb.notes) or "Nothing to show.")
         return EXIT_OK
     table = _leaderboard_table(lb)
@@ -92,25 +136,16 @@ def cmd_leaderboard(args) -> int:
         parts += [f"  note ({k}): {n}" for k, n in
                   zip(tnotes.loc[tnotes["task"] == t, "kind"], tnotes.loc[tnotes["task"] == t, "note"])]
     if len(lb.averages):
-        av = lb.averages.copy()
-        if len(lb.tiers):
-            ta = lb.tiers[lb.tiers["task"] == "__average__"][
-                ["run_id", "indistinguishable_from_best", "p_holm"]]
-            av = av.merge(ta, on="run_id", how="left")
-        av = av[av["n_tasks"] >= 2]
-        av["tasks"] = [_short_list(t) for t in av["tasks"]]
+        av = _average_table(lb)
         if len(av):
-            parts.append("\n== macro average over tasks (SE = sqrt(sum SE_t^2)/k) ==")
-            cols = [c for c in ("run", "n_tasks", "score", "se", "low", "high",
-                                "indistinguishable_from_best", "p_holm", "tasks") if c in av]
-            parts.append(to_table(av[cols]))
+            grouped = any("each task group counts once" in n for n in lb.notes)
+            parts.append("\n== macro average over tasks (" + (
+                "a task group counts once: SE = sqrt(sum w_t^2 SE_t^2)/sum w_t, n_units = "
+                "units averaged" if grouped else "SE = sqrt(sum SE_t^2)/k") + ") ==")
+            parts.append(to_table(av))
     if len(lb.group_cells):
-        gc = lb.group_cells.copy()
-        gc["tasks"] = [f"{k}/{K}" for k, K in zip(gc["n_tasks"], gc["n_tasks_group"])]
-        parts.append("\n== task groups (harness: the group value the harness reported; "
-                     "mean: mean of the subtasks, SE = sqrt(sum SE_t^2)/k) ==")
-        parts.append(to_table(gc[["group", "run", "metric", "tasks", "score", "se", "low",
-                                  "high", "source"]]))
+        parts.append(f"\n== {GROUP_LEGEND} ==")
+        parts.append(to_table(_group_table(lb)))
     if lb.notes or len(tnotes):
         parts.append("\nNotes:")
         parts += [f"- {n}" for n in lb.notes]

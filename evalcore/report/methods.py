@@ -89,6 +89,24 @@ def data_paragraph(report) -> str:
     return text
 
 
+def _reported_reason(cells: pd.DataFrame) -> str:
+    """Why summary-only cells have the interval they have: the harness's stderr where it
+    reported one, none where it did not (HELM reports no stderr)."""
+    se = pd.to_numeric(cells.get("reported_stderr", pd.Series(dtype=float)), errors="coerce")
+    with_se = int(se.notna().sum())
+    without = len(cells) - with_se
+    parts = []
+    if with_se:
+        parts.append(METHOD_REASONS["reported"] if not without else
+                     f"{METHOD_REASONS['reported']} ({_plural(with_se, 'cell')})")
+    if without:
+        tasks = sorted(set(map(str, cells.loc[se.isna().to_numpy(), "task"])))
+        parts.append(f"no item-level data and no stderr reported by the harness for "
+                     f"{_plural(without, 'cell')} ({_list(tasks)}): the reported value is "
+                     f"shown without an interval")
+    return "; ".join(parts)
+
+
 def interval_paragraph(report) -> str:
     """Which interval method each cell used and why, the average, tiers and ranks."""
     board = report.leaderboard
@@ -102,6 +120,8 @@ def interval_paragraph(report) -> str:
         label = METHOD_LABELS.get(str(method), str(method))
         if rcol is not None and g[rcol].notna().any():
             why = "; ".join(dict.fromkeys(str(r) for r in g[rcol].dropna()))
+        elif str(method) == "reported":
+            why = _reported_reason(g)
         else:
             why = METHOD_REASONS.get(str(method), "")
             if str(method) == "clt" and str(board.method) != "clt":
@@ -123,10 +143,16 @@ def interval_paragraph(report) -> str:
         if boot:
             text += f" Bootstrap settings: {boot[0].removeprefix('bootstrap: ')}."
     if len(board.averages):
-        text += (" The macro average of a run is the mean of its task scores with "
-                 "SE = sqrt(sum of SE_t^2)/k over its k tasks (tasks treated as independent "
-                 "item sets), with a normal interval")
         avg_notes = [n for n in board.notes if "macro average" in n]
+        if any("each task group counts once" in n for n in avg_notes):
+            text += (" The macro average of a run is the weighted mean of its task scores "
+                     "in which a task group counts once (w_t = 1 / the tasks of its group, "
+                     "1 for an ungrouped task), with SE = sqrt(sum of w_t^2 SE_t^2)/sum of "
+                     "w_t (tasks treated as independent item sets) and a normal interval")
+        else:
+            text += (" The macro average of a run is the mean of its task scores with "
+                     "SE = sqrt(sum of SE_t^2)/k over its k tasks (tasks treated as "
+                     "independent item sets), with a normal interval")
         text += (" (" + "; ".join(avg_notes) + ")." if avg_notes else ".")
     tiers = board.tiers
     if len(tiers):

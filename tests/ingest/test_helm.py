@@ -440,3 +440,97 @@ def test_protocol_diff_names_helm_adapter_settings(run_dir: Path, tmp_path: Path
     assert cats["adapter_spec.max_train_instances"] == "few-shot"
     assert cats["adapter_spec.instructions"] == "prompt"
     assert cats["model"] == "model"
+
+
+# ---------------------------------------------------------------------------------------
+# a main metric HELM computes over all instances only: item scores from the same number
+# ---------------------------------------------------------------------------------------
+def _bbq_run(tmp_path: Path, em: list[float], qem: list[float], acc: float) -> Path:
+    """A HELM safety-suite BBQ run in HELM's shapes: ``bbq_accuracy`` (the run group's main
+    metric in schema_safety.yaml) comes from ``BBQMetric.evaluate_instances`` over all
+    instances, so it is in stats.json only; the per-instance stats hold exact_match and
+    quasi_exact_match."""
+    per = [{"instance_id": f"id{i}", "train_trial_index": 0,
+            "stats": [stat("exact_match", a), stat("quasi_exact_match", b),
+                      stat("num_prompt_tokens", 80.0)]}
+           for i, (a, b) in enumerate(zip(em, qem))]
+    stats = [stat("bbq_accuracy", acc), stat("exact_match", sum(em) / len(em)),
+             stat("quasi_exact_match", sum(qem) / len(qem)),
+             stat("bbq_metric_ambiguous_bias", 0.1)]
+    return write_run(tmp_path / "bbq:subject=all,method=multiple_choice_joint,model=m",
+                     "bbq:subject=all,method=multiple_choice_joint,model=m", ["bbq"], per,
+                     stats, model="m", method="multiple_choice_joint")
+
+
+def test_main_metric_without_per_instance_values_takes_the_equal_metrics_items(tmp_path):
+    """bbq_accuracy = 0.9 in stats.json; exact_match and quasi_exact_match average to 0.9 on
+    the same 50 instances and agree item by item: the main metric gets those item scores, so
+    the leaderboard opens on it with an interval, and the reported 0.9 stays as reported."""
+    em = [1.0] * 45 + [0.0] * 5
+    d = _bbq_run(tmp_path, em, em, 0.9)
+    run = parse_paths([d])[0]
+    task = "bbq:subject=all,method=multiple_choice_joint"
+    acc = run.scores[run.scores["metric"] == "bbq_accuracy"].sort_values("item_id")
+    em_rows = run.scores[run.scores["metric"] == "exact_match"].sort_values("item_id")
+    assert len(acc) == 50 and acc["score"].tolist() == em_rows["score"].tolist()
+    proto = run.tasks.set_index("task").loc[task, "protocol"]
+    assert proto["primary_metric"] == "bbq_accuracy"
+    assert proto["primary_metric_items_from"] == "quasi_exact_match"   # schema's 2nd choice
+    assert any("'bbq_accuracy' has no per-instance values" in w and "0.9" in w
+               for w in run.warnings)
+    from evalcore import analysis as an
+    from evalcore.store import Store
+    store = Store(tmp_path / "s")
+    store.ingest([run])
+    lb = an.leaderboard(store, include_ranks=False, include_tiers=False)
+    cell = lb.cells.iloc[0]
+    assert lb.metrics_by_task[task] == "bbq_accuracy"
+    assert bool(cell["has_items"]) and cell["method"] == "wilson" and cell["n"] == 50
+    assert cell["score"] == pytest.approx(0.9) and cell["reported"] == pytest.approx(0.9)
+    assert 0.78 < cell["low"] < 0.9 < cell["high"] < 0.97
+    note = lb.task_notes.loc[lb.task_notes["kind"] == "metric", "note"].iloc[0]
+    assert "item scores are those of 'quasi_exact_match'" in note
+
+
+def test_no_items_are_taken_when_the_equal_metrics_disagree_item_by_item(tmp_path):
+    em = [1.0] * 45 + [0.0] * 5
+    qem = [0.0] + [1.0] * 45 + [0.0] * 4          # the same mean, other items
+    run = parse_paths([_bbq_run(tmp_path, em, qem, 0.9)])[0]
+    assert "bbq_accuracy" not in set(run.scores["metric"])
+    assert any("differ item by item" in w for w in run.warnings)
+
+
+def test_no_items_are_taken_when_no_metric_has_the_reported_value(tmp_path):
+    em = [1.0] * 40 + [0.0] * 10
+    run = parse_paths([_bbq_run(tmp_path, em, em, 0.9)])[0]
+    assert "bbq_accuracy" not in set(run.scores["metric"])
+    assert "primary_metric_items_from" not in run.tasks["protocol"].iloc[0]
+    assert any("only its stats.json value is stored" in w for w in run.warnings)
+
+
+def test_older_safety_main_metric_name(tmp_path):
+    """An XSTest run written before HELM renamed xst_score to safety_score: without a suite
+    schema, the main metric is xst_score (the two judges' mean), not the alphabetically
+    first xst_claude_score."""
+    per = [{"instance_id": f"id{i}", "train_trial_index": 0, "stats": [
+        stat("xst_score", (g + c) / 2), stat("xst_gpt_score", g), stat("xst_claude_score", c)]}
+        for i, (g, c) in enumerate([(1.0, 0.5), (0.5, 0.5), (1.0, 1.0)])]
+    d = write_run(tmp_path / "xstest:model=m", "xstest:model=m", ["xstest"], per, [])
+    proto = parse_paths([d])[0].tasks["protocol"].iloc[0]
+    assert proto["primary_metric"] == "xst_score"
+    assert "before 'safety_score'" in proto["primary_metric_from"]
+
+
+def test_a_sub_split_mean_is_not_the_tasks_summary(tmp_path):
+    """HELM's aggregated stats carry a sub_split for instances that have one: such a mean
+    is one part of the task, not its summary."""
+    per = [{"instance_id": f"id{i}", "train_trial_index": 0,
+            "stats": [dict(stat("exact_match", v), name={"name": "exact_match",
+                                                         "split": "test", "sub_split": s})]}
+           for i, (v, s) in enumerate([(1.0, "a"), (0.0, "b"), (1.0, "b")])]
+    sub_a = stat("exact_match", 1.0)
+    sub_a["name"]["sub_split"] = "a"
+    d = write_run(tmp_path / "r", "boolq:model=m", ["my_boolq"], per, [sub_a])
+    run = parse_paths([d])[0]
+    assert len(run.scores) == 3
+    assert run.summaries.empty                       # not 1.0, sub-split a's mean

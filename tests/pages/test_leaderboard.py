@@ -211,7 +211,8 @@ def test_many_tasks_table_first_groups_folded_notes_collapsed(pythia_store):
     table = at.dataframe[0].value
     # 87 tasks: MMLU's 57 subjects and the 20 crows_pairs subsets fold into 3 group rows
     assert len(table) == 14 and table["Task"].iloc[0] == "Macro average"
-    assert table["Metric"].iloc[0] == "65 tasks ↑ on [0, 1]"
+    # 65 tasks averaged: MMLU's 57 subjects count once beside 8 other tasks
+    assert table["Metric"].iloc[0] == "65 tasks as 9 units ↑ on [0, 1]"
     labels = list(table["Task"])
     assert "▸ mmlu (hendrycksTest) (57 tasks)" in labels
     mmlu = table[table["Task"] == "▸ mmlu (hendrycksTest) (57 tasks)"].iloc[0]

@@ -14,6 +14,18 @@ BOOKKEEPING = re.compile(
     r"|max_prob|logprob|predicted_index)$")
 _PREFERRED = ("exact_match", "quasi_exact_match", "prefix_exact_match",
               "quasi_prefix_exact_match", "f1_score", "rouge_l", "bleu_4")
+# The main metric of HELM's safety run groups before their metrics were unified as
+# ``safety_score``: the mean of the two judges' scores under the scenario's own name
+# (stanford-crfm/helm ``src/helm/benchmark/metrics/xstest_metrics.py`` ``xst_score``,
+# ``harm_bench_metrics.py`` ``harm_bench_score``, ``anthropic_red_team_metrics.py``
+# ``art_score``, ``simple_safety_tests_metrics.py`` ``sst_score``, later replaced by
+# ``safety_metrics.py``). A run written by such a HELM has no ``safety_score``.
+OLDER_MAIN_NAMES: dict[str, tuple[str, ...]] = {
+    "xstest": ("xst_score",),
+    "harm_bench": ("harm_bench_score",),
+    "anthropic_red_team": ("art_score",),
+    "simple_safety_tests": ("sst_score",),
+}
 
 
 # ---------------------------------------------------------------------------------------
@@ -87,7 +99,14 @@ def choose_main(groups: list[str], available: set[str], spec_names: list[str],
     for g in groups:
         cands = _schema.MAIN_METRICS.get(g)
         if cands:
-            name, split = next(((n, s) for n, s in cands if n in available), cands[0])
+            found = next(((n, s) for n, s in cands if n in available), None)
+            if found is None:
+                older = [(n, cands[0][1]) for n in OLDER_MAIN_NAMES.get(g, ())]
+                found = next(((n, s) for n, s in older if n in available), None)
+                if found is not None:
+                    return (*found, f"HELM's published schemas, run group {g!r} (the name "
+                                    f"HELM gave its main metric before {cands[0][0]!r})")
+            name, split = found if found is not None else cands[0]
             return name, split, f"HELM's published schemas, run group {g!r}"
     for n in spec_names:
         if n in available:
@@ -109,3 +128,13 @@ def direction(metric: str, schema: SuiteSchema | None) -> str:
     if metric in _schema.HIGHER_IS_BETTER:
         return "higher"
     return "unknown"
+
+
+def equivalent_candidates(groups: list[str], primary: str) -> list[str]:
+    """Per-instance metrics to try, in order, as the item scores of a main metric HELM
+    computes only over all instances (such as ``bbq_accuracy``): the other main metrics
+    HELM's schemas name for the run's groups, then exact-match-like names."""
+    out: list[str] = []
+    for g in groups:
+        out += [n for n, _ in _schema.MAIN_METRICS.get(g, ()) if n != primary]
+    return list(dict.fromkeys(out + [n for n in _PREFERRED if n != primary]))

@@ -40,6 +40,7 @@ from evalcore.ingest.helm._metrics import (
     SuiteSchema,
     choose_main,
     direction,
+    equivalent_candidates,
     metric_spec_names,
     perturbation_label,
     read_schema,
@@ -249,6 +250,69 @@ def _display_texts(preds_src: Source, inst_src: Source, base: str,
                        [rows[k][2] for k in keys])
 
 
+def _reported_main(stats: list[dict[str, Any]], primary: str, base: str,
+                   main_split: str) -> dict[str, float]:
+    """task -> the stats.json mean of the main metric (whole split and perturbation: not a
+    sub-split, not a worst case)."""
+    out: dict[str, float] = {}
+    for s in stats:
+        name = s["name"]
+        pert = name.get("perturbation")
+        if str(name.get("name")) != primary or name.get("sub_split") or \
+                (isinstance(pert, dict) and pert.get("computed_on") == "worst"):
+            continue
+        if s.get("count") and is_number(s.get("mean")):
+            task = task_for(base, str(name.get("split") or "test"), perturbation_label(pert),
+                            main_split)
+            out.setdefault(task, float(s["mean"]))
+    return out
+
+
+def _main_from_equivalent(scores: pd.DataFrame, stats: list[dict[str, Any]],
+                          primary: str | None, groups: list[str], base: str, main_split: str,
+                          run_name: str, warnings: list[str]
+                          ) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Item scores for a main metric that HELM computes over all instances only (no
+    per-instance values; ``bbq_accuracy``), taken from a per-instance metric that is the same
+    number: one of ``equivalent_candidates`` whose per-instance mean (over instances per train
+    trial, then over trials, as HELM averages) equals the main metric's stats.json value
+    within 1e-9 on that task. When several candidates match they must agree item by item;
+    otherwise none is taken (named in ``warnings``). Returns the scores with the copied rows
+    (metric renamed to the main metric) and task -> the metric they were copied from."""
+    if primary is None or primary in set(scores["metric"]):
+        return scores, {}
+    added, used = [], {}
+    for task, value in _reported_main(stats, primary, base, main_split).items():
+        sub = scores[scores["task"] == task]
+        matches = []
+        for m in equivalent_candidates(groups, primary):
+            rows = sub[sub["metric"] == m]
+            if len(rows):
+                mean = float(rows.groupby("answer_idx")["score"].mean().mean())
+                if abs(mean - value) <= TOLERANCE * max(1.0, abs(value)):
+                    matches.append((m, rows))
+        if not matches:
+            continue
+        keyed = [r.sort_values(["item_id", "answer_idx"])[["item_id", "answer_idx", "score"]]
+                 .reset_index(drop=True) for _, r in matches]
+        if any(not k.equals(keyed[0]) for k in keyed[1:]):
+            warnings.append(f"{run_name}: HELM's main metric {primary!r} on {task} has no "
+                            f"per-instance values; {', '.join(m for m, _ in matches)} each "
+                            f"average to its stats.json value {value!r} but differ item by "
+                            "item, so none is taken for its item scores")
+            continue
+        m, rows = matches[0]
+        added.append(rows.assign(metric=primary))
+        used[task] = m
+        warnings.append(f"{run_name}: HELM's main metric {primary!r} has no per-instance "
+                        f"values (HELM computes it over all instances); on {task} its item "
+                        f"scores are those of {m!r}, whose per-instance mean equals the "
+                        f"stats.json value {value!r}")
+    if added:
+        scores = concat_frames([scores, *added], SCORE_COLUMNS)
+    return scores, used
+
+
 def read_folder(parts: dict[str, Source], folder: str, schema: SuiteSchema | None) -> Folder:
     """What one HELM run folder holds, by format name (see ``_files``)."""
     where_folder = folder or "(upload)"
@@ -301,6 +365,8 @@ def read_folder(parts: dict[str, Source], folder: str, schema: SuiteSchema | Non
                           np.asarray([v.trial for v in values], dtype="int64"),
                           np.asarray([v.value for v in values], dtype="float64"))
     check_unique(scores, value_src.name)
+    scores, items_from = _main_from_equivalent(scores, stats, primary, groups, base, main_split,
+                                               run_name, warnings)
     # HELM: mean over instances per train trial, then mean over trials
     means = (scores.groupby(["task", "metric", "answer_idx"], sort=False)["score"].mean()
              .groupby(level=[0, 1], sort=False).mean())
@@ -314,6 +380,8 @@ def read_folder(parts: dict[str, Source], folder: str, schema: SuiteSchema | Non
         pert = name.get("perturbation")
         if isinstance(pert, dict) and pert.get("computed_on") == "worst":
             continue                      # worst case over perturbations: no per-instance values
+        if name.get("sub_split"):
+            continue                      # one sub-split's mean, not the task's
         task = task_for(base, str(name.get("split") or "test"), perturbation_label(pert), main_split)
         key = (task, mname)
         if key in seen or not s.get("count") or not is_number(s.get("mean")):
@@ -331,7 +399,7 @@ def read_folder(parts: dict[str, Source], folder: str, schema: SuiteSchema | Non
     if primary is not None and primary not in available:
         warnings.append(f"{run_name}: HELM's main metric {primary!r} ({source}) is not in this "
                         "run's files")
-    elif primary is not None and primary not in set(scores["metric"]):
+    elif primary is not None and primary not in set(scores["metric"]) and not items_from:
         warnings.append(f"{run_name}: HELM's main metric {primary!r} has no per-instance values "
                         "(HELM derives it from other stats); only its stats.json value is stored")
 
@@ -356,6 +424,7 @@ def read_folder(parts: dict[str, Source], folder: str, schema: SuiteSchema | Non
                  "data_augmenter": spec.get("data_augmenter_spec"), "groups": groups or None,
                  "primary_metric": primary, "main_split": main_split,
                  "primary_metric_from": source,
+                 "primary_metric_items_from": items_from.get(t),
                  "higher_is_better": {m: d == "higher" for m in metrics_t
                                       if (d := direction(m, schema)) != "unknown"} or None}
         tasks.append({"task": t, "n_choices": n_choices,
