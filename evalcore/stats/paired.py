@@ -88,7 +88,10 @@ def mcnemar_exact_p(b: Any, c: Any) -> np.ndarray:
         raise StatsInputError("discordant counts must be whole numbers >= 0")
     bi, ci = bi.astype(np.int64), ci.astype(np.int64)
     m = bi + ci
-    p = np.minimum(1.0, 2.0 * binom.cdf(np.minimum(bi, ci), np.maximum(m, 1), 0.5))
+    # binom.cdf's own computation (``_cdf``, clipped to [0, 1]) without its argument checks:
+    # min(b, c) <= m/2 lies inside the support, so the numbers are binom.cdf's bit for bit
+    cdf = np.clip(binom._cdf(np.minimum(bi, ci).astype(float), np.maximum(m, 1), 0.5), 0, 1)
+    p = np.minimum(1.0, 2.0 * cdf)
     return np.where(m == 0, 1.0, p).astype(float)
 
 
