@@ -121,7 +121,7 @@ def _against(cols: list[int], x: np.ndarray, rids: list[int], refs: list[int],
 
     diff = sum d / n, SE = ``stats.mean_se_from_moments(n, sum d, sum d^2)`` (= sd(d)/sqrt(n)),
     b, c the discordant counts for 0/1 scores (``_p_values`` makes the p-values of many
-    tasks in one call: exact McNemar on b, c for 0/1 scores, else the paired z-test)."""
+    tasks in one call, by the rule of a ``compare`` row)."""
     pos = {r: j for j, r in enumerate(cols)}
     mom = st.paired_moments(x, [pos[r] for r in refs], binary=binary)
     take = np.array([pos.get(r, -1) for r in rids])
@@ -139,28 +139,38 @@ def _against(cols: list[int], x: np.ndarray, rids: list[int], refs: list[int],
 
 
 def _p_values(tests: list[tuple[bool, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                                np.ndarray]]) -> list[np.ndarray]:
+                                np.ndarray, np.ndarray]]) -> list[np.ndarray]:
     """The p-values of several tasks' comparisons (``tests``: per task (binary, diff, se,
-    n_shared, b, c) arrays over its runs, ``_against``), in two calls for all of them: exact
-    McNemar on b, c (``stats.mcnemar_exact_p``) for 0/1 tasks, else the paired z-test
-    (``stats.normal_p_value``); both elementwise, so the same numbers as one call per task.
-    NaN below 2 shared items."""
-    kinds = {True: [i for i, t in enumerate(tests) if t[0]],
-             False: [i for i, t in enumerate(tests) if not t[0]]}
-    out: list[np.ndarray] = [np.empty(0)] * len(tests)
-    for binary, idx in kinds.items():
-        if not idx:
-            continue
-        if binary:
-            p = st.mcnemar_exact_p(np.concatenate([tests[i][4] for i in idx]),
-                                   np.concatenate([tests[i][5] for i in idx]))
-        else:
-            p = st.normal_p_value(np.concatenate([tests[i][1] for i in idx]),
-                                  np.concatenate([tests[i][2] for i in idx]))
-        ends = np.cumsum([tests[i][1].size for i in idx])
-        for i, part in zip(idx, np.split(p, ends[:-1])):
-            out[i] = np.where(tests[i][3] >= 2, part, np.nan)
-    return out
+    n_shared, b, c, unit) arrays over its runs, ``_against`` and ``_unit_pairs``), in one
+    call for all of them: ``stats.paired_p_values``, the rule of a ``compare`` row without
+    clusters (0/1 scores: the larger of the routed interval's own test, Tango's score test
+    or the Wald z test, and the exact McNemar test; other scores: t with n - 1 df below 30
+    items, else z, and the discordance-bound p when the differences do not vary). NaN below
+    2 shared items."""
+    if not tests:
+        return []
+    cat = [np.concatenate([np.asarray(t[i], dtype=float) for t in tests]) for i in range(1, 7)]
+    binary = np.concatenate([np.full(t[1].size, bool(t[0])) for t in tests])
+    diff, se, n, b, c, unit = cat
+    p = st.paired_p_values(n, diff, se, b=np.where(binary, b, np.nan),
+                           c=np.where(binary, c, np.nan), unit=unit.astype(bool)).p_value
+    ends = np.cumsum([t[1].size for t in tests])
+    return [np.where(t[3] >= 2, part, np.nan)
+            for t, part in zip(tests, np.split(p, ends[:-1]))]
+
+
+def _unit_pairs(cols: list[int], x: np.ndarray, rids: list[int], ref: int) -> np.ndarray:
+    """Per run of ``rids``: True when every score of it and of run ``ref`` on the items both
+    have lies in [0, 1] (``compare``'s rule for a bounded difference; runs absent from the
+    matrix get True)."""
+    pos = {r: j for j, r in enumerate(cols)}
+    if ref not in pos:
+        return np.ones(len(rids), dtype=bool)
+    shared = ~np.isnan(x) & ~np.isnan(x[:, [pos[ref]]])
+    out_col = (shared & ((x < 0.0) | (x > 1.0))).any(axis=0)
+    out_ref = (shared & ((x[:, [pos[ref]]] < 0.0) | (x[:, [pos[ref]]] > 1.0))).any(axis=0)
+    ok = ~(out_col | out_ref)
+    return np.array([bool(ok[pos[r]]) if r in pos else True for r in rids])
 
 
 def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
@@ -172,8 +182,10 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
 
     Per task: the best run is the highest score (the lowest when the metric is
     lower-is-better; tasks whose metric has no direction get no tier); every other run is
-    tested against it on the items both have (exact McNemar for 0/1, else paired z), p-values
-    Holm-adjusted over the runs compared (``stats.adjust_pvalues``); indistinguishable when
+    tested against it on the items both have with the p-value a ``compare`` row of the two
+    runs shows when the items carry no cluster key (``stats.paired_p_values``: for 0/1
+    scores the larger of the routed interval's own test and the exact McNemar test; else t
+    below 30 items, z above), p-values Holm-adjusted over the runs compared (``stats.adjust_pvalues``); indistinguishable when
     the adjusted p is not below alpha = 1 - confidence (an undefined p cannot separate runs,
     as in ``stats.indistinguishable_from_best``). Macro average: the run with the best
     average is the reference among the runs averaged over the same task set (the most common
@@ -185,7 +197,7 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     Every task's items x runs matrix comes from one ``store.item_matrices`` query (tasks in
     ``mats``, already pulled for the rank intervals, are reused); per task and reference,
     ``stats.paired_moments`` gives n, sum d, sum d^2, b, c, from which diff = sum d / n,
-    SE = ``stats.mean_se_from_moments`` and the McNemar / z p-values follow; runs sharing no
+    SE = ``stats.mean_se_from_moments`` and the p-values follow; runs sharing no
     item with the reference get n = 0 and NaN statistics.
     """
     alpha = 1.0 - confidence
@@ -236,7 +248,7 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
 
     no_items = (np.zeros(0, dtype=int), np.full((0, 0), np.nan))
     per_run: dict[int, list[tuple[str, float, float, int]]] = {}
-    tests = []          # per task: (binary, diff, se, n_shared, b, c) against its best run
+    tests = []          # per task: (binary, diff, se, n_shared, b, c, unit) against its best run
     for t, rids in runs_of.items():
         best = best_of[t]
         refs = [best]
@@ -252,7 +264,9 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
             binary = False
         else:
             res = _against(cols, x, rids, refs, binary)
-        tests.append((binary,) + res[best])
+        unit = (np.ones(len(rids), dtype=bool) if binary or x.shape[0] == 0
+                else _unit_pairs(cols, x, rids, best))
+        tests.append((binary,) + res[best] + (unit,))
         if with_avg:
             d2, se2, n2, _, _ = res[best_avg]
             ok = (np.isfinite(d2) & np.isfinite(se2)).tolist()
@@ -261,7 +275,8 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
                     per_run.setdefault(rid, []).append((t, float(d), float(e), int(k)))
     # one frame for every task's rows, built from whole columns
     cols_of: dict[str, list] = {c: [] for c in TIER_COLUMNS}
-    for (t, rids), (_, diff, _, nsh, _, _), p in zip(runs_of.items(), tests, _p_values(tests)):
+    for (t, rids), (_, diff, _, nsh, _, _, _), p in zip(runs_of.items(), tests,
+                                                          _p_values(tests)):
         best = best_of[t]
         bc = rids.index(best)
         p = np.array(p, dtype=float)
