@@ -194,11 +194,12 @@ def test_tiers_mcnemar_and_holm_against_scipy_statsmodels(lb):
 
 
 def test_tiers_use_the_p_of_a_compare_row(store, lb):
-    """Tiers decide with the per-pair procedure of compare (on tasks without a cluster key):
-    each run's raw p against the best equals the p_value of compare(best, run) on that task,
-    and a run outside the top tier has a Holm-adjusted p < alpha by that rule."""
+    """Tiers decide with the per-pair procedure of compare (hellaswag: 15 clusters, the
+    cluster-robust test with its iid floor and the exact McNemar test): each run's raw p
+    against the best equals the p_value of compare(best, run) on that task, and a run
+    outside the top tier has a Holm-adjusted p < alpha by that rule."""
     outside = 0
-    for task in ("arc_easy", "cont"):
+    for task in ("arc_easy", "cont", "hellaswag"):
         t = lb.tiers[lb.tiers["task"] == task].set_index("run")
         best = str(t["best_run"].iloc[0])
         raw = {}

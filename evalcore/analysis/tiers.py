@@ -138,25 +138,82 @@ def _against(cols: list[int], x: np.ndarray, rids: list[int], refs: list[int],
     return out
 
 
-def _p_values(tests: list[tuple[bool, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                                np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+def _p_values(tests: list[tuple]) -> list[np.ndarray]:
     """The p-values of several tasks' comparisons (``tests``: per task (binary, diff, se,
-    n_shared, b, c, unit) arrays over its runs, ``_against`` and ``_unit_pairs``), in one
-    call for all of them: ``stats.paired_p_values``, the rule of a ``compare`` row without
-    clusters (0/1 scores: the larger of the routed interval's own test, Tango's score test
-    or the Wald z test, and the exact McNemar test; other scores: t with n - 1 df below 30
-    items, else z, and the discordance-bound p when the differences do not vary). NaN below
-    2 shared items."""
+    n_shared, b, c, unit, se_clustered, n_clusters) arrays over its runs, ``_against``,
+    ``_unit_pairs`` and ``_clustered_against``), in one call for all of them:
+    ``stats.paired_p_values``, the rule of a ``compare`` row (0/1 scores: the larger of the
+    routed interval's own test, Tango's score test or the Wald z test, and the exact
+    McNemar test; other scores: t with n - 1 df below 30 items, else z, and the
+    discordance-bound p when the differences do not vary; with a cluster key the
+    cluster-robust t test on G - 1 df, below 30 clusters with the iid test). NaN below 2
+    shared items."""
     if not tests:
         return []
-    cat = [np.concatenate([np.asarray(t[i], dtype=float) for t in tests]) for i in range(1, 7)]
+    cat = [np.concatenate([np.asarray(t[i], dtype=float) for t in tests]) for i in range(1, 9)]
     binary = np.concatenate([np.full(t[1].size, bool(t[0])) for t in tests])
-    diff, se, n, b, c, unit = cat
+    diff, se, n, b, c, unit, se_cl, g = cat
     p = st.paired_p_values(n, diff, se, b=np.where(binary, b, np.nan),
-                           c=np.where(binary, c, np.nan), unit=unit.astype(bool)).p_value
+                           c=np.where(binary, c, np.nan), unit=unit.astype(bool),
+                           se_clustered=se_cl, n_clusters=g).p_value
     ends = np.cumsum([t[1].size for t in tests])
     return [np.where(t[3] >= 2, part, np.nan)
             for t, part in zip(tests, np.split(p, ends[:-1]))]
+
+
+def _clustered_codes(store, metrics_by_task: dict[str, str], runs_of: dict[str, list[int]]
+                     ) -> dict[str, tuple[list[int], np.ndarray, np.ndarray, np.ndarray]]:
+    """task -> (run ids in the board's order, items x runs matrix, cluster codes, labelled)
+    for the tasks of ``runs_of`` whose items carry a cluster key in some run
+    (``store.tasks``' has_cluster), from one ``store.item_code_matrices`` read; {} for a
+    store without that read (tiers then ignore cluster keys)."""
+    if not runs_of or not hasattr(store, "item_code_matrices"):
+        return {}
+    all_runs = sorted({r for rids in runs_of.values() for r in rids})
+    td = store.tasks(all_runs)
+    if "has_cluster" not in td or not len(td):
+        return {}
+    td = td[td["has_cluster"].fillna(False).astype(bool)]
+    wanted = [t for t in runs_of
+              if ((td["task"].astype(str) == t) & (td["metric"].astype(str)
+                                                   == metrics_by_task[t])).any()]
+    if not wanted:
+        return {}
+    got = store.item_code_matrices([(t, metrics_by_task[t]) for t in wanted], run_ids=all_runs)
+    out = {}
+    for t in wanted:
+        if (t, metrics_by_task[t]) not in got:
+            continue
+        im, code, has = got[(t, metrics_by_task[t])]
+        pos = pd.Index(np.asarray(im.run_ids, dtype=np.int64)).get_indexer(
+            np.asarray(runs_of[t], dtype=np.int64))
+        keep = [(r, p) for r, p in zip(runs_of[t], pos.tolist()) if p >= 0]
+        at = [p for _, p in keep]
+        out[t] = ([r for r, _ in keep], im.scores[:, at], np.asarray(code)[:, at],
+                  np.asarray(has)[:, at])
+    return out
+
+
+def _clustered_against(cols: list[int], x: np.ndarray, code: np.ndarray, has: np.ndarray,
+                       rids: list[int], ref: int) -> tuple[np.ndarray, np.ndarray]:
+    """(CR1 clustered SE of d, G) of every run in ``rids`` against run ``ref``
+    (``stats.paired_clustered_se``), with ``compare``'s cluster of an item: the reference's
+    label where it has one, else the other run's (an unlabelled item is a cluster of its
+    own); NaN where the shared items carry no label (``compare`` then ignores clusters)."""
+    pos = {r: j for j, r in enumerate(cols)}
+    nan = np.full(len(rids), np.nan)
+    if ref not in pos:
+        return nan, nan
+    j = pos[ref]
+    pair = np.where(has[:, [j]], code[:, [j]], code)
+    se, g = st.paired_clustered_se(x, pair, j)
+    shared = ~np.isnan(x) & ~np.isnan(x[:, [j]])
+    labelled = (shared & (has | has[:, [j]])).any(axis=0)
+    se = np.where(labelled, se, np.nan)
+    g = np.where(labelled, g, np.nan)
+    take = np.array([pos.get(r, -1) for r in rids])
+    return (np.where(take >= 0, se[np.maximum(take, 0)], np.nan),
+            np.where(take >= 0, g[np.maximum(take, 0)], np.nan))
 
 
 def _unit_pairs(cols: list[int], x: np.ndarray, rids: list[int], ref: int) -> np.ndarray:
@@ -183,9 +240,11 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     Per task: the best run is the highest score (the lowest when the metric is
     lower-is-better; tasks whose metric has no direction get no tier); every other run is
     tested against it on the items both have with the p-value a ``compare`` row of the two
-    runs shows when the items carry no cluster key (``stats.paired_p_values``: for 0/1
-    scores the larger of the routed interval's own test and the exact McNemar test; else t
-    below 30 items, z above), p-values Holm-adjusted over the runs compared (``stats.adjust_pvalues``); indistinguishable when
+    runs shows (``stats.paired_p_values``: for 0/1 scores the larger of the routed
+    interval's own test and the exact McNemar test; else t below 30 items, z above; with a
+    cluster key the cluster-robust t test on G - 1 df, ``stats.paired_clustered_se``, read
+    with the codes by ``store.item_code_matrices``), p-values Holm-adjusted over the runs
+    compared (``stats.adjust_pvalues``); indistinguishable when
     the adjusted p is not below alpha = 1 - confidence (an undefined p cannot separate runs,
     as in ``stats.indistinguishable_from_best``). Macro average: the run with the best
     average is the reference among the runs averaged over the same task set (the most common
@@ -208,6 +267,9 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     if not runs_of:
         return _empty(TIER_COLUMNS)
     mats = dict(mats or {})
+    # tasks with a cluster key: their matrices and codes from one read (compare's clusters)
+    coded = _clustered_codes(store, metrics_by_task, runs_of)
+    mats.update({t: (c[0], c[1]) for t, c in coded.items()})
     missing = {t: r for t, r in runs_of.items() if t not in mats}
     mats.update(_item_matrices(store, metrics_by_task, missing))
     cell_task = item_cells["task"].astype(str).to_numpy()
@@ -248,7 +310,7 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
 
     no_items = (np.zeros(0, dtype=int), np.full((0, 0), np.nan))
     per_run: dict[int, list[tuple[str, float, float, int]]] = {}
-    tests = []          # per task: (binary, diff, se, n_shared, b, c, unit) against its best run
+    tests = []   # per task: (binary, diff, se, n_shared, b, c, unit, se_cl, G) against its best
     for t, rids in runs_of.items():
         best = best_of[t]
         refs = [best]
@@ -266,7 +328,10 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
             res = _against(cols, x, rids, refs, binary)
         unit = (np.ones(len(rids), dtype=bool) if binary or x.shape[0] == 0
                 else _unit_pairs(cols, x, rids, best))
-        tests.append((binary,) + res[best] + (unit,))
+        clustered = (np.full(len(rids), np.nan), np.full(len(rids), np.nan))
+        if t in coded and x.shape[0]:
+            clustered = _clustered_against(cols, x, coded[t][2], coded[t][3], rids, best)
+        tests.append((binary,) + res[best] + (unit,) + clustered)
         if with_avg:
             d2, se2, n2, _, _ = res[best_avg]
             ok = (np.isfinite(d2) & np.isfinite(se2)).tolist()
@@ -275,8 +340,8 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
                     per_run.setdefault(rid, []).append((t, float(d), float(e), int(k)))
     # one frame for every task's rows, built from whole columns
     cols_of: dict[str, list] = {c: [] for c in TIER_COLUMNS}
-    for (t, rids), (_, diff, _, nsh, _, _, _), p in zip(runs_of.items(), tests,
-                                                          _p_values(tests)):
+    for (t, rids), test, p in zip(runs_of.items(), tests, _p_values(tests)):
+        diff, nsh = test[1], test[3]
         best = best_of[t]
         bc = rids.index(best)
         p = np.array(p, dtype=float)

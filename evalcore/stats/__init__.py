@@ -46,7 +46,8 @@ from evalcore.stats.label_consensus import (ConsensusExpectation, ConsensusItems
 from evalcore.stats.paired import (SMALL_N, McNemarResult, PairedColumns, PairedDifference,
                                    PairedMoments, paired_moments,
                                    correlation, mcnemar, mcnemar_exact_p, mean_quantile,
-                                   normal_p_value, paired_columns, paired_difference)
+                                   normal_p_value, paired_clustered_se, paired_columns,
+                                   paired_difference)
 from evalcore.stats.paired_binary import (PAIRED_BINARY_METHODS, PairedProportionInterval,
                                           choose_paired_binary_method,
                                           discordance_upper_bound,
@@ -88,6 +89,7 @@ __all__ = [
     # paired
     "PairedDifference", "McNemarResult", "PairedColumns", "paired_difference", "mcnemar",
     "paired_columns", "PairedMoments", "paired_moments", "correlation", "mcnemar_exact_p", "normal_p_value", "mean_quantile",
+    "paired_clustered_se",
     "SMALL_N",
     # paired 0/1 runs at small n
     "PAIRED_BINARY_METHODS", "PairedProportionInterval", "paired_proportion_interval",

@@ -434,3 +434,40 @@ def paired_moments(matrix: Any, refs: Any, *, binary: bool | None = None) -> Pai
             c[row] = (shared & (x0 == 0.0) & (x0[:, [j]] == 1.0)).sum(axis=0)
     return PairedMoments(refs=tuple(cols), n=n.astype(np.int64), sum_d=sum_d, sum_d2=sum_d2,
                          b=b.astype(np.int64), c=c.astype(np.int64))
+
+
+def paired_clustered_se(matrix: Any, codes: Any, ref: int) -> tuple[np.ndarray, np.ndarray]:
+    """CR1 clustered SE of the paired difference of every column against column ``ref``.
+
+    ``matrix``: items x runs (NaN = missing); ``codes``: items x runs integer cluster codes
+    (>= 0 where present): the cluster of item i in the comparison of column k with the
+    reference (the caller chooses, e.g. the reference's label where it has one). Per column
+    k, over the items both have, d_i = x_ik - x_i,ref and
+    SE_c^2 = G/(G-1) * (1/n^2) * sum_g (sum_{i in g} (d_i - mean d))^2 (the formula of
+    :func:`clustered_se` and :func:`paired_difference` with clusters), G the clusters among
+    those items. Returns (se, G) arrays over columns; se is NaN where G < 2.
+    """
+    x = np.asarray(matrix, dtype=float)
+    c = np.asarray(codes, dtype=np.int64)
+    if x.ndim != 2 or c.shape != x.shape:
+        raise StatsInputError(f"matrix and codes must be 2-D of one shape, got {x.shape} and "
+                              f"{c.shape}")
+    j = check_count(ref, "ref")
+    r = x.shape[1]
+    if not 0 <= j < r:
+        raise StatsInputError(f"ref must be a column index in [0, {r}), got {j}")
+    shared = ~np.isnan(x) & ~np.isnan(x[:, [j]])
+    if shared.any() and c[shared].min() < 0:
+        raise StatsInputError("codes must be >= 0 where both columns have the item")
+    n = shared.sum(axis=0)
+    d = np.where(shared, x - x[:, [j]], 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        resid = np.where(shared, d - d.sum(axis=0) / n, 0.0)
+    width = int(c[shared].max()) + 1 if shared.any() else 1
+    pair = (np.where(shared, c, 0) + np.arange(r, dtype=np.int64)[None, :] * width)[shared]
+    sums = np.bincount(pair, weights=resid[shared], minlength=r * width).reshape(r, width)
+    sizes = np.bincount(pair, minlength=r * width).reshape(r, width)
+    g = (sizes > 0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = g / (g - 1.0) * (sums ** 2).sum(axis=1) / n.astype(float) ** 2
+    return np.where(g >= 2, np.sqrt(var), np.nan), g

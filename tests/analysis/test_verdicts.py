@@ -314,3 +314,20 @@ def test_cli_json_and_text_follow_the_rows(tmp_path, capsys):
     for row in doc["per_task"]:
         assert f"  verdict: {row['verdict']}" in text
     assert "Note: verdicts follow the Holm-adjusted p over 4 tasks" in text
+
+
+def test_demo_tiers_decide_with_the_compare_rule(demo):
+    """Every tier of the demo's leaderboard (reading_demo has 30 clusters): each run's raw p
+    against the best is compare(best, run)'s p_value on that task; a run outside the top
+    tier has a Holm-adjusted p < alpha, a run inside does not."""
+    lb = an.leaderboard(demo, include_ranks=False)
+    tiers = lb.tiers[lb.tiers["task"] != "__average__"]
+    assert "reading_demo" in set(tiers["task"])
+    for task, t in tiers.groupby("task"):
+        best = str(t["best_run"].iloc[0])
+        for row in t.itertuples(index=False):
+            if row.run == best:
+                continue
+            p = an.compare(demo, best, row.run, task=task).per_task.iloc[0]["p_value"]
+            assert row.p_raw == pytest.approx(p, rel=1e-9), (task, row.run)
+            assert bool(row.indistinguishable_from_best) == (not row.p_holm < 0.05)
