@@ -39,13 +39,19 @@ def plain(v: float, scale: float) -> str:
     return f"{v * scale:.1f}" if scale == 100.0 else f"{v:.3g}"
 
 
-def p_words(p: float) -> str:
-    """A p-value as a verdict prints it: "0.069", "0.0012", "< 0.0001"."""
+def p_words(p: float, alpha: float = 0.05) -> str:
+    """A p-value as a verdict prints it: three significant digits ("0.0694", "0.00123"),
+    "< 0.0001" below that, and more digits where rounding would put it on the other side of
+    alpha (0.04996 is "0.04996", never "0.05")."""
     if not np.isfinite(p):
         return "n/a"
     if p < 1e-4:
         return "< 0.0001"
-    return f"{p:.2g}" if p >= 1e-3 else f"{p:.1g}"
+    for digits in range(3, 12):
+        text = f"{p:.{digits}g}"
+        if (float(text) < alpha) == (p < alpha):
+            return text
+    return repr(float(p))
 
 
 def threshold_of(mde_threshold: float | None, unit: bool, score_a: float,
@@ -120,7 +126,7 @@ def verdict_text(diff: float, low: float, high: float, mde: float, *, scale: flo
     few = n is not None and n < MIN_ITEMS_TO_TELL
     if different:
         gap = _gap_sentence(diff, low, high, scale, name_a, name_b, direction, ci_word)
-        tail = f"; {name}-adjusted p {p_words(p_dec)}" if adjusted else ""
+        tail = f"; {name}-adjusted p {p_words(p_dec, alpha)}" if adjusted else ""
         if few:
             tail += f"; only {n} item{'s' if n != 1 else ''}"
         return f"different: {gap}{tail})"
@@ -131,7 +137,8 @@ def verdict_text(diff: float, low: float, high: float, mde: float, *, scale: flo
     if adjusted and p is not None and float(p) < alpha:
         # significant alone, not after the adjustment: say both, and the interval's status
         return (f"no difference detected after {name} adjustment (adjusted p "
-                f"{p_words(p_dec)}; unadjusted p {p_words(float(p))}, unadjusted CI "
+                f"{p_words(p_dec, alpha)}; unadjusted p {p_words(float(p), alpha)}, "
+                f"unadjusted CI "
                 f"{plain(low, scale)} to {plain(high, scale)})"
                 + _power_clause(mde, scale, threshold, note, few, n))
     if few:

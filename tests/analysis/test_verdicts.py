@@ -267,7 +267,7 @@ def test_demo_atlas_pair_only_gsm8k_survives_holm(demo):
         _check_row(row)
     assert set(pt.index[pt["different"].astype(bool)]) == {"gsm8k_demo"}
     assert pt.loc["arc_easy_demo", "verdict"].startswith(
-        "no difference detected after Holm adjustment (adjusted p 0.059")
+        "no difference detected after Holm adjustment (adjusted p 0.0586")
     read = pt.loc["reading_demo"]
     assert read["interval_method"] == "clustered-t" and bool(read["widened"])
     assert read["p_exact"] == pytest.approx(0.0576, abs=1e-4) and read["low"] == 0.0
@@ -331,3 +331,11 @@ def test_demo_tiers_decide_with_the_compare_rule(demo):
             p = an.compare(demo, best, row.run, task=task).per_task.iloc[0]["p_value"]
             assert row.p_raw == pytest.approx(p, rel=1e-9), (task, row.run)
             assert bool(row.indistinguishable_from_best) == (not row.p_holm < 0.05)
+
+
+def test_p_words_never_round_across_alpha():
+    from evalcore.analysis.verdicts import p_words
+    assert p_words(0.069379) == "0.0694" and p_words(0.125) == "0.125"
+    assert p_words(0.049996) == "0.049996" and p_words(0.050004) == "0.05"
+    assert p_words(0.0999999, alpha=0.1) == "0.0999999"
+    assert p_words(3e-5) == "< 0.0001" and p_words(float("nan")) == "n/a"
