@@ -448,7 +448,8 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
     averages = _macro_averages(cells, confidence, notes, info, tnotes, groups)
     tnotes.extend(rank_notes)
     tiers = _empty(TIER_COLUMNS) if not include_tiers else \
-        _tiers(store, cells, averages, metrics_by_task, names, confidence, mats, info, groups)
+        _tiers(store, cells, averages, metrics_by_task, names, confidence, mats, info, groups,
+               codes=getattr(pulled, "codes", None))
     group_cells = _group_cells(cells, groups, summ_all, confidence)
     task_notes = pd.DataFrame(tnotes, columns=list(TASK_NOTE_COLUMNS)) if tnotes else \
         _empty(TASK_NOTE_COLUMNS)

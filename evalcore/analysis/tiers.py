@@ -61,15 +61,56 @@ def _run_matrices(got: dict) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarr
             for (t, m), im in got.items()}
 
 
+class PulledMatrices(dict):
+    """task -> (run ids ascending, items x runs matrix), as ``_pull_matrices`` reads them,
+    with ``codes``: task -> (run ids ascending, cluster codes, labelled) for the tasks whose
+    items carry a cluster key, the same rows and columns as the matrix (read together with
+    it), for the tiers' cluster-robust test."""
+
+    codes: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+    def __init__(self, *args, codes=None, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.codes = dict(codes or {})
+
+
 def _pull_matrices(store, runs_of: dict[str, list[int]], metrics_by_task: dict[str, str]
-                   ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+                   ) -> PulledMatrices:
     """task -> (run ids ascending, items x runs matrix) of the metric shown for the tasks
-    of ``runs_of`` (task -> run ids), one store query for all of them."""
+    of ``runs_of`` (task -> run ids): the tasks whose items carry a cluster key
+    (``_cluster_keyed``) with their codes from ``store.item_code_matrices``, the others
+    from one ``store.item_matrices`` query."""
     if not runs_of:
-        return {}
+        return PulledMatrices()
     all_runs = sorted({r for rids in runs_of.values() for r in rids})
-    got = _store_matrices(store, [(t, metrics_by_task[t]) for t in runs_of], all_runs)
-    return _select_matrices(got, runs_of, metrics_by_task)
+    keyed = _cluster_keyed(store, metrics_by_task, runs_of)
+    got: dict = {}
+    codes = {}
+    if keyed:
+        coded = store.item_code_matrices([(t, metrics_by_task[t]) for t in keyed],
+                                         run_ids=all_runs)
+        got.update(_run_matrices({tm: im for tm, (im, _, _) in coded.items()}))
+        codes = {str(t): (np.asarray(im.run_ids, dtype=np.int64), np.asarray(code),
+                          np.asarray(has)) for (t, _), (im, code, has) in coded.items()}
+    rest = [(t, metrics_by_task[t]) for t in runs_of if t not in keyed]
+    if rest:
+        got.update(_store_matrices(store, rest, all_runs))
+    return PulledMatrices(_select_matrices(got, runs_of, metrics_by_task), codes=codes)
+
+
+def _cluster_keyed(store, metrics_by_task: dict[str, str], runs_of: dict[str, list[int]]
+                   ) -> list[str]:
+    """The tasks of ``runs_of`` whose metric's items carry a cluster key in some of their
+    runs (``store.tasks``' has_cluster); none for a store without
+    ``item_code_matrices`` (its tiers then ignore cluster keys)."""
+    if not runs_of or not hasattr(store, "item_code_matrices"):
+        return []
+    td = store.tasks(sorted({r for rids in runs_of.values() for r in rids}))
+    if "has_cluster" not in td or not len(td):
+        return []
+    td = td[td["has_cluster"].fillna(False).astype(bool)]
+    flagged = set(zip(td["task"].astype(str).tolist(), td["metric"].astype(str).tolist()))
+    return [t for t in runs_of if (t, metrics_by_task[t]) in flagged]
 
 
 def _select_matrices(got: dict, runs_of: dict[str, list[int]], metrics_by_task: dict[str, str]
@@ -161,54 +202,33 @@ def _p_values(tests: list[tuple]) -> list[np.ndarray]:
             for t, part in zip(tests, np.split(p, ends[:-1]))]
 
 
-def _clustered_codes(store, metrics_by_task: dict[str, str], runs_of: dict[str, list[int]]
-                     ) -> dict[str, tuple[list[int], np.ndarray, np.ndarray, np.ndarray]]:
-    """task -> (run ids in the board's order, items x runs matrix, cluster codes, labelled)
-    for the tasks of ``runs_of`` whose items carry a cluster key in some run
-    (``store.tasks``' has_cluster), from one ``store.item_code_matrices`` read; {} for a
-    store without that read (tiers then ignore cluster keys)."""
-    if not runs_of or not hasattr(store, "item_code_matrices"):
-        return {}
-    all_runs = sorted({r for rids in runs_of.values() for r in rids})
-    td = store.tasks(all_runs)
-    if "has_cluster" not in td or not len(td):
-        return {}
-    td = td[td["has_cluster"].fillna(False).astype(bool)]
-    wanted = [t for t in runs_of
-              if ((td["task"].astype(str) == t) & (td["metric"].astype(str)
-                                                   == metrics_by_task[t])).any()]
-    if not wanted:
-        return {}
-    got = store.item_code_matrices([(t, metrics_by_task[t]) for t in wanted], run_ids=all_runs)
-    out = {}
-    for t in wanted:
-        if (t, metrics_by_task[t]) not in got:
-            continue
-        im, code, has = got[(t, metrics_by_task[t])]
-        pos = pd.Index(np.asarray(im.run_ids, dtype=np.int64)).get_indexer(
-            np.asarray(runs_of[t], dtype=np.int64))
-        keep = [(r, p) for r, p in zip(runs_of[t], pos.tolist()) if p >= 0]
-        at = [p for _, p in keep]
-        out[t] = ([r for r, _ in keep], im.scores[:, at], np.asarray(code)[:, at],
-                  np.asarray(has)[:, at])
-    return out
-
-
-def _clustered_against(cols: list[int], x: np.ndarray, code: np.ndarray, has: np.ndarray,
-                       rids: list[int], ref: int) -> tuple[np.ndarray, np.ndarray]:
+def _clustered_against(cols: list[int], x: np.ndarray,
+                       codes: tuple[np.ndarray, np.ndarray, np.ndarray], rids: list[int],
+                       ref: int) -> tuple[np.ndarray, np.ndarray]:
     """(CR1 clustered SE of d, G) of every run in ``rids`` against run ``ref``
     (``stats.paired_clustered_se``), with ``compare``'s cluster of an item: the reference's
     label where it has one, else the other run's (an unlabelled item is a cluster of its
-    own); NaN where the shared items carry no label (``compare`` then ignores clusters)."""
+    own); NaN where the shared items carry no label (``compare`` then ignores clusters).
+    ``codes``: (run ids, codes, labelled) of the read that gave ``x`` (same rows; columns
+    looked up by run id)."""
     pos = {r: j for j, r in enumerate(cols)}
     nan = np.full(len(rids), np.nan)
     if ref not in pos:
         return nan, nan
+    at = pd.Index(codes[0]).get_indexer(np.asarray(cols, dtype=np.int64))
+    if (at < 0).any() or codes[1].shape[0] != x.shape[0]:
+        return nan, nan
     j = pos[ref]
-    pair = np.where(has[:, [j]], code[:, [j]], code)
-    se, g = st.paired_clustered_se(x, pair, j)
     shared = ~np.isnan(x) & ~np.isnan(x[:, [j]])
-    labelled = (shared & (has | has[:, [j]])).any(axis=0)
+    if codes[1].ndim == 2 and codes[1].shape[1] and codes[1].strides[1] == 0 \
+            and codes[2].strides[1] == 0:
+        # every run the same labels (the store's one repeated column): one code per item
+        se, g = st.paired_clustered_se(x, codes[1][:, 0], j)
+        labelled = (shared & codes[2][:, :1]).any(axis=0)
+    else:
+        code, has = codes[1][:, at], codes[2][:, at]
+        se, g = st.paired_clustered_se(x, np.where(has[:, [j]], code[:, [j]], code), j)
+        labelled = (shared & (has | has[:, [j]])).any(axis=0)
     se = np.where(labelled, se, np.nan)
     g = np.where(labelled, g, np.nan)
     take = np.array([pos.get(r, -1) for r in rids])
@@ -234,7 +254,9 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
            metrics_by_task: dict[str, str], names, confidence: float,
            mats: Matrices | None = None,
            info: dict[str, mx.MetricInfo] | None = None,
-           groups: dict[str, list[str]] | None = None) -> pd.DataFrame:
+           groups: dict[str, list[str]] | None = None,
+           codes: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+           ) -> pd.DataFrame:
     """Runs indistinguishable from the best, per task and for the macro average.
 
     Per task: the best run is the highest score (the lowest when the metric is
@@ -267,11 +289,15 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     if not runs_of:
         return _empty(TIER_COLUMNS)
     mats = dict(mats or {})
-    # tasks with a cluster key: their matrices and codes from one read (compare's clusters)
-    coded = _clustered_codes(store, metrics_by_task, runs_of)
-    mats.update({t: (c[0], c[1]) for t, c in coded.items()})
-    missing = {t: r for t, r in runs_of.items() if t not in mats}
-    mats.update(_item_matrices(store, metrics_by_task, missing))
+    codes = dict(codes or {})
+    # tasks with a cluster key whose codes are not at hand: read again with them (compare
+    # uses the cluster-robust test there); then the tasks without any matrix
+    keyed = set(_cluster_keyed(store, metrics_by_task, runs_of))
+    again = {t: r for t, r in runs_of.items() if t not in mats or (t in keyed and t not in codes)}
+    if again:
+        pulled = _pull_matrices(store, again, metrics_by_task)
+        codes.update(pulled.codes)
+        mats.update(_in_board_order(pulled, again))
     cell_task = item_cells["task"].astype(str).to_numpy()
     cell_run = item_cells["run_id"].to_numpy(dtype=np.int64)
     cell_score = item_cells["score"].to_numpy(dtype=float)
@@ -329,8 +355,8 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
         unit = (np.ones(len(rids), dtype=bool) if binary or x.shape[0] == 0
                 else _unit_pairs(cols, x, rids, best))
         clustered = (np.full(len(rids), np.nan), np.full(len(rids), np.nan))
-        if t in coded and x.shape[0]:
-            clustered = _clustered_against(cols, x, coded[t][2], coded[t][3], rids, best)
+        if t in keyed and t in codes and x.shape[0]:
+            clustered = _clustered_against(cols, x, codes[t], rids, best)
         tests.append((binary,) + res[best] + (unit,) + clustered)
         if with_avg:
             d2, se2, n2, _, _ = res[best_avg]

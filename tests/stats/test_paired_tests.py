@@ -205,3 +205,30 @@ def test_the_row_p_is_a_valid_test_size_by_exact_enumeration():
         prob = sps.multinomial.pmf(np.column_stack([b, c, n - b - c]), n,
                                    [rho / 2, rho / 2, 1 - rho])
         assert float(prob[p < alpha].sum()) <= alpha + 1e-12
+
+
+def test_paired_clustered_se_of_every_column_equals_statsmodels():
+    """stats.paired_clustered_se (the tiers' clustered SE against the best run): per column,
+    statsmodels' cluster-robust SE of the mean of d on the items both columns have, with one
+    code per item (1-D) or a code matrix, missing items included."""
+    import statsmodels.api as sm
+    rng = np.random.default_rng(8)
+    x = rng.random((120, 5))
+    x[rng.random((120, 5)) < 0.05] = np.nan
+    x[:, 2] = np.round(x[:, 2])
+    codes = rng.integers(0, 17, 120)
+    for ref in (0, 3):
+        x[:, ref] = np.where(np.isnan(x[:, ref]), 0.5, x[:, ref])
+        se1, g1 = st.paired_clustered_se(x, codes, ref)
+        se2, g2 = st.paired_clustered_se(x, np.tile(codes[:, None], (1, 5)), ref)
+        assert se1 == pytest.approx(se2, rel=1e-12, nan_ok=True)
+        assert np.array_equal(g1, g2)
+        for k in range(5):
+            if k == ref:
+                continue
+            m = ~np.isnan(x[:, k])
+            d = x[m, k] - x[m, ref]
+            fit = sm.OLS(d, np.ones(m.sum())).fit(cov_type="cluster",
+                                                  cov_kwds={"groups": codes[m]})
+            assert se1[k] == pytest.approx(float(fit.bse[0]), rel=1e-10)
+            assert g1[k] == len(np.unique(codes[m]))
