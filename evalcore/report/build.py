@@ -213,21 +213,20 @@ def _comparison(store, spec: ReportSpec, run_a: str, run_b: str) -> ComparisonSe
     """The comparison of two runs as ``analysis.compare`` gives it (over the chosen tasks
     both runs have, when the spec names tasks), with a few disagreements per task."""
     task = spec.tasks[0] if spec.tasks and len(spec.tasks) == 1 else None
-    chosen = None
+    cmp = analysis.compare(store, run_a, run_b, task=task, confidence=spec.confidence,
+                           adjust=spec.adjust)
     if spec.tasks and task is None:
-        full = analysis.compare(store, run_a, run_b, confidence=spec.confidence,
-                                adjust=spec.adjust)
-        chosen = [str(t) for t in full.per_task["task"] if str(t) in set(spec.tasks)]
+        chosen = [str(t) for t in cmp.per_task["task"] if str(t) in set(spec.tasks)]
         if not chosen:
             raise AnalysisError(f"{run_a!r} and {run_b!r} share none of the tasks "
                                 f"{', '.join(spec.tasks)}")
-        if len(chosen) == len(full.per_task):
-            chosen = None
-    if chosen is not None and len(chosen) == 1:
-        task, chosen = chosen[0], None
-    # the subset is compared as its own family: p-values adjusted over it, verdicts on them
-    cmp = analysis.compare(store, run_a, run_b, task=task, confidence=spec.confidence,
-                           adjust=spec.adjust, tasks=chosen)
+        if len(chosen) < len(cmp.per_task):
+            # the subset is compared as its own family: p-values adjusted over it, verdicts
+            # on them (one task: no adjustment)
+            cmp = analysis.compare(store, run_a, run_b, confidence=spec.confidence,
+                                   adjust=spec.adjust,
+                                   **({"task": chosen[0]} if len(chosen) == 1
+                                      else {"tasks": chosen}))
     examples, counts = {}, {}
     for row in cmp.per_task.itertuples(index=False):
         if pd.isna(row.b):
