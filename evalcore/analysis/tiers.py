@@ -83,7 +83,8 @@ def _pull_matrices(store, runs_of: dict[str, list[int]], metrics_by_task: dict[s
     if not runs_of:
         return PulledMatrices()
     all_runs = sorted({r for rids in runs_of.values() for r in rids})
-    keyed = _cluster_keyed(store, metrics_by_task, runs_of)
+    keyed = _cluster_keyed(store, metrics_by_task, runs_of) \
+        if hasattr(store, "item_code_matrices") else []
     got: dict = {}
     codes = {}
     if keyed:
@@ -101,9 +102,8 @@ def _pull_matrices(store, runs_of: dict[str, list[int]], metrics_by_task: dict[s
 def _cluster_keyed(store, metrics_by_task: dict[str, str], runs_of: dict[str, list[int]]
                    ) -> list[str]:
     """The tasks of ``runs_of`` whose metric's items carry a cluster key in some of their
-    runs (``store.tasks``' has_cluster); none for a store without
-    ``item_code_matrices`` (its tiers then ignore cluster keys)."""
-    if not runs_of or not hasattr(store, "item_code_matrices"):
+    runs (``store.tasks``' has_cluster)."""
+    if not runs_of:
         return []
     td = store.tasks(sorted({r for rids in runs_of.values() for r in rids}))
     if "has_cluster" not in td or not len(td):
@@ -250,6 +250,33 @@ def _unit_pairs(cols: list[int], x: np.ndarray, rids: list[int], ref: int) -> np
     return np.array([bool(ok[pos[r]]) if r in pos else True for r in rids])
 
 
+def _clustered_by_pairs(store, task: str, metric: str, rids: list[int], ref: int
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """(CR1 clustered SE of d, G) of every run in ``rids`` against run ``ref`` from each
+    pair's shared items (``store.paired_items``, the read ``compare`` makes: an item's
+    cluster is the reference's label, else the other run's, else its own), with
+    ``stats.paired_difference``; NaN where fewer than 2 clusters or no label. For stores
+    without ``item_code_matrices``: one read per run."""
+    se = np.full(len(rids), np.nan)
+    g = np.full(len(rids), np.nan)
+    for k, rid in enumerate(rids):
+        if rid == ref:
+            continue
+        p = store.paired_items(ref, rid, [(task, metric, metric)])[0]
+        both = np.asarray(p.shared, dtype=bool)
+        items = np.asarray(p.items, dtype=np.int64)[both]
+        cl = np.asarray(p.cluster, dtype=np.int64)[both]
+        if items.size < 2 or not (cl >= 0).any():
+            continue
+        cl = np.where(cl >= 0, cl, -1 - items)
+        if not (cl != cl[0]).any():
+            continue
+        r = st.paired_difference(np.asarray(p.score_a, dtype=float)[both],
+                                 np.asarray(p.score_b, dtype=float)[both], clusters=cl)
+        se[k], g[k] = r.se_clustered, r.n_clusters
+    return se, g
+
+
 def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
            metrics_by_task: dict[str, str], names, confidence: float,
            mats: Matrices | None = None,
@@ -293,7 +320,9 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     # tasks with a cluster key whose codes are not at hand: read again with them (compare
     # uses the cluster-robust test there); then the tasks without any matrix
     keyed = set(_cluster_keyed(store, metrics_by_task, runs_of))
-    again = {t: r for t, r in runs_of.items() if t not in mats or (t in keyed and t not in codes)}
+    with_codes = hasattr(store, "item_code_matrices")
+    again = {t: r for t, r in runs_of.items()
+             if t not in mats or (with_codes and t in keyed and t not in codes)}
     if again:
         pulled = _pull_matrices(store, again, metrics_by_task)
         codes.update(pulled.codes)
@@ -357,6 +386,9 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
         clustered = (np.full(len(rids), np.nan), np.full(len(rids), np.nan))
         if t in keyed and t in codes and x.shape[0]:
             clustered = _clustered_against(cols, x, codes[t], rids, best)
+        elif t in keyed and x.shape[0]:
+            # a store without the code matrices: each pair's items as compare reads them
+            clustered = _clustered_by_pairs(store, t, metrics_by_task[t], rids, best)
         tests.append((binary,) + res[best] + (unit,) + clustered)
         if with_avg:
             d2, se2, n2, _, _ = res[best_avg]

@@ -339,3 +339,29 @@ def test_p_words_never_round_across_alpha():
     assert p_words(0.049996) == "0.049996" and p_words(0.050004) == "0.05"
     assert p_words(0.0999999, alpha=0.1) == "0.0999999"
     assert p_words(3e-5) == "< 0.0001" and p_words(float("nan")) == "n/a"
+
+
+@pytest.mark.parametrize("kind", ["memory", "real"])
+def test_clustered_tiers_equal_compare_on_any_store(tmp_path, kind):
+    """Tiers on a clustered task give compare's p_value for each run against the best,
+    from the code matrices (real store) or from each pair's items (a store without them)."""
+    rng = np.random.default_rng(12)
+    n = 160
+    labels = [f"p{i // 8}" for i in range(n)]                      # 20 clusters of 8
+    eff = rng.normal(0, 0.9, n // 8).repeat(8)
+    runs = [make_run(f"r{j}", {("rc", "acc"): (rng.random(n) < 1 / (1 + np.exp(
+        -(eff + 0.25 * j)))).astype(float)}, clusters={"rc": labels}) for j in range(4)]
+    s = make_store(runs, tmp_path, kind=kind)
+    try:
+        lb = an.leaderboard(s, include_ranks=False)
+        t = lb.tiers[lb.tiers["task"] == "rc"]
+        best = str(t["best_run"].iloc[0])
+        for row in t.itertuples(index=False):
+            if row.run == best:
+                continue
+            cmp = an.compare(s, best, row.run, task="rc").per_task.iloc[0]
+            assert cmp["interval_method"] == "clustered-t"
+            assert row.p_raw == pytest.approx(cmp["p_value"], rel=1e-9)
+    finally:
+        if hasattr(s, "close"):
+            s.close()
