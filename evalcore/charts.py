@@ -20,6 +20,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
+# marks of a comparison row by its verdict (``verdict_colors``)
+B_BETTER_COLOR, A_BETTER_COLOR, NO_DIFFERENCE_COLOR = "#2ca02c", "#d62728", "#7f7f7f"
 FONT = dict(family="Inter, Helvetica, Arial, sans-serif", size=13)
 AVERAGE_PANEL = "Macro average"
 
@@ -341,11 +343,44 @@ def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_la
     layout["margin"] = dict(_BASE_LAYOUT["margin"], t=50 + 18 * n_lines)
     return figure_from_dicts(traces, layout)
 
+def verdict_colors(rows: pd.DataFrame, confidence: float) -> list[str]:
+    """The colour of each comparison row's mark, from its verdict: green where B is called
+    better, red where A is, blue where the runs differ on a metric without a direction, grey
+    where no difference was detected. The decision is the row's ``different`` column (the
+    adjusted p below alpha, ``analysis.compare``); rows without one fall back to
+    p_adjusted < 1 - confidence, and without a p to the interval excluding 0."""
+    n = len(rows)
+    diff = rows["diff"].astype(float).to_numpy()
+    excl = ((rows["low"].astype(float) > 0) | (rows["high"].astype(float) < 0)).to_numpy()
+    p_adj = rows["p_adjusted"].astype(float).to_numpy() if "p_adjusted" in rows \
+        else np.full(n, np.nan)
+    decided = np.where(np.isfinite(p_adj), p_adj < 1.0 - confidence, excl)
+    if "different" in rows:
+        given = rows["different"].to_numpy(dtype=object)
+        decided = np.array([bool(g) if isinstance(g, (bool, np.bool_)) else bool(d)
+                            for g, d in zip(given, decided)])
+    better = rows["better"].to_numpy(dtype=object) if "better" in rows else \
+        np.full(n, None, dtype=object)
+    out = []
+    for dec, bet, d in zip(decided, better, diff):
+        side = bet if isinstance(bet, str) else ("B" if d > 0 else "A" if d < 0 else "")
+        if not dec:
+            out.append(NO_DIFFERENCE_COLOR)
+        elif side == "B":
+            out.append(B_BETTER_COLOR)
+        elif side == "A":
+            out.append(A_BETTER_COLOR)
+        else:
+            out.append(COLORS[0])
+    return out
+
+
 def difference_plot(per_task: pd.DataFrame, overall: dict | None, *, label_a: str, label_b: str,
                     confidence: float, scales: Sequence[float] | None = None) -> go.Figure:
     """Paired difference B − A per task (and overall) with its interval, zero line drawn.
 
-    per_task : Comparison.per_task (task, n, diff, se, low, high, p_exact, p_adjusted).
+    per_task : Comparison.per_task (task, n, diff, se, low, high, p_value or p_exact,
+        p_adjusted, and ``different``/``better`` for the colours: ``verdict_colors``).
     overall : Comparison.overall (same keys) or None.
     scales : per-task display factor (100 = percentage points, 1 = raw units); default 100.
         The overall row is in pp only when every task is.
@@ -362,30 +397,34 @@ def difference_plot(per_task: pd.DataFrame, overall: dict | None, *, label_a: st
     percent = bool((k == 100.0).all())
     diff, low, high = (rows[c].astype(float) * k for c in ("diff", "low", "high"))
     p_adj = rows["p_adjusted"] if "p_adjusted" in rows else pd.Series(np.nan, index=rows.index)
-    p_raw = rows["p_exact"] if "p_exact" in rows else pd.Series(np.nan, index=rows.index)
+    p_col = "p_value" if "p_value" in rows else "p_exact"
+    p_raw = rows[p_col] if p_col in rows else pd.Series(np.nan, index=rows.index)
+    colors = verdict_colors(rows, confidence)
+    words = ["different" if c != NO_DIFFERENCE_COLOR else "no difference detected"
+             for c in colors]
     custom = np.column_stack([low, high, rows["se"].astype(float) * k, rows["n"].astype(object),
                               p_raw.map(_p_text), p_adj.map(_p_text),
-                              np.where(k == 100.0, "pp", "raw")])
+                              np.where(k == 100.0, "pp", "raw"), words])
     labels = [plot_text(v) for v in rows["label"]]
     unit = "pp" if percent else "pp or raw units"
     trace = dict(
         type="scatter", x=_list(diff), y=labels, mode="markers",
-        marker=dict(size=11, color=COLORS[1], symbol="square"),
+        marker=dict(size=11, color=colors, symbol="square"),
         error_x=dict(type="data", symmetric=False, array=_list(high - diff),
-                     arrayminus=_list(diff - low), thickness=1.8, width=5, color=COLORS[1]),
+                     arrayminus=_list(diff - low), thickness=1.8, width=5, color="#444"),
         customdata=_list(custom),
         hovertemplate=(f"<b>%{{y}}</b><br>B − A = %{{x:+.2f}} %{{customdata[6]}}<br>"
                        f"{confidence:.0%} CI [%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]<br>"
                        f"SE %{{customdata[2]:.2f}}<br>n = %{{customdata[3]}}<br>"
-                       f"p (exact McNemar) %{{customdata[4]}}<br>p adjusted %{{customdata[5]}}"
-                       f"<extra></extra>"))
+                       f"p %{{customdata[4]}}<br>p adjusted %{{customdata[5]}}<br>"
+                       f"verdict: %{{customdata[7]}}<extra></extra>"))
     return _difference_figure(
         trace, zero_line=dict(color="#444", width=1),
         xaxis=dict(title=dict(text=f"difference {plot_text(label_b)} − {plot_text(label_a)} "
                                    f"({unit})"), zeroline=False),
         yaxis=dict(categoryorder="array", categoryarray=list(reversed(labels)),
                    type="category"),
-        title=f"Paired difference with {confidence:.0%} intervals",
+        title=f"Paired difference with {confidence:.0%} intervals (colour: the verdict)",
         height=140 + 40 * len(labels))
 
 
@@ -628,9 +667,11 @@ def answer_figure(per_task: pd.DataFrame, overall: dict | None, *, run_a: str, r
 
     per_task, overall, verdict : from ``evalcore.analysis.compare`` (``Comparison``); rows are
     drawn in percentage points when every task is on a [0, 1] scale (``points_scale``).
-    Colour says what the interval says: green = B better (CI above 0), red = A better (CI
-    below 0), grey = the CI contains 0. method_note : extra footer text (e.g. the interval
-    method's name and reason from the analysis layer).
+    Colour says what the row's verdict says (``verdict_colors``): green = B called better,
+    red = A called better, blue = different on a metric without a direction, grey = no
+    difference detected (after the adjustment, when one was applied: the interval drawn is
+    then unadjusted and may exclude 0 on a grey row). method_note : extra footer text (e.g.
+    the interval method's name and reason from the analysis layer).
     """
     rows = per_task.copy()
     rows["label"] = rows["task"].astype(str)
@@ -643,7 +684,7 @@ def answer_figure(per_task: pd.DataFrame, overall: dict | None, *, run_a: str, r
     percent = bool((scale == 100.0).all())
     k = 100.0 if percent else 1.0
     diff, low, high = (rows[c].astype(float) * k for c in ("diff", "low", "high"))
-    colors = np.where(low > 0, "#2ca02c", np.where(high < 0, "#d62728", "#7f7f7f"))
+    colors = np.array(verdict_colors(rows, confidence), dtype=object)
     overall_row = rows["label"] == "Overall (macro average)"
     labels = [("<b>" + plot_text(v) + "</b>") if o else plot_text(v)
               for v, o in zip(rows["label"], overall_row)]
@@ -665,7 +706,8 @@ def answer_figure(per_task: pd.DataFrame, overall: dict | None, *, run_a: str, r
                        for t, n in zip(per_task["task"], per_task["n"]))
     footer = (f"A = {plot_text(run_a)} · B = {plot_text(run_b)}<br>n shared items: {n_text}"
               f"<br>Method: difference by {plot_text(kinds)}, {confidence:.0%} CI"
-              + (f"; p adjusted ({', '.join(adj)})" if adj else "")
+              + (f" (unadjusted); colour and verdict follow the p adjusted ({', '.join(adj)})"
+                 if adj else "; colour: the verdict")
               + (f"; {plot_text(method_note)}" if method_note else ""))
     title = (f"<b>Is {plot_text(run_b)} better than {plot_text(run_a)}?</b><br>"
              f"<span style='font-size:0.8em'>{_wrap(verdict[:1].upper() + verdict[1:], 110)}</span>")

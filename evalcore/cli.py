@@ -71,15 +71,22 @@ macro average; ``direction`` is "higher", "lower", "target" or "unknown"
 (``evalcore.metrics``); ``--task`` may name a harness group (``mmlu_humanities``): its
 subtasks, with the group and its nested groups in ``group_cells``.
 
-``compare``: ``{"run_a", "run_b", "confidence", "verdict", "warnings": [str], "per_task":
-[{"task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high", "se_unpaired",
-"correlation", "b", "c", "both", "neither", "p_exact", "p_midp", "p_adjusted", "adjustment",
-"mde", "verdict",
+``compare``: ``{"run_a", "run_b", "confidence", "verdict", "family_note", "warnings": [str],
+"per_task": [{"task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high",
+"se_unpaired", "correlation", "b", "c", "both", "neither", "p_exact", "p_midp", "p_value",
+"p_interval", "test", "p_adjusted", "adjustment", "mde", "verdict", "different", "better",
 "kind", "points_scale", "sd_diff", "se_iid", "se_clustered", "n_clusters", "interval_method",
-"method_reason", "mde_basis", "items_needed"}], "overall": {same keys as a per_task row} | null,
-"pairing":
+"method_reason", "widened", "low_simultaneous", "high_simultaneous", "mde_basis",
+"items_needed"}], "overall": {same keys as a per_task row} | null, "pairing":
 [{"task", "metric", "n_shared", "only_a": [item_id], "only_b": [item_id], "hash_mismatch":
-[item_id]}], "protocol_diff": [{"scope", "setting", "value_a", "value_b"}]}``.
+[item_id]}], "protocol_diff": [{"scope", "setting", "value_a", "value_b"}]}``. Per row,
+``verdict`` starts with "different" iff ``p_adjusted`` < 1 - confidence; ``p_value`` comes
+from the procedure behind ``[low, high]`` (for 0/1 scores the larger of that interval's own
+test and the exact McNemar p, the interval widened to 0 where the exact test does not
+reject: ``widened``), so with ``adjustment`` "none" the interval excludes 0 iff the verdict
+is "different"; with several tasks ``low``/``high`` stay unadjusted and
+``low_simultaneous``/``high_simultaneous`` are Bonferroni intervals (docs/methods.md,
+"Verdicts").
 
 ``plan``: ``{"alpha", "power", "sd_diff", "disagreement", "design_effect", "n", "mde",
 "delta", "required_items", "pilot": {"run_a", "run_b", "task", "metric", "n", "sd_diff",

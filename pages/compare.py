@@ -115,6 +115,8 @@ for w in cmp.warnings:
 # ---- verdict and headline numbers --------------------------------------------------------
 st.subheader("2 · Verdict")
 st.info(common.md_escape(cmp.verdict))
+if cmp.family_note:
+    st.caption("Several tasks: " + common.md_escape(cmp.family_note) + ".")
 common.show_chart(charts.answer_figure(per_task, cmp.overall, run_a=run_a, run_b=run_b,
                                       confidence=confidence, verdict=cmp.verdict),
                   f"is_B_better_{run_a}_vs_{run_b}", "cmp_answer")   # the one-slide answer
@@ -156,14 +158,18 @@ if head:
                    help="Pearson correlation of the item scores of A and B (how much pairing "
                         "gains: the paired SE shrinks as it grows).")
     b, c = head.get("b"), head.get("c")
+    cols[4].metric("p (the verdict's test)", common.fmt_p(head.get("p_value")),
+                   help="From the same procedure as the interval: the test the interval "
+                        "inverts and, for 0/1 scores, also the exact McNemar test (p is the "
+                        "larger of the two).")
     if b is not None and not pd.isna(b):
-        cols[4].metric("Exact McNemar p", common.fmt_p(head.get("p_exact")),
-                       help="Two-sided binomial test on the discordant items b, c.")
-        cols[4].caption(f"b = {int(b)}, c = {int(c)}, mid-p {common.fmt_p(head.get('p_midp'))}")
+        cols[4].caption(f"b = {int(b)}, c = {int(c)}; exact McNemar p "
+                        f"{common.fmt_p(head.get('p_exact'))}, mid-p "
+                        f"{common.fmt_p(head.get('p_midp'))}")
     st.caption(f"Scope: {common.md_escape(scope_name)}; n = {common.fmt_n(head.get('n'))} "
                "shared items. "
                f"Interval: {common.md_escape(str(head.get('method_reason', '')))}. "
-               "Test: exact McNemar (binomial) for 0/1 scores. MDE planned from the "
+               f"Test: {common.md_escape(str(head.get('test', '')))}. MDE planned from the "
                f"{common.md_escape(str(head.get('mde_basis', '')))}.")
     if b is not None and not pd.isna(b) and head.get("n"):
         st.caption(common.method_check_link("paired", n=int(head["n"]),
@@ -182,13 +188,16 @@ view = pd.DataFrame({
     "B − A": per_task["diff"].astype(float) * k,
     "CI low": per_task["low"].astype(float) * k,
     "CI high": per_task["high"].astype(float) * k,
+    "Simultaneous CI low": per_task["low_simultaneous"].astype(float) * k,
+    "Simultaneous CI high": per_task["high_simultaneous"].astype(float) * k,
     "SE (interval)": per_task["se"].astype(float) * k,
     "se_iid": per_task["se_iid"].astype(float) * k,
     "se_clustered": per_task["se_clustered"].astype(float) * k,
     "Unpaired SE": per_task["se_unpaired"].astype(float) * k,
     "Correlation": per_task["correlation"].astype(float),
     "b (only B)": per_task["b"], "c (only A)": per_task["c"],
-    "p": per_task["p_exact"].astype(float),
+    "p": per_task["p_value"].astype(float),
+    "p exact McNemar": per_task["p_exact"].where(per_task["b"].notna()).astype(float),
     "p adjusted": per_task["p_adjusted"].astype(float),
     "MDE": per_task["mde"].astype(float) * k,
     "Verdict": per_task["verdict"].astype(str),
@@ -199,18 +208,25 @@ view = pd.DataFrame({
 })
 fmt = st.column_config.NumberColumn
 common.show_table(view, f"compare_{run_a}_vs_{run_b}", "cmp_table", column_config={
-    **{c: fmt(format="%.2f") for c in ("A", "B", "CI low", "CI high", "SE (interval)",
+    **{c: fmt(format="%.2f") for c in ("A", "B", "CI low", "CI high", "Simultaneous CI low",
+                                       "Simultaneous CI high", "SE (interval)",
                                        "se_iid", "se_clustered", "Unpaired SE", "MDE")},
     "B − A": fmt(format="%+.2f"),
     "Correlation": fmt(format="%.3f"), "p": fmt(format="%.4f"),
-    "p adjusted": fmt(format="%.4f")})
+    "p exact McNemar": fmt(format="%.4f"), "p adjusted": fmt(format="%.4f")})
 st.caption(f"Interval: {confidence:.0%} CI by the method named in each row: for two 0/1 "
            "runs Tango's score interval unless n ≥ 200 and ≥ 40 items are discordant (then "
            "Wald); t quantiles with n − 1 df for continuous scores below n = 30; with a "
            "cluster key t quantiles with G − 1 df, and below 30 clusters never narrower than "
-           "the iid interval (se_clustered shown beside it). p: exact McNemar for 0/1 scores, "
-           "else the t/normal test of the paired difference. p adjusted: "
-           + (f"{adjustment} over {len(per_task)} tasks." if adjustment and len(per_task) > 1
+           "the iid interval (se_clustered shown beside it). p: the test that row's interval "
+           "inverts (Tango: the score test; Wald: z; t; clustered: t with G − 1 df), and for "
+           "0/1 scores the larger of it and the exact McNemar p; where the exact test does "
+           "not reject no difference, the interval is widened to 0, so a CI excludes 0 "
+           "exactly when p < alpha. Verdict and colour follow p adjusted: "
+           + (f"{adjustment} over {len(per_task)} tasks; CI low/high are unadjusted and the "
+              f"simultaneous CI are Bonferroni intervals (each at 1 − alpha/"
+              f"{len(per_task)}; an adjusted p below alpha does not imply that one "
+              f"excludes 0)." if adjustment and adjustment != "none" and len(per_task) > 1
               else "no adjustment (one task).")
            + " MDE: minimum detectable effect at alpha 0.05, power 0.8 for this n and sd of d.")
 fig = charts.difference_plot(per_task, cmp.overall, label_a="A", label_b="B",

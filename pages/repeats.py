@@ -165,18 +165,26 @@ def _clusters() -> None:
             cols = st.columns(5)
             cols[0].metric(f"Score ({confidence:.0%} clustered CI)",
                            f"{common.fmt_value(cr.score, pct)}{'%' if pct else ''}")
-            cols[0].caption(f"[{common.fmt_value(cr.low, pct)}, {common.fmt_value(cr.high, pct)}]")
+            cols[0].caption(f"[{common.fmt_value(cr.low, pct)}, {common.fmt_value(cr.high, pct)}]"
+                            " (as on the leaderboard with the clustered method)")
             cols[1].metric("SE, iid", f"{common.fmt_value(cr.se_iid, pct, 2)} {u}".strip(),
                            help="se_iid = sd(x, ddof=1)/sqrt(n)")
+            cols[1].caption(f"{common.md_escape(cr.iid_method)} interval ignoring clusters: "
+                            f"[{common.fmt_value(cr.iid_low, pct)}, "
+                            f"{common.fmt_value(cr.iid_high, pct)}]")
             cols[2].metric("SE, clustered", f"{common.fmt_value(cr.se_clustered, pct, 2)} {u}".strip(),
                            help="se_clustered: CR1 cluster-robust SE (G/(G−1) factor)")
-            cols[2].caption(f"clustered t interval ({cr.df} df): "
+            cols[2].caption(f"t interval on it ({cr.df} df), for reference: "
                             f"[{common.fmt_value(cr.clustered_low, pct)}, "
                             f"{common.fmt_value(cr.clustered_high, pct)}]")
             cols[3].metric("Design effect", f"{cr.design_effect:.2f}",
-                           help="SE_clustered² / SE_iid²")
-            cols[3].caption(f"intervals {cr.design_effect ** 0.5:.2f}× as wide"
-                            if cr.design_effect >= 0 else "")
+                           help="SE_clustered² / SE_iid²: the ratio of the variances. The "
+                                "intervals shown differ by more than √deff: the clustered one "
+                                "also uses t (or Korn-Graubard's) degrees of freedom with G − 1.")
+            if pd.notna(cr.width_ratio):
+                cols[3].caption(f"clustered interval {cr.width_ratio:.2f}× as wide as the "
+                                f"{common.md_escape(cr.iid_method)} interval (from the two "
+                                "intervals shown)")
             cols[4].metric("ICC(1)", f"{cr.icc:.3f}",
                            help="One-way ANOVA of scores on cluster; may be negative.")
             st.caption(f"{cr.n} items in {cr.n_clusters} clusters; metric "
@@ -217,8 +225,11 @@ def _metric_variants() -> None:
             if not pd.isna(row.get("b")):
                 cols[2].metric("Items only B credits / only A", f"{int(row['b'])} / {int(row['c'])}")
                 cols[3].metric("Exact McNemar p", common.fmt_p(row.get("p_exact")))
-            st.caption("Two grading variants of one run pair item by item; paired difference "
-                       "with its CLT interval, exact McNemar for 0/1 scores.")
+                cols[3].caption(f"the verdict's p: {common.fmt_p(row.get('p_value'))}")
+            st.caption("Two grading variants of one run pair item by item. Interval: "
+                       + common.md_escape(str(row.get("method_reason", ""))) + ". p = "
+                       + common.fmt_p(row.get("p_value")) + ": "
+                       + common.md_escape(str(row.get("test", ""))) + ".")
             common.show_table(mv.per_task, f"variants_{run}_{task}", "mv_table")
 
 

@@ -168,6 +168,10 @@ def test_macro_average_se_formula(lb):
 
 
 def test_tiers_mcnemar_and_holm_against_scipy_statsmodels(lb):
+    """Each run against the best: the p a compare row shows (120 items, so Tango's score
+    test, i.e. the uncorrected McNemar chi-square, and the exact binomial test: the larger),
+    Holm-adjusted over the runs."""
+    from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
     t = lb.tiers[lb.tiers["task"] == "arc_easy"].set_index("run")
     assert (t["best_run"] == "m3").all()
     assert bool(t.loc["m3", "indistinguishable_from_best"])
@@ -176,7 +180,10 @@ def test_tiers_mcnemar_and_holm_against_scipy_statsmodels(lb):
         x, best = ARC[name], ARC["m3"]
         b = int(np.sum((x == 1) & (best == 0)))
         c = int(np.sum((x == 0) & (best == 1)))
-        raw[name] = sps.binomtest(min(b, c), b + c, 0.5).pvalue
+        both = int(np.sum((x == 1) & (best == 1)))
+        score = sm_mcnemar([[both, b], [c, N_ARC - both - b - c]], exact=False,
+                           correction=False).pvalue
+        raw[name] = max(score, sps.binomtest(min(b, c), b + c, 0.5).pvalue)
         assert t.loc[name, "p_raw"] == pytest.approx(raw[name], rel=1e-9)
         assert t.loc[name, "diff_vs_best"] == pytest.approx(x.mean() - best.mean())
         assert t.loc[name, "n_shared"] == N_ARC
@@ -186,17 +193,29 @@ def test_tiers_mcnemar_and_holm_against_scipy_statsmodels(lb):
         assert bool(t.loc[name, "indistinguishable_from_best"]) == (p >= 0.05)
 
 
-def test_tiers_agree_with_stats_indistinguishable_from_best(lb):
-    for task, data in (("arc_easy", ARC), ("cont", CONT)):
-        x = np.column_stack([data[f"m{i}"] for i in range(4)])
-        ref = st.indistinguishable_from_best(x, alpha=0.05)
+def test_tiers_use_the_p_of_a_compare_row(store, lb):
+    """Tiers decide with the per-pair procedure of compare (hellaswag: 15 clusters, the
+    cluster-robust test with its iid floor and the exact McNemar test): each run's raw p
+    against the best equals the p_value of compare(best, run) on that task, and a run
+    outside the top tier has a Holm-adjusted p < alpha by that rule."""
+    outside = 0
+    for task in ("arc_easy", "cont", "hellaswag"):
         t = lb.tiers[lb.tiers["task"] == task].set_index("run")
-        for j in range(4):
-            row = t.loc[f"m{j}"]
-            assert bool(row["indistinguishable_from_best"]) == ref.indistinguishable[j]
-            if j != ref.best:
-                assert row["p_raw"] == pytest.approx(ref.p_raw[j], rel=1e-9)
-                assert row["p_holm"] == pytest.approx(ref.p_adjusted[j], rel=1e-9)
+        best = str(t["best_run"].iloc[0])
+        raw = {}
+        for run in t.index:
+            if run == best:
+                continue
+            row = an.compare(store, best, run, task=task).per_task.iloc[0]
+            assert t.loc[run, "p_raw"] == pytest.approx(row["p_value"], rel=1e-9)
+            raw[run] = row["p_value"]
+        holm = dict(zip(raw, multipletests(list(raw.values()), method="holm")[1]))
+        for run, p in holm.items():
+            assert t.loc[run, "p_holm"] == pytest.approx(p, rel=1e-9)
+            if not t.loc[run, "indistinguishable_from_best"]:
+                outside += 1
+                assert p < 0.05
+    assert outside >= 1
 
 
 # ---- the SQL aggregates behind the tiers / ranks / compare, against numpy on the items ----
@@ -593,7 +612,7 @@ def test_compare_several_tasks_holm_and_overall(store):
     pt = cmp.per_task.set_index("task")
     assert set(pt.index) == {"arc_easy", "hellaswag", "cont"}
     assert (pt["adjustment"] == "holm").all()
-    holm = multipletests(pt["p_exact"].to_numpy(), method="holm")[1]
+    holm = multipletests(pt["p_value"].to_numpy(), method="holm")[1]
     assert pt["p_adjusted"].to_numpy() == pytest.approx(holm)
     # McNemar only for 0/1 tasks; hellaswag uses the clustered paired SE
     assert math.isnan(pt.loc["cont", "b"]) and not math.isnan(pt.loc["arc_easy", "b"])
@@ -771,11 +790,19 @@ def test_clusters_report_matches_statsmodels(store):
                                            use_t=True)
     assert (rep.clustered_low, rep.clustered_high) == pytest.approx(tuple(fit_t.conf_int()[0]))
     assert rep.df == 14
-    # 15 clusters (< 30): the headline is never narrower than the iid (Wilson) interval
+    # 0/1 scores: the headline is Korn-Graubard (Clopper-Pearson on the effective n with the
+    # (t_{n-1}/t_{G-1})^2 factor; n_eff capped at n below 30 clusters), from scipy's beta
+    p = x.mean()
+    n_eff = min(p * (1 - p) / float(fit.bse[0]) ** 2, len(x))
+    n_df = n_eff * (sps.t.ppf(0.975, len(x) - 1) / sps.t.ppf(0.975, 14)) ** 2
+    k = p * n_df
+    assert rep.low == pytest.approx(sps.beta.ppf(0.025, k, n_df - k + 1), rel=1e-9)
+    assert rep.high == pytest.approx(sps.beta.ppf(0.975, k + 1, n_df - k), rel=1e-9)
+    assert rep.method_reason.startswith("Korn-Graubard") and "14 df" in rep.method_reason
+    # beside it the iid (Wilson) interval, and the ratio of the two widths shown
     wil = st.wilson_interval(int(x.sum()), len(x))
-    assert rep.low == pytest.approx(max(0.0, min(rep.clustered_low, wil.low)))
-    assert rep.high == pytest.approx(min(1.0, max(rep.clustered_high, wil.high)))
-    assert "15 clusters, t quantile with 14 df" in rep.method_reason
+    assert (rep.iid_low, rep.iid_high) == pytest.approx((wil.low, wil.high))
+    assert rep.width_ratio == pytest.approx((rep.high - rep.low) / (wil.high - wil.low))
     with pytest.raises(AnalysisError, match="no cluster key"):
         an.clusters(store, "m2", "arc_easy")
 

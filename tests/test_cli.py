@@ -212,14 +212,19 @@ def test_compare_text_and_json(capsys, store_file):
     assert out.rstrip().splitlines()[-1].startswith("Verdict: different:")
     code, out, _ = run(capsys, "--store", store_file, "compare", "1", "2", "--format", "json")
     doc = json.loads(out)
-    assert set(doc) == {"run_a", "run_b", "confidence", "verdict", "warnings", "per_task",
-                        "overall", "pairing", "protocol_diff"}
+    assert set(doc) == {"run_a", "run_b", "confidence", "verdict", "family_note", "warnings",
+                        "per_task", "overall", "pairing", "protocol_diff"}
     row = doc["per_task"][0]
     assert {"task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high",
             "se_unpaired", "correlation", "b", "c", "both", "neither", "p_exact", "p_midp",
-            "p_adjusted", "adjustment", "mde", "verdict", "kind", "points_scale",
-            "sd_diff", "se_iid", "se_clustered", "n_clusters", "interval_method",
-            "method_reason", "mde_basis", "items_needed"} == set(row)
+            "p_value", "p_interval", "test", "p_adjusted", "adjustment", "mde", "verdict",
+            "different", "better", "kind", "points_scale", "sd_diff", "se_iid",
+            "se_clustered", "n_clusters", "interval_method", "method_reason", "widened",
+            "low_simultaneous", "high_simultaneous", "mde_basis", "items_needed"} == set(row)
+    # one procedure: p = max(score test, exact McNemar); the interval excludes 0 with it
+    assert row["p_value"] == pytest.approx(max(row["p_interval"], row["p_exact"]))
+    assert row["verdict"].startswith("different") == (row["p_adjusted"] < 0.05) \
+        == (row["low"] > 0 or row["high"] < 0) == row["different"]
     assert row["interval_method"] == "tango" and row["se_clustered"] is None
     assert row["method_reason"] == "Tango score interval: 15 items, 7 discordant"
     assert row["p_exact"] == pytest.approx(0.015625)

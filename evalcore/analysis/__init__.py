@@ -26,8 +26,12 @@ Conventions used throughout
   metric) as the protocols of every run of the store name it; when the runs asked about lack
   it, ``acc`` if present, else ``exact_match,strict-match``, else the first metric
   alphabetically, with the reason in the answer (``MetricChoice.reason``).
-* Verdict rule (``compare``): with ``alpha = 1 - confidence`` and power 0.8,
-  - "different" when the CI of the paired difference excludes 0;
+* Verdict rule (``compare``, ``analysis.verdicts``): with ``alpha = 1 - confidence`` and
+  power 0.8, each row's interval and p-value come from one procedure (the p of the test the
+  interval inverts; for 0/1 scores the larger of it and the exact McNemar p, the interval
+  widened to 0 when the exact test does not reject), and
+  - "different" iff the p-value the row calls adjusted (Holm or BH across tasks when
+    several are compared; else the row's own p) is below alpha;
   - otherwise "underpowered" when the minimum detectable effect (MDE) exceeds
     ``mde_threshold`` (default 5 points for scores in [0, 1]; for other scales 5 % of the
     larger absolute mean of the two runs);

@@ -41,9 +41,12 @@ TIER_COLUMNS = ("run_id", "run", "task", "best_run", "diff_vs_best", "p_raw", "p
                 "indistinguishable_from_best", "n_shared")
 RANK_COLUMNS = ("run_id", "run", "task", "rank", "rank_low", "rank_high")
 PER_TASK_COLUMNS = ("task", "metric", "n", "score_a", "score_b", "diff", "se", "low", "high",
-                    "se_unpaired", "correlation", "b", "c", "both", "neither", "p_exact", "p_midp", "p_adjusted",
-                    "adjustment", "mde", "verdict", "kind", "points_scale", "sd_diff",
+                    "se_unpaired", "correlation", "b", "c", "both", "neither", "p_exact", "p_midp",
+                    "p_value", "p_interval", "test", "p_adjusted",
+                    "adjustment", "mde", "verdict", "different", "better", "kind",
+                    "points_scale", "sd_diff",
                     "se_iid", "se_clustered", "n_clusters", "interval_method", "method_reason",
+                    "widened", "low_simultaneous", "high_simultaneous",
                     "mde_basis", "items_needed")
 PROTOCOL_COLUMNS = ("scope", "setting", "value_a", "value_b")
 # protocol_diff categories (store) that differ between any two models and are listed in

@@ -453,7 +453,8 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
     averages = macro_averages(cells, confidence, notes, info, tnotes, groups)
     tnotes.extend(rank_notes)
     tiers = _empty(TIER_COLUMNS) if not include_tiers else \
-        _tiers(store, cells, averages, metrics_by_task, names, confidence, mats, info, groups)
+        _tiers(store, cells, averages, metrics_by_task, names, confidence, mats, info, groups,
+               codes=getattr(pulled, "codes", None))
     gcells = group_cells(cells, groups, tree, summ_all, metrics_by_task, confidence, declared)
     task_notes = pd.DataFrame(tnotes, columns=list(TASK_NOTE_COLUMNS)) if tnotes else \
         _empty(TASK_NOTE_COLUMNS)

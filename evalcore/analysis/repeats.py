@@ -157,7 +157,19 @@ def rerun_noise(store, run_a: str | int, run_b: str | int, task: str,
 
 @dataclass(frozen=True)
 class ClusterReport:
-    """Clustered vs iid SE for one run/task/metric (cluster key from ingest)."""
+    """Clustered vs iid SE and intervals for one run/task/metric (cluster key from ingest).
+
+    low, high : the clustered interval, the leaderboard's for the same cell (method
+        "clustered"): Korn-Graubard for 0/1 scores, else t with G - 1 df on the CR1 SE, never
+        narrower than the iid interval below 30 clusters; clipped to [0, 1] for scores there.
+    iid_low, iid_high : the interval ignoring clusters (Wilson for 0/1 scores, the
+        leaderboard's default; else the CLT/t interval), iid_method its name.
+    width_ratio : (high - low) / (iid_high - iid_low): how many times wider the clustered
+        interval shown is than the iid one shown (NaN when the iid one has no width).
+    clustered_low, clustered_high, df : score -+ t_{G-1} * SE_c and G - 1 (the t interval on
+        the CR1 SE, shown for reference; for 0/1 scores it is not the headline).
+    method_reason : the rule that gave low/high, in words.
+    """
 
     run: str
     task: str
@@ -175,14 +187,32 @@ class ClusterReport:
     clustered_low: float = float("nan")
     clustered_high: float = float("nan")
     method_reason: str = ""
+    iid_low: float = float("nan")
+    iid_high: float = float("nan")
+    iid_method: str = ""
+    width_ratio: float = float("nan")
+
+
+def _dense_codes(items: np.ndarray, cluster: np.ndarray) -> np.ndarray:
+    """Cluster codes 0..G-1 as the store numbers them for the clustered leaderboard
+    (``store.item_code_matrices``): the label keys ranked, then each unlabelled item a
+    cluster of its own, in item order."""
+    labelled = cluster >= 0
+    keys, codes = np.unique(cluster[labelled], return_inverse=True)
+    out = np.empty(cluster.size, dtype=np.int64)
+    out[labelled] = codes
+    out[~labelled] = keys.size + np.arange(int((~labelled).sum()))
+    return out
 
 
 def clusters(store, run: str | int, task: str, metric: str | None = None,
              confidence: float = 0.95) -> ClusterReport:
-    """Clustered vs iid SE (``stats.clustered_se``) over per-item means, with the interval of
-    ``stats.clustered_interval``: score -+ t_{G-1} * SE_c (``clustered_low``/``_high``), and
-    below 30 clusters never narrower than the iid interval (Wilson for 0/1 scores, else
-    score -+ q * SE_iid with t_{n-1} below n = 30); ``method_reason`` says which rule applied.
+    """Clustered vs iid SE (``stats.clustered_se``) over per-item means, with the clustered
+    interval the leaderboard shows for this cell: ``stats.grouped_clustered_intervals``, the
+    function the clustered leaderboard calls (Korn-Graubard for 0/1 scores, ``stats.
+    korn_graubard_interval``; else t with G - 1 df, never narrower than the iid interval
+    below 30 clusters), beside the iid interval (Wilson for 0/1 scores, else the CLT/t
+    interval of ``stats.score_interval(x, "clt")``) and the ratio of their widths.
 
     Items without a cluster key count as clusters of their own. Raises AnalysisError when
     the task has no cluster key or fewer than 2 clusters.
@@ -198,28 +228,37 @@ def clusters(store, run: str | int, task: str, metric: str | None = None,
     if items.items.size == 0 or not (items.cluster >= 0).any():
         raise AnalysisError(f"{task!r} has no cluster key in this run")
     x = np.asarray(items.score_a, dtype=float)
-    r = st.clustered_se(x, np.where(items.cluster >= 0, items.cluster, -1 - items.items))
+    codes = _dense_codes(np.asarray(items.items), np.asarray(items.cluster, dtype=np.int64))
+    r = st.clustered_se(x, codes)
     if not np.isfinite(r.se):
         raise AnalysisError(f"{task!r}: {r.reason or 'clustered SE undefined'}")
+    g = st.grouped_clustered_intervals(x, codes, np.zeros(x.size, dtype=np.int64), confidence)
+    low, high = float(g.low[0]), float(g.high[0])
     score = float(r.mean)
-    if _is_binary(x):
+    binary = _is_binary(x)
+    if binary:
         iid = st.wilson_interval(int(x.sum()), int(x.size), confidence)
-        iid_low, iid_high, iid_name = iid.low, iid.high, "Wilson"
+        iid_name = "Wilson"
+        rule = st.korn_graubard_interval(score, int(x.size), r.se, r.n_clusters, confidence,
+                                         se_iid=r.se_iid).detail
     else:
-        q, df = st.mean_quantile(confidence, int(x.size), False)
-        iid_low, iid_high = score - q * r.se_iid, score + q * r.se_iid
-        iid_name = f"t ({df} df)" if df else "CLT"
-    ci = st.clustered_interval(score, r.se, r.n_clusters, confidence, se_iid=r.se_iid,
-                               iid_low=iid_low, iid_high=iid_high)
-    low, high = ci.low, ci.high
-    if _unit_scale(x):
-        low, high = max(0.0, low), min(1.0, high)
-    return ClusterReport(run=name, task=task, metric=m, n=int(items.items.size), n_clusters=int(r.n_clusters), score=score,
+        iid = st.score_interval(x, "clt", confidence)
+        iid_name = "t" if "t quantile" in iid.detail else "CLT"
+        rule = st.clustered_interval(score, r.se, r.n_clusters, confidence, se_iid=r.se_iid,
+                                     iid_low=iid.low, iid_high=iid.high).detail
+    q = st.cluster_t_value(confidence, r.n_clusters)
+    width = iid.high - iid.low
+    ratio = (high - low) / width if width > 0 else float("nan")
+    return ClusterReport(run=name, task=task, metric=m, n=int(items.items.size),
+                         n_clusters=int(r.n_clusters), score=score,
                          se_iid=float(r.se_iid), se_clustered=float(r.se),
                          design_effect=float(r.design_effect), icc=float(r.icc),
-                         low=float(low), high=float(high), df=ci.df,
-                         clustered_low=ci.clustered_low, clustered_high=ci.clustered_high,
-                         method_reason=f"{ci.detail}; iid interval: {iid_name}")
+                         low=low, high=high, df=int(r.n_clusters) - 1,
+                         clustered_low=score - q * float(r.se),
+                         clustered_high=score + q * float(r.se),
+                         method_reason=f"{rule}; iid interval: {iid_name}",
+                         iid_low=float(iid.low), iid_high=float(iid.high), iid_method=iid_name,
+                         width_ratio=float(ratio))
 
 
 def metric_variants(store, run: str | int, task: str, metric_a: str, metric_b: str,

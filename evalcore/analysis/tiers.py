@@ -61,15 +61,56 @@ def _run_matrices(got: dict) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarr
             for (t, m), im in got.items()}
 
 
+class PulledMatrices(dict):
+    """task -> (run ids ascending, items x runs matrix), as ``_pull_matrices`` reads them,
+    with ``codes``: task -> (run ids ascending, cluster codes, labelled) for the tasks whose
+    items carry a cluster key, the same rows and columns as the matrix (read together with
+    it), for the tiers' cluster-robust test."""
+
+    codes: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+    def __init__(self, *args, codes=None, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.codes = dict(codes or {})
+
+
 def _pull_matrices(store, runs_of: dict[str, list[int]], metrics_by_task: dict[str, str]
-                   ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+                   ) -> PulledMatrices:
     """task -> (run ids ascending, items x runs matrix) of the metric shown for the tasks
-    of ``runs_of`` (task -> run ids), one store query for all of them."""
+    of ``runs_of`` (task -> run ids): the tasks whose items carry a cluster key
+    (``_cluster_keyed``) with their codes from ``store.item_code_matrices``, the others
+    from one ``store.item_matrices`` query."""
     if not runs_of:
-        return {}
+        return PulledMatrices()
     all_runs = sorted({r for rids in runs_of.values() for r in rids})
-    got = _store_matrices(store, [(t, metrics_by_task[t]) for t in runs_of], all_runs)
-    return _select_matrices(got, runs_of, metrics_by_task)
+    keyed = _cluster_keyed(store, metrics_by_task, runs_of) \
+        if hasattr(store, "item_code_matrices") else []
+    got: dict = {}
+    codes = {}
+    if keyed:
+        coded = store.item_code_matrices([(t, metrics_by_task[t]) for t in keyed],
+                                         run_ids=all_runs)
+        got.update(_run_matrices({tm: im for tm, (im, _, _) in coded.items()}))
+        codes = {str(t): (np.asarray(im.run_ids, dtype=np.int64), np.asarray(code),
+                          np.asarray(has)) for (t, _), (im, code, has) in coded.items()}
+    rest = [(t, metrics_by_task[t]) for t in runs_of if t not in keyed]
+    if rest:
+        got.update(_store_matrices(store, rest, all_runs))
+    return PulledMatrices(_select_matrices(got, runs_of, metrics_by_task), codes=codes)
+
+
+def _cluster_keyed(store, metrics_by_task: dict[str, str], runs_of: dict[str, list[int]]
+                   ) -> list[str]:
+    """The tasks of ``runs_of`` whose metric's items carry a cluster key in some of their
+    runs (``store.tasks``' has_cluster)."""
+    if not runs_of:
+        return []
+    td = store.tasks(sorted({r for rids in runs_of.values() for r in rids}))
+    if "has_cluster" not in td or not len(td):
+        return []
+    td = td[td["has_cluster"].fillna(False).astype(bool)]
+    flagged = set(zip(td["task"].astype(str).tolist(), td["metric"].astype(str).tolist()))
+    return [t for t in runs_of if (t, metrics_by_task[t]) in flagged]
 
 
 def _select_matrices(got: dict, runs_of: dict[str, list[int]], metrics_by_task: dict[str, str]
@@ -121,7 +162,7 @@ def _against(cols: list[int], x: np.ndarray, rids: list[int], refs: list[int],
 
     diff = sum d / n, SE = ``stats.mean_se_from_moments(n, sum d, sum d^2)`` (= sd(d)/sqrt(n)),
     b, c the discordant counts for 0/1 scores (``_p_values`` makes the p-values of many
-    tasks in one call: exact McNemar on b, c for 0/1 scores, else the paired z-test)."""
+    tasks in one call, by the rule of a ``compare`` row)."""
     pos = {r: j for j, r in enumerate(cols)}
     mom = st.paired_moments(x, [pos[r] for r in refs], binary=binary)
     take = np.array([pos.get(r, -1) for r in rids])
@@ -138,42 +179,121 @@ def _against(cols: list[int], x: np.ndarray, rids: list[int], refs: list[int],
     return out
 
 
-def _p_values(tests: list[tuple[bool, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                                np.ndarray]]) -> list[np.ndarray]:
+def _p_values(tests: list[tuple]) -> list[np.ndarray]:
     """The p-values of several tasks' comparisons (``tests``: per task (binary, diff, se,
-    n_shared, b, c) arrays over its runs, ``_against``), in two calls for all of them: exact
-    McNemar on b, c (``stats.mcnemar_exact_p``) for 0/1 tasks, else the paired z-test
-    (``stats.normal_p_value``); both elementwise, so the same numbers as one call per task.
-    NaN below 2 shared items."""
-    kinds = {True: [i for i, t in enumerate(tests) if t[0]],
-             False: [i for i, t in enumerate(tests) if not t[0]]}
-    out: list[np.ndarray] = [np.empty(0)] * len(tests)
-    for binary, idx in kinds.items():
-        if not idx:
+    n_shared, b, c, unit, se_clustered, n_clusters) arrays over its runs, ``_against``,
+    ``_unit_pairs`` and ``_clustered_against``), in one call for all of them:
+    ``stats.paired_p_values``, the rule of a ``compare`` row (0/1 scores: the larger of the
+    routed interval's own test, Tango's score test or the Wald z test, and the exact
+    McNemar test; other scores: t with n - 1 df below 30 items, else z, and the
+    discordance-bound p when the differences do not vary; with a cluster key the
+    cluster-robust t test on G - 1 df, below 30 clusters with the iid test). NaN below 2
+    shared items."""
+    if not tests:
+        return []
+    cat = [np.concatenate([np.asarray(t[i], dtype=float) for t in tests]) for i in range(1, 9)]
+    binary = np.concatenate([np.full(t[1].size, bool(t[0])) for t in tests])
+    diff, se, n, b, c, unit, se_cl, g = cat
+    p = st.paired_p_values(n, diff, se, b=np.where(binary, b, np.nan),
+                           c=np.where(binary, c, np.nan), unit=unit.astype(bool),
+                           se_clustered=se_cl, n_clusters=g).p_value
+    ends = np.cumsum([t[1].size for t in tests])
+    return [np.where(t[3] >= 2, part, np.nan)
+            for t, part in zip(tests, np.split(p, ends[:-1]))]
+
+
+def _clustered_against(cols: list[int], x: np.ndarray,
+                       codes: tuple[np.ndarray, np.ndarray, np.ndarray], rids: list[int],
+                       ref: int) -> tuple[np.ndarray, np.ndarray]:
+    """(CR1 clustered SE of d, G) of every run in ``rids`` against run ``ref``
+    (``stats.paired_clustered_se``), with ``compare``'s cluster of an item: the reference's
+    label where it has one, else the other run's (an unlabelled item is a cluster of its
+    own); NaN where the shared items carry no label (``compare`` then ignores clusters).
+    ``codes``: (run ids, codes, labelled) of the read that gave ``x`` (same rows; columns
+    looked up by run id)."""
+    pos = {r: j for j, r in enumerate(cols)}
+    nan = np.full(len(rids), np.nan)
+    if ref not in pos:
+        return nan, nan
+    at = pd.Index(codes[0]).get_indexer(np.asarray(cols, dtype=np.int64))
+    if (at < 0).any() or codes[1].shape[0] != x.shape[0]:
+        return nan, nan
+    j = pos[ref]
+    shared = ~np.isnan(x) & ~np.isnan(x[:, [j]])
+    if codes[1].ndim == 2 and codes[1].shape[1] and codes[1].strides[1] == 0 \
+            and codes[2].strides[1] == 0:
+        # every run the same labels (the store's one repeated column): one code per item
+        se, g = st.paired_clustered_se(x, codes[1][:, 0], j)
+        labelled = (shared & codes[2][:, :1]).any(axis=0)
+    else:
+        code, has = codes[1][:, at], codes[2][:, at]
+        se, g = st.paired_clustered_se(x, np.where(has[:, [j]], code[:, [j]], code), j)
+        labelled = (shared & (has | has[:, [j]])).any(axis=0)
+    se = np.where(labelled, se, np.nan)
+    g = np.where(labelled, g, np.nan)
+    take = np.array([pos.get(r, -1) for r in rids])
+    return (np.where(take >= 0, se[np.maximum(take, 0)], np.nan),
+            np.where(take >= 0, g[np.maximum(take, 0)], np.nan))
+
+
+def _unit_pairs(cols: list[int], x: np.ndarray, rids: list[int], ref: int) -> np.ndarray:
+    """Per run of ``rids``: True when every score of it and of run ``ref`` on the items both
+    have lies in [0, 1] (``compare``'s rule for a bounded difference; runs absent from the
+    matrix get True)."""
+    pos = {r: j for j, r in enumerate(cols)}
+    if ref not in pos:
+        return np.ones(len(rids), dtype=bool)
+    shared = ~np.isnan(x) & ~np.isnan(x[:, [pos[ref]]])
+    out_col = (shared & ((x < 0.0) | (x > 1.0))).any(axis=0)
+    out_ref = (shared & ((x[:, [pos[ref]]] < 0.0) | (x[:, [pos[ref]]] > 1.0))).any(axis=0)
+    ok = ~(out_col | out_ref)
+    return np.array([bool(ok[pos[r]]) if r in pos else True for r in rids])
+
+
+def _clustered_by_pairs(store, task: str, metric: str, rids: list[int], ref: int
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """(CR1 clustered SE of d, G) of every run in ``rids`` against run ``ref`` from each
+    pair's shared items (``store.paired_items``, the read ``compare`` makes: an item's
+    cluster is the reference's label, else the other run's, else its own), with
+    ``stats.paired_difference``; NaN where fewer than 2 clusters or no label. For stores
+    without ``item_code_matrices``: one read per run."""
+    se = np.full(len(rids), np.nan)
+    g = np.full(len(rids), np.nan)
+    for k, rid in enumerate(rids):
+        if rid == ref:
             continue
-        if binary:
-            p = st.mcnemar_exact_p(np.concatenate([tests[i][4] for i in idx]),
-                                   np.concatenate([tests[i][5] for i in idx]))
-        else:
-            p = st.normal_p_value(np.concatenate([tests[i][1] for i in idx]),
-                                  np.concatenate([tests[i][2] for i in idx]))
-        ends = np.cumsum([tests[i][1].size for i in idx])
-        for i, part in zip(idx, np.split(p, ends[:-1])):
-            out[i] = np.where(tests[i][3] >= 2, part, np.nan)
-    return out
+        p = store.paired_items(ref, rid, [(task, metric, metric)])[0]
+        both = np.asarray(p.shared, dtype=bool)
+        items = np.asarray(p.items, dtype=np.int64)[both]
+        cl = np.asarray(p.cluster, dtype=np.int64)[both]
+        if items.size < 2 or not (cl >= 0).any():
+            continue
+        cl = np.where(cl >= 0, cl, -1 - items)
+        if not (cl != cl[0]).any():
+            continue
+        r = st.paired_difference(np.asarray(p.score_a, dtype=float)[both],
+                                 np.asarray(p.score_b, dtype=float)[both], clusters=cl)
+        se[k], g[k] = r.se_clustered, r.n_clusters
+    return se, g
 
 
 def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
            metrics_by_task: dict[str, str], names, confidence: float,
            mats: Matrices | None = None,
            info: dict[str, mx.MetricInfo] | None = None,
-           groups: dict[str, list[str]] | None = None) -> pd.DataFrame:
+           groups: dict[str, list[str]] | None = None,
+           codes: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+           ) -> pd.DataFrame:
     """Runs indistinguishable from the best, per task and for the macro average.
 
     Per task: the best run is the highest score (the lowest when the metric is
     lower-is-better; tasks whose metric has no direction get no tier); every other run is
-    tested against it on the items both have (exact McNemar for 0/1, else paired z), p-values
-    Holm-adjusted over the runs compared (``stats.adjust_pvalues``); indistinguishable when
+    tested against it on the items both have with the p-value a ``compare`` row of the two
+    runs shows (``stats.paired_p_values``: for 0/1 scores the larger of the routed
+    interval's own test and the exact McNemar test; else t below 30 items, z above; with a
+    cluster key the cluster-robust t test on G - 1 df, ``stats.paired_clustered_se``, read
+    with the codes by ``store.item_code_matrices``), p-values Holm-adjusted over the runs
+    compared (``stats.adjust_pvalues``); indistinguishable when
     the adjusted p is not below alpha = 1 - confidence (an undefined p cannot separate runs,
     as in ``stats.indistinguishable_from_best``). Macro average: the run with the best
     average is the reference among the runs averaged over the same task set (the most common
@@ -185,7 +305,7 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     Every task's items x runs matrix comes from one ``store.item_matrices`` query (tasks in
     ``mats``, already pulled for the rank intervals, are reused); per task and reference,
     ``stats.paired_moments`` gives n, sum d, sum d^2, b, c, from which diff = sum d / n,
-    SE = ``stats.mean_se_from_moments`` and the McNemar / z p-values follow; runs sharing no
+    SE = ``stats.mean_se_from_moments`` and the p-values follow; runs sharing no
     item with the reference get n = 0 and NaN statistics.
     """
     alpha = 1.0 - confidence
@@ -196,8 +316,17 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     if not runs_of:
         return _empty(TIER_COLUMNS)
     mats = dict(mats or {})
-    missing = {t: r for t, r in runs_of.items() if t not in mats}
-    mats.update(_item_matrices(store, metrics_by_task, missing))
+    codes = dict(codes or {})
+    # tasks with a cluster key whose codes are not at hand: read again with them (compare
+    # uses the cluster-robust test there); then the tasks without any matrix
+    keyed = set(_cluster_keyed(store, metrics_by_task, runs_of))
+    with_codes = hasattr(store, "item_code_matrices")
+    again = {t: r for t, r in runs_of.items()
+             if t not in mats or (with_codes and t in keyed and t not in codes)}
+    if again:
+        pulled = _pull_matrices(store, again, metrics_by_task)
+        codes.update(pulled.codes)
+        mats.update(_in_board_order(pulled, again))
     cell_task = item_cells["task"].astype(str).to_numpy()
     cell_run = item_cells["run_id"].to_numpy(dtype=np.int64)
     cell_score = item_cells["score"].to_numpy(dtype=float)
@@ -236,7 +365,7 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
 
     no_items = (np.zeros(0, dtype=int), np.full((0, 0), np.nan))
     per_run: dict[int, list[tuple[str, float, float, int]]] = {}
-    tests = []          # per task: (binary, diff, se, n_shared, b, c) against its best run
+    tests = []   # per task: (binary, diff, se, n_shared, b, c, unit, se_cl, G) against its best
     for t, rids in runs_of.items():
         best = best_of[t]
         refs = [best]
@@ -252,7 +381,15 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
             binary = False
         else:
             res = _against(cols, x, rids, refs, binary)
-        tests.append((binary,) + res[best])
+        unit = (np.ones(len(rids), dtype=bool) if binary or x.shape[0] == 0
+                else _unit_pairs(cols, x, rids, best))
+        clustered = (np.full(len(rids), np.nan), np.full(len(rids), np.nan))
+        if t in keyed and t in codes and x.shape[0]:
+            clustered = _clustered_against(cols, x, codes[t], rids, best)
+        elif t in keyed and x.shape[0]:
+            # a store without the code matrices: each pair's items as compare reads them
+            clustered = _clustered_by_pairs(store, t, metrics_by_task[t], rids, best)
+        tests.append((binary,) + res[best] + (unit,) + clustered)
         if with_avg:
             d2, se2, n2, _, _ = res[best_avg]
             ok = (np.isfinite(d2) & np.isfinite(se2)).tolist()
@@ -261,7 +398,8 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
                     per_run.setdefault(rid, []).append((t, float(d), float(e), int(k)))
     # one frame for every task's rows, built from whole columns
     cols_of: dict[str, list] = {c: [] for c in TIER_COLUMNS}
-    for (t, rids), (_, diff, _, nsh, _, _), p in zip(runs_of.items(), tests, _p_values(tests)):
+    for (t, rids), test, p in zip(runs_of.items(), tests, _p_values(tests)):
+        diff, nsh = test[1], test[3]
         best = best_of[t]
         bc = rids.index(best)
         p = np.array(p, dtype=float)

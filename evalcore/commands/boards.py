@@ -172,7 +172,8 @@ def cmd_compare(args) -> int:
                 "hash_mismatch": list(p.hash_mismatch)} for p in cmp.pairing]
     if args.format == "json":
         _out(dump_json({"run_a": cmp.run_a, "run_b": cmp.run_b, "confidence": cmp.confidence,
-                        "verdict": cmp.verdict, "warnings": list(cmp.warnings),
+                        "verdict": cmp.verdict, "family_note": cmp.family_note,
+                        "warnings": list(cmp.warnings),
                         "per_task": records(cmp.per_task), "overall": cmp.overall,
                         "pairing": pairing, "protocol_diff": records(cmp.protocol_diff)}))
         return EXIT_OK
@@ -202,8 +203,12 @@ def cmd_compare(args) -> int:
         n_text = "unknown" if r["n"] is None or pd.isna(r["n"]) else int(r["n"])
         lines.append(f"\n== {r['task']} ({r['metric']}), n = {n_text} [{r['kind']}] ==")
         lines.append(f"  score A {r['score_a']:.4f}   score B {r['score_b']:.4f}")
-        lines.append(f"  difference B - A: {r['diff'] * s:+.2f} {unit}, {pct}% CI "
+        unadj = " (unadjusted)" if r["adjustment"] != "none" else ""
+        lines.append(f"  difference B - A: {r['diff'] * s:+.2f} {unit}, {pct}% CI{unadj} "
                      f"{_interval(r['low'], r['high'], s, 2)}")
+        if r["adjustment"] != "none" and np.isfinite(r["low_simultaneous"]):
+            lines.append(f"  simultaneous CI (Bonferroni over {len(cmp.per_task)} tasks) "
+                         f"{_interval(r['low_simultaneous'], r['high_simultaneous'], s, 2)}")
         lines.append(f"  method: {r['method_reason']}")
         if str(r["kind"]).startswith("unpaired"):
             lines.append(f"  SE unpaired {r['se'] * s:.2f} (from the reported stderrs; no "
@@ -219,8 +224,7 @@ def cmd_compare(args) -> int:
             lines.append(f"  McNemar: b = {int(r['b'])} (only B right), c = {int(r['c'])} "
                          f"(only A right), exact p = {r['p_exact']:.4g}, mid-p = "
                          f"{r['p_midp']:.4g}")
-        else:
-            lines.append(f"  p = {r['p_exact']:.4g} (normal approximation)")
+        lines.append(f"  p = {r['p_value']:.4g} ({r['test']})")
         if r["adjustment"] != "none":
             lines.append(f"  p adjusted ({r['adjustment']}, across {len(cmp.per_task)} tasks) "
                          f"= {r['p_adjusted']:.4g}")
@@ -239,6 +243,8 @@ def cmd_compare(args) -> int:
                      + (f"{o['se_clustered'] * s:.2f}" if np.isfinite(o["se_clustered"])
                         else "n/a")
                      + f"; method: {o['method_reason']}")
+    if cmp.family_note:
+        lines.append(f"\nNote: {cmp.family_note}")
     lines.append(f"\nVerdict: {cmp.verdict}")
     _out("\n".join(lines))
     return EXIT_OK

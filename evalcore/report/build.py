@@ -213,21 +213,23 @@ def _leaderboard(store, spec: ReportSpec, ids: list[int], tasks: list[str],
 
 
 def _comparison(store, spec: ReportSpec, run_a: str, run_b: str) -> ComparisonSection:
+    """The comparison of two runs as ``analysis.compare`` gives it (over the chosen tasks
+    both runs have, when the spec names tasks), with a few disagreements per task."""
     task = spec.tasks[0] if spec.tasks and len(spec.tasks) == 1 else None
     cmp = analysis.compare(store, run_a, run_b, task=task, confidence=spec.confidence,
                            adjust=spec.adjust)
-    per_task = cmp.per_task
     if spec.tasks and task is None:
-        per_task = per_task[per_task["task"].isin(spec.tasks)]
-        if per_task.empty:
+        chosen = [str(t) for t in cmp.per_task["task"] if str(t) in set(spec.tasks)]
+        if not chosen:
             raise AnalysisError(f"{run_a!r} and {run_b!r} share none of the tasks "
                                 f"{', '.join(spec.tasks)}")
-        chosen = [str(t) for t in per_task["task"]]
-        if len(chosen) == 1:
-            cmp = analysis.compare(store, run_a, run_b, task=chosen[0],
-                                   confidence=spec.confidence, adjust=spec.adjust)
-        elif len(chosen) != len(cmp.per_task):
-            cmp = _restrict(spec, cmp, chosen)
+        if len(chosen) < len(cmp.per_task):
+            # the subset is compared as its own family: p-values adjusted over it, verdicts
+            # on them (one task: no adjustment)
+            cmp = analysis.compare(store, run_a, run_b, confidence=spec.confidence,
+                                   adjust=spec.adjust,
+                                   **({"task": chosen[0]} if len(chosen) == 1
+                                      else {"tasks": chosen}))
     examples, counts = {}, {}
     for row in cmp.per_task.itertuples(index=False):
         if pd.isna(row.b):
@@ -240,27 +242,6 @@ def _comparison(store, spec: ReportSpec, run_a: str, run_b: str) -> ComparisonSe
         examples[str(row.task)] = pd.concat(parts, ignore_index=True)
         counts[str(row.task)] = (int(row.b), int(row.c))
     return ComparisonSection(comparison=cmp, examples=examples, n_discordant=counts)
-
-
-def _restrict(spec: ReportSpec, full: analysis.Comparison,
-              tasks: list[str]) -> analysis.Comparison:
-    """``compare`` over a subset of the shared tasks: the analysis layer compares one task
-    or all of them, so the subset is assembled from the full result's rows, with the
-    p-value adjustment and the macro average redone by the analysis layer's own rules."""
-    from evalcore.analysis.compare import _adjust, _overall
-    per_task = full.per_task[full.per_task["task"].isin(tasks)].reset_index(drop=True).copy()
-    per_task["p_adjusted"] = _adjust(per_task["p_exact"].to_numpy(dtype=float), spec.adjust)
-    per_task["adjustment"] = spec.adjust
-    overall = _overall(per_task, spec.confidence, None, full.run_a, full.run_b, full.groups)
-    keep = set(tasks)
-    return analysis.Comparison(
-        run_a=full.run_a, run_b=full.run_b, confidence=full.confidence, per_task=per_task,
-        protocol_diff=full.protocol_diff[full.protocol_diff["scope"].isin(["run", *tasks])
-                                         ].reset_index(drop=True),
-        pairing=tuple(p for p in full.pairing if p.task in keep), overall=overall, groups=full.groups,
-        verdict=f"macro average over {len(per_task)} tasks: {overall['verdict']}",
-        warnings=tuple(w for w in full.warnings
-                       if not any(w.startswith(f"{t}:") for t in set(full.per_task["task"]) - keep)))
 
 
 def _repeats_and_clusters(store, spec, ids, tasks, task_table, names, notes):

@@ -228,28 +228,45 @@ def comparison_block(sec, idx: int, fig: _Figures, n_examples: int) -> str:
     out.append(f'<div class="verdict">Verdict: {e(c.verdict)}</div>')
     rows = []
     frame = pt.to_dict("records") + ([c.overall] if c.overall else [])
+    family = bool((pt["adjustment"] != "none").any())
     for r in frame:
         k = float(r.get("points_scale") or 1.0)
         overall = r.get("task") == AVERAGE_TASK
+        sim = []
+        if family:
+            sim = ["–" if _missing(r.get("low_simultaneous")) else
+                   f"[{num(r['low_simultaneous'], k, 1, True)}, "
+                   f"{num(r['high_simultaneous'], k, 1, True)}]"]
         rows.append([
             "<b>Macro average</b>" if overall else e(r["task"]), e(r["metric"]), e(r["n"]),
             num(r["score_a"], k), num(r["score_b"], k),
-            interval(r["diff"], r["low"], r["high"], k, signed=True),
+            interval(r["diff"], r["low"], r["high"], k, signed=True), *sim,
             num(r["se"], k, 2), num(r["se_unpaired"], k, 2),
             "–" if _missing(r.get("correlation")) else f"{float(r['correlation']):.3f}",
             "–" if _missing(r.get("b")) else f"{int(r['b'])} / {int(r['c'])}",
-            pval(r["p_exact"]), pval(r["p_adjusted"]), num(r["mde"], k, 1),
+            pval(r["p_exact"]) if not _missing(r.get("b")) else "–",
+            pval(r.get("p_value", r["p_exact"])), pval(r["p_adjusted"]), num(r["mde"], k, 1),
             e(r.get("interval_method") or r["kind"]), e(r["verdict"])])
     unit = "points" if (pt["points_scale"] == 100.0).all() else "metric units"
-    out.append(_table(["Task", "Metric", "n", "A", "B", f"B − A [{level} CI]", "SE paired",
-                       "SE unpaired", "Corr.", "b / c", "p (McNemar)", "p adj.", "MDE", "Method",
-                       "Verdict"], rows, numeric=set(range(2, 13)), text={14}))
+    ci_head = f"B − A [{level} CI{', unadjusted' if family else ''}]"
+    sim_head = [f"Simultaneous CI (Bonferroni, {len(pt)} tasks)"] if family else []
+    width = 16 + len(sim_head)
+    out.append(_table(["Task", "Metric", "n", "A", "B", ci_head, *sim_head, "SE paired",
+                       "SE unpaired", "Corr.", "b / c", "p (McNemar)", "p", "p adj.", "MDE",
+                       "Method", "Verdict"], rows, numeric=set(range(2, width - 2)),
+                      text={width - 1}))
     adj = sorted(set(map(str, pt["adjustment"])) - {"none"})
     out.append(f"<p class='muted'>Scores and differences in {unit}. b = items only B got "
-               f"right, c = items only A got right; p = exact two-sided McNemar for 0/1 scores, "
-               f"else the normal test of the paired difference"
-               + (f"; p adj. = {e(', '.join(adj))} across {len(pt)} tasks" if adj else "")
+               f"right, c = items only A got right; p (McNemar) = exact two-sided McNemar; "
+               f"p = the test the row's interval inverts, and for 0/1 scores the larger of it "
+               f"and the exact McNemar p (the interval is widened to 0 where the exact test "
+               f"does not reject no difference, so it excludes 0 exactly when p &lt; "
+               f"{1 - c.confidence:.2g})"
+               + (f"; p adj. = {e(', '.join(adj))} across {len(pt)} tasks; the verdicts "
+                  f"follow p adj. and the intervals are unadjusted" if adj else "")
                + "; MDE at alpha = " + f"{1 - c.confidence:.2g}, power 0.8.</p>")
+    if getattr(c, "family_note", ""):
+        out.append(f"<p class='muted'>{e(c.family_note[:1].upper() + c.family_note[1:])}.</p>")
     out.append(fig(charts.answer_figure(pt, c.overall, run_a=c.run_a, run_b=c.run_b,
                                         confidence=c.confidence, verdict=c.verdict),
                    f"Is {e(c.run_b)} better than {e(c.run_a)}? Paired difference B − A with "
@@ -309,11 +326,17 @@ def repeats_section(report: Report, fig: _Figures) -> str:
             k = _scale_of([c.score, c.low, c.high])
             rows.append([e(c.run), e(c.task), e(c.metric), f"{c.n:,}", f"{c.n_clusters:,}",
                          num(c.score, k), num(c.se_iid, k, 2), num(c.se_clustered, k, 2),
-                         f"{c.design_effect:.2f}", f"{math.sqrt(max(c.design_effect, 0)):.2f}",
-                         f"{c.icc:.3f}", f"[{num(c.low, k)}, {num(c.high, k)}]"])
+                         f"{c.design_effect:.2f}",
+                         "–" if _missing(c.width_ratio) else f"{c.width_ratio:.2f}",
+                         f"{c.icc:.3f}", f"[{num(c.iid_low, k)}, {num(c.iid_high, k)}]",
+                         f"[{num(c.low, k)}, {num(c.high, k)}]"])
         out.append(_table(["Run", "Task", "Metric", "n", "G", "Score", "SE iid", "SE clustered",
-                           "Design effect", "× wider", "ICC", f"{level} CI (clustered)"], rows,
-                          numeric=set(range(3, 12))))
+                           "Design effect", "× wider", "ICC", f"{level} CI (iid)",
+                           f"{level} CI (clustered)"], rows,
+                          numeric=set(range(3, 13))))
+        out.append("<p class='muted'>CI (clustered): the leaderboard's (Korn-Graubard for 0/1 "
+                   "scores); CI (iid): Wilson for 0/1 scores; × wider: the ratio of their "
+                   "widths.</p>")
     if report.repeats:
         out.append("<h3>Several answers per item</h3>")
         rows = []

@@ -145,7 +145,9 @@ def _n(values) -> str:
 
 
 def comparison_table(cmp, *, style: str = "brackets", label: str = "tab:comparison") -> str:
-    """Per task (and overall): n, A, B, B - A with its paired interval, McNemar p, adjusted p."""
+    """Per task (and overall): n, A, B, B - A with its paired interval, the row's p (the test
+    the interval inverts; for 0/1 scores the larger of it and the exact McNemar p) and the
+    adjusted p the verdict follows."""
     pt = cmp.per_task
     level = f"{cmp.confidence:.0%}".replace("%", r"\%")
     rows = []
@@ -157,16 +159,18 @@ def comparison_table(cmp, *, style: str = "brackets", label: str = "tab:comparis
         asym |= a
         rows.append([r"\textit{Macro average}" if overall else latex_escape(r["task"]),
                      str(int(r["n"])), _fmt(r["score_a"], k, 1), _fmt(r["score_b"], k, 1), text,
-                     _p(r.get("p_exact")), _p(r.get("p_adjusted"))])
+                     _p(r.get("p_value", r.get("p_exact"))), _p(r.get("p_adjusted"))])
     kinds = ", ".join(dict.fromkeys(map(str, pt["kind"])))
     adj = sorted(set(map(str, pt["adjustment"])) - {"none"})
     names = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
     points = bool((pt["points_scale"] == 100.0).all())
     caption = (f"{latex_escape(cmp.run_b)} (B) against {latex_escape(cmp.run_a)} (A): paired "
                f"difference B $-$ A{' in percentage points' if points else ''} with {level} "
-               f"intervals ({latex_escape(kinds)}); p: exact two-sided McNemar test for 0/1 "
-               f"scores, else the normal test of the paired difference"
-               + (f"; adjusted across tasks with {', '.join(names.get(a, a) for a in adj)}"
+               f"intervals ({latex_escape(kinds)}); p: the test the interval inverts, for 0/1 "
+               f"scores the larger of it and the exact two-sided McNemar p (the interval is "
+               f"widened to 0 where the exact test does not reject no difference)"
+               + (f"; adjusted across tasks with {', '.join(names.get(a, a) for a in adj)}; "
+                  f"the verdicts follow the adjusted p and the intervals are unadjusted"
                   if adj else "")
                + f". Verdict: {latex_escape(cmp.verdict)}." + _asym_note(asym))
     return _table(caption, label, ["Task", "$n$", "A", "B", f"B $-$ A [{level} CI]",

@@ -39,6 +39,19 @@ METHOD_REASONS = {
     "reported": "no item-level data, so the value +/- z times the harness-reported stderr",
 }
 REASON_COLUMNS = ("method_reason", "reason", "interval_reason", "routing_reason")
+# The test each comparison interval inverts (``interval_method`` of a compare row).
+VERDICT_TESTS = {
+    "tango": "Tango's score interval with the score test, i.e. McNemar's z without "
+             "continuity correction",
+    "wald": "the Wald interval with the Wald z test",
+    "t": "the paired t interval with the t test on n - 1 degrees of freedom",
+    "normal": "the normal interval with the z test of the same SE",
+    "bound": "the discordance-bound interval, for runs whose per-item differences do not "
+             "vary, with its p = (1 + |diff|)^-n",
+    "clustered-t": "the cluster-robust interval with the t test on G - 1 degrees of freedom, "
+                   "and below 30 clusters also the iid test, because the interval is then "
+                   "the union of both",
+}
 
 
 def _pct(confidence: float) -> str:
@@ -203,14 +216,53 @@ def comparison_paragraph(report) -> str:
                   f"macro average of the per-task differences with SE = sqrt(sum SE_t^2)/k")
         sentences.append(s + ".")
     text = (f"Pairwise comparisons pair items by task and item id; d_i = x_B,i - x_A,i, the "
-            f"difference is mean(d_i) with a {level} interval mean(d) +/- z SE. " +
-            " ".join(sentences))
+            f"difference is mean(d_i) with a {level} interval by the method named for each "
+            f"task. " + " ".join(sentences))
     text += (f" The minimum detectable effect (MDE) is (z_(1-alpha/2) + z_power) sd(d)/sqrt(n) "
-             f"at alpha = {alpha:.2g} and power 0.8. A comparison is called different when the "
-             f"interval excludes 0, underpowered when it does not and the MDE exceeds 5 "
-             f"points (5% of the larger mean for scores outside [0, 1]), and otherwise no "
-             f"difference detected.")
+             f"at alpha = {alpha:.2g} and power 0.8. ") + verdict_rule_text(report)
     return text
+
+
+def verdict_rule_text(report) -> str:
+    """The verdict rule, in the terms of what the comparisons computed: one procedure per
+    row (the p-value of the test the interval inverts; for 0/1 scores also the exact
+    McNemar test, the interval widened to 0 where it does not reject), the adjustment the
+    verdicts follow, and the simultaneous intervals shown beside the unadjusted ones."""
+    alpha = 1.0 - report.spec.confidence
+    frames = [sec.comparison.per_task for sec in report.comparisons]
+    if not frames:
+        return ""
+    pt = pd.concat(frames, ignore_index=True)
+    used = [VERDICT_TESTS[m] for m in dict.fromkeys(map(str, pt["interval_method"]))
+            if m in VERDICT_TESTS]
+    out = ["Each row's p-value comes from the same procedure as its interval: the test the "
+           "interval inverts (" + "; ".join(used) + ")."] if used else []
+    binary = pt["b"].notna() if "b" in pt else pd.Series(False, index=pt.index)
+    if binary.any():
+        out.append("For 0/1 scores the exact McNemar test must agree too: the row's p is the "
+                   "larger of the two p-values (an intersection-union test, valid because "
+                   "it rejects only when both valid tests do), and where the exact test does "
+                   "not reject no difference the interval is widened to include 0, so a "
+                   "handful of discordant items is never called a difference the exact test "
+                   "would not call; widening can only raise coverage.")
+        widened = [f"{r.task}" for r in pt.itertuples(index=False)
+                   if bool(getattr(r, "widened", False))]
+        if widened:
+            out.append(f"Intervals widened to 0 this way: {_list(sorted(set(widened)))}.")
+    adj = sorted(set(map(str, pt["adjustment"])) - {"none"})
+    names = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
+    if adj:
+        how = _list([names.get(a, a) for a in adj])
+        out.append(f"With several tasks the verdicts follow the {how}-adjusted p-values; the "
+                   f"intervals in the tables are unadjusted, and the simultaneous intervals "
+                   f"beside them are Bonferroni intervals at 1 - alpha/k (an adjusted p below "
+                   f"alpha does not imply that the simultaneous interval excludes 0).")
+    out.append(f"A comparison is called different when that p-value (adjusted, where an "
+               f"adjustment applies) is below alpha = {alpha:.2g}; otherwise too few items to "
+               f"tell below 10 items or when the MDE exceeds 20 points, underpowered when "
+               f"the MDE exceeds 5 points (5% of the larger mean for scores outside [0, 1]), "
+               f"and otherwise no difference detected.")
+    return " ".join(out)
 
 
 def cluster_repeat_paragraph(report) -> str:

@@ -10,7 +10,9 @@ Errors: impossible inputs (n = 0, successes > n, mismatched lengths, NaN, confid
 
 Modules: ``intervals`` (one score), ``bootstrap`` (resampling, rank intervals), ``clustered``
 (cluster-robust SE), ``paired`` (two runs, McNemar), ``paired_binary`` (score-type intervals
-for the difference of two paired 0/1 runs, method routing, discordance upper bound), ``repeats`` (K answers, reruns, pass@k),
+for the difference of two paired 0/1 runs, method routing, discordance upper bound),
+``paired_tests`` (the test each paired interval inverts; a row's p-value and interval from
+one procedure), ``repeats`` (K answers, reruns, pass@k),
 ``planning`` (MDE, sample size, pre-registration), ``aggregate`` (tasks, p-value adjustment,
 best-of-k, top tier), ``label_consensus`` (suspect labels and their chance expectation),
 ``two_sample`` (difference of two disjoint item sets).
@@ -45,11 +47,15 @@ from evalcore.stats.label_consensus import (ConsensusExpectation, ConsensusItems
 from evalcore.stats.paired import (SMALL_N, McNemarResult, PairedColumns, PairedDifference,
                                    PairedMoments, paired_moments,
                                    correlation, mcnemar, mcnemar_exact_p, mean_quantile,
-                                   normal_p_value, paired_columns, paired_difference)
+                                   normal_p_value, paired_clustered_se, paired_columns,
+                                   paired_difference)
 from evalcore.stats.paired_binary import (PAIRED_BINARY_METHODS, PairedProportionInterval,
                                           choose_paired_binary_method,
                                           discordance_upper_bound,
                                           paired_proportion_interval)
+from evalcore.stats.paired_tests import (PairedPValues, bound_test_p, paired_binary_test_p,
+                                         paired_p_values, score_test_p, wald_test_p,
+                                         widen_to_zero)
 from evalcore.stats.planning import (effective_n, minimum_detectable_effect,
                                      minimum_detectable_effect_unpaired,
                                      preregistration_markdown, required_items,
@@ -86,10 +92,14 @@ __all__ = [
     # paired
     "PairedDifference", "McNemarResult", "PairedColumns", "paired_difference", "mcnemar",
     "paired_columns", "PairedMoments", "paired_moments", "correlation", "mcnemar_exact_p", "normal_p_value", "mean_quantile",
+    "paired_clustered_se",
     "SMALL_N",
     # paired 0/1 runs at small n
     "PAIRED_BINARY_METHODS", "PairedProportionInterval", "paired_proportion_interval",
     "choose_paired_binary_method", "discordance_upper_bound",
+    # the p-value of each interval's own test; the row's p and interval (intersection-union)
+    "PairedPValues", "paired_p_values", "score_test_p", "wald_test_p", "bound_test_p",
+    "paired_binary_test_p", "widen_to_zero",
     # repeats
     "VarianceComponents", "RerunNoise", "PassAtK", "variance_components", "rerun_noise",
     "pass_at_k", "pass_at_k_summary",

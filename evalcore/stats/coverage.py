@@ -70,8 +70,9 @@ from scipy.stats import binom
 from evalcore.stats import _interval_arrays as ia
 from evalcore.stats._checks import StatsInputError, check_confidence, check_count, z_value
 from evalcore.stats.clustered import FEW_CLUSTERS
-from evalcore.stats.paired import mean_quantile
+from evalcore.stats.paired import mcnemar_exact_p, mean_quantile
 from evalcore.stats.paired_binary import choose_paired_binary_method
+from evalcore.stats.paired_tests import widen_to_zero
 
 TOLERANCE = 0.015
 NEIGHBOURHOOD = 0.2
@@ -533,7 +534,9 @@ def paired_coverage(n: int, discordance: float, difference: float = 0.0,
     and q = P(both right | the runs agree), set from run A's accuracy (pi_a + pi_c). Each
     sample draws its rho from the neighbourhood and scales Delta with it (Delta/rho and q
     fixed); its own true Delta is the target. "default" routes every sample as the product
-    does (``choose_paired_binary_method(n, b + c)``) and uses that method's interval.
+    does (``choose_paired_binary_method(n, b + c)``) and uses that method's interval, widened
+    to 0 where the exact McNemar test does not reject no difference, as a comparison row
+    shows it (``stats.widen_to_zero``).
 
     Edge cases: 0 < rho < 1; |Delta| <= rho; run A's accuracy must be compatible; n >= 2.
     """
@@ -569,19 +572,23 @@ def paired_coverage(n: int, discordance: float, difference: float = 0.0,
     if np.isnan(low).any():
         raise StatsInputError(f"the product routed to a method this check does not simulate: "
                               f"{sorted(set(pick) - set(bounds))}")
+    low, high, _ = widen_to_zero(low, high, mcnemar_exact_p(b, cc), c)
     params = (("discordance", rho), ("difference", float(difference)),
               ("accuracy_a", float(accuracy_a)))
     routed = ", ".join(f"{meth} {np.mean(pick == meth):.0%}" for meth in PAIRED_METHODS
                        if np.any(pick == meth))
     methods = [_simulated("default", _covered(low, high, delta_s), high - low, default=True,
                           nominal=c, n=m, setting="paired", params=params,
-                          label=f"Product default (routed: {routed})", slices=slices)]
+                          label=f"Product default (routed: {routed}; widened to 0 where the "
+                                f"exact McNemar test does not reject)", slices=slices)]
     for meth, (lo, hi) in bounds.items():
         methods.append(_simulated(meth, _covered(lo, hi, delta_s), hi - lo, default=False,
                                   nominal=c, n=m, setting="paired", params=params,
                                   slices=slices))
     notes = (f"simulated: {r:,} 2x2 tables of {m:,} items, seed {seed}",
-             f"default = the product's routing by discordant count; samples routed: {routed}")
+             f"default = the product's routing by discordant count, widened to 0 where the "
+             f"exact McNemar p >= {1 - c:.2g} (a comparison row's interval); samples routed: "
+             f"{routed}")
     return CoverageReport("paired", m, c, params, tuple(methods), False, r, seed,
                           _criterion("discordance", rho, nb, False), notes,
                           _min_criterion("discordance", rho, nb, False, r),

@@ -88,7 +88,10 @@ def mcnemar_exact_p(b: Any, c: Any) -> np.ndarray:
         raise StatsInputError("discordant counts must be whole numbers >= 0")
     bi, ci = bi.astype(np.int64), ci.astype(np.int64)
     m = bi + ci
-    p = np.minimum(1.0, 2.0 * binom.cdf(np.minimum(bi, ci), np.maximum(m, 1), 0.5))
+    # binom.cdf's own computation (``_cdf``, clipped to [0, 1]) without its argument checks:
+    # min(b, c) <= m/2 lies inside the support, so the numbers are binom.cdf's bit for bit
+    cdf = np.clip(binom._cdf(np.minimum(bi, ci).astype(float), np.maximum(m, 1), 0.5), 0, 1)
+    p = np.minimum(1.0, 2.0 * cdf)
     return np.where(m == 0, 1.0, p).astype(float)
 
 
@@ -431,3 +434,62 @@ def paired_moments(matrix: Any, refs: Any, *, binary: bool | None = None) -> Pai
             c[row] = (shared & (x0 == 0.0) & (x0[:, [j]] == 1.0)).sum(axis=0)
     return PairedMoments(refs=tuple(cols), n=n.astype(np.int64), sum_d=sum_d, sum_d2=sum_d2,
                          b=b.astype(np.int64), c=c.astype(np.int64))
+
+
+def paired_clustered_se(matrix: Any, codes: Any, ref: int) -> tuple[np.ndarray, np.ndarray]:
+    """CR1 clustered SE of the paired difference of every column against column ``ref``.
+
+    ``matrix``: items x runs (NaN = missing); ``codes``: the cluster of each item, either one
+    integer code per item (1-D, every comparison the same clusters) or an items x runs
+    matrix (>= 0 where present): the cluster of item i in the comparison of column k with
+    the reference (the caller chooses, e.g. the reference's label where it has one). Per
+    column k, over the items both have, d_i = x_ik - x_i,ref and
+    SE_c^2 = G/(G-1) * (1/n^2) * sum_g (sum_{i in g} (d_i - mean d))^2 (the formula of
+    :func:`clustered_se` and :func:`paired_difference` with clusters), G the clusters among
+    those items. Returns (se, G) arrays over columns; se is NaN where G < 2.
+    """
+    x = np.asarray(matrix, dtype=float)
+    c = np.asarray(codes, dtype=np.int64)
+    if x.ndim != 2 or not (c.shape == x.shape or c.shape == (x.shape[0],)):
+        raise StatsInputError(f"codes must be one per item or one per entry of the matrix, "
+                              f"got {c.shape} for a matrix of {x.shape}")
+    j = check_count(ref, "ref")
+    r = x.shape[1]
+    if not 0 <= j < r:
+        raise StatsInputError(f"ref must be a column index in [0, {r}), got {j}")
+    shared = ~np.isnan(x) & ~np.isnan(x[:, [j]])
+    present = c[shared.any(axis=1)] if c.ndim == 1 else c[shared]
+    if present.size and present.min() < 0:
+        raise StatsInputError("codes must be >= 0 where both columns have the item")
+    n = shared.sum(axis=0).astype(float)
+    d = np.where(shared, x - x[:, [j]], 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = d.sum(axis=0) / n
+    if c.ndim == 1:
+        sums, sizes = _cluster_column_sums(d, shared, c)
+        resid = sums - sizes * mean[None, :]            # G_max x runs
+        g = (sizes > 0).sum(axis=0)
+        sq = (resid ** 2).sum(axis=0)
+    else:
+        width = int(present.max()) + 1 if present.size else 1
+        resid_e = np.where(shared, d - mean, 0.0)
+        pair = (np.where(shared, c, 0) + np.arange(r, dtype=np.int64)[None, :] * width)[shared]
+        sums = np.bincount(pair, weights=resid_e[shared], minlength=r * width).reshape(r, width)
+        sizes = np.bincount(pair, minlength=r * width).reshape(r, width)
+        g = (sizes > 0).sum(axis=1)
+        sq = (sums ** 2).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = g / (g - 1.0) * sq / n ** 2
+    return np.where(g >= 2, np.sqrt(var), np.nan), g
+
+
+def _cluster_column_sums(d: np.ndarray, shared: np.ndarray, codes: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """Per cluster (rows, codes 0..G_max-1) and column: the sum of d over the shared items
+    and their count, by ``np.add.reduceat`` over the items sorted by cluster."""
+    order = np.argsort(codes, kind="stable")
+    sc = codes[order]
+    starts = np.flatnonzero(np.r_[True, sc[1:] != sc[:-1]])
+    sums = np.add.reduceat(d[order], starts, axis=0)
+    sizes = np.add.reduceat(shared[order].astype(float), starts, axis=0)
+    return sums, sizes

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as scipy_stats
 
 from evalcore import analysis
 from evalcore import stats as st
@@ -48,7 +49,8 @@ def store(tmp_path_factory):
 
 
 def _expected(store, lb, task: str, ref_name: str) -> dict[str, tuple[float, float, int]]:
-    """run -> (diff vs ref, raw p, n shared) from the SQL reference_moments (the old path)."""
+    """run -> (diff vs ref, raw p, n shared) from the SQL reference_moments (the old path)
+    and scipy's tests (``_reference_p``)."""
     names = dict(zip(store.runs()["name"], store.runs()["run_id"].astype(int)))
     ids = {int(r): n for n, r in names.items()}
     metric = lb.metrics_by_task[task]
@@ -59,10 +61,27 @@ def _expected(store, lb, task: str, ref_name: str) -> dict[str, tuple[float, flo
         n = float(row.n)
         diff = row.sum_d / n
         se = float(st.mean_se_from_moments(n, row.sum_d, row.sum_d2))
-        p = (st.mcnemar_exact_p([row.b], [row.c])[0] if binary
-             else st.normal_p_value(diff, se)[0])
-        out[ids[int(row.run_id)]] = (diff, p if n >= 2 else np.nan, int(n))
+        out[ids[int(row.run_id)]] = (diff, _reference_p(binary, n, diff, se, row.b, row.c)
+                                     if n >= 2 else np.nan, int(n))
     return out
+
+
+def _reference_p(binary: bool, n: float, diff: float, se: float, b: float, c: float) -> float:
+    """The p-value a ``compare`` row of the two runs shows, from scipy: for 0/1 scores the
+    larger of the uncorrected McNemar chi-square p (Tango's score test at 0; the boards here
+    have fewer than 200 items, so no Wald routing) and the exact binomial p; else t with
+    n - 1 df below 30 items, z above."""
+    if binary:
+        if b + c == 0:
+            return 1.0
+        score = float(scipy_stats.chi2.sf((b - c) ** 2 / (b + c), 1))
+        exact = float(scipy_stats.binomtest(int(b), int(b + c), 0.5).pvalue)
+        return max(score, exact)
+    if se == 0:         # the reference against itself (no other run here has constant d)
+        return 1.0 if diff == 0 else float("nan")
+    if n < 30:
+        return float(2 * scipy_stats.t.sf(abs(diff / se), n - 1))
+    return float(2 * scipy_stats.norm.sf(abs(diff / se)))
 
 
 def test_tiers_from_matrices_equal_the_sql_moments(store):

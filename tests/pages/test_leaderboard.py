@@ -101,12 +101,23 @@ def test_tiers_holm_and_rank_intervals(toy_store):
     at.run()
     tiers = next(d.value for d in at.dataframe if "Indistinguishable from best" in d.value.columns)
     rows = tiers.set_index("Run")
-    # beta vs alpha on mc: b = 10, c = 0 discordant items -> exact McNemar p = 2 * 0.5^10
-    assert not rows.loc["alpha", "Indistinguishable from best"]
+    # beta vs alpha on mc: b = 10, c = 0 (exact McNemar p = 2 * 0.5^10), but all ten flips
+    # lie in one of the 10 clusters: the cluster-robust t test (SE 0.1, t = 1 on 9 df,
+    # p 0.34) that compare uses does not separate them, so neither does the tier
+    assert rows.loc["alpha", "Indistinguishable from best"]
     assert rows.loc["beta", "Indistinguishable from best"]
     assert rows.loc["alpha", "Shared items"] == "100"
     assert rows.loc["alpha", "Difference vs best (pp)"] == pytest.approx(-10.0)
     assert "Rank [95% interval]" in tiers.columns
+    # gen (no cluster key): beta vs alpha b = 10, c = 0 on 50 items: p = max(score p, exact
+    # p = 2 * 0.5^10) < 0.05 after Holm: alpha is outside the top tier
+    at = page("leaderboard")
+    at.query_params["task"] = "gen"
+    at.run()
+    tiers = next(d.value for d in at.dataframe if "Indistinguishable from best" in d.value.columns)
+    rows = tiers.set_index("Run")
+    assert not rows.loc["alpha", "Indistinguishable from best"]
+    assert rows.loc["beta", "Indistinguishable from best"]
 
 
 def test_summary_only_run_shows_reported_stderr_and_audit(tmp_path, fixtures_dir):

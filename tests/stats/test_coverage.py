@@ -368,8 +368,9 @@ PAIRED_RATES = (0.01, 0.02, 0.05, 0.1, 0.3, 0.5)
 
 def test_paired_grid_routed_default_never_undercovers_wald_misses_only_where_not_routed():
     """n x discordance rho x (Delta = 0 or Delta = rho/2), 3,000 seeded tables per cell.
-    The routed default (Tango unless n >= 200 and 40+ discordant, then Wald) never falls more
-    than 1.5 points below 95%; it over-covers only where about 6 or fewer discordant items are
+    The routed default (Tango unless n >= 200 and 40+ discordant, then Wald, widened to 0
+    where the exact McNemar test does not reject) never falls more than 1.5 points below
+    95%; away from Delta = 0 it over-covers only where about 6 or fewer discordant items are
     expected (a handful of possible tables: no interval can hit 95% there). Wald undercovers
     in some cells; every one of them is routed to Tango."""
     wald_misses = []
@@ -379,7 +380,10 @@ def test_paired_grid_routed_default_never_undercovers_wald_misses_only_where_not
                 rep = cv.paired_coverage(n, rho, ratio * rho, seed=1, replicates=3000)
                 d = rep.default
                 assert not d.undercovers, (n, rho, ratio, d.coverage)
-                if d.coverage > 0.95 + cv.TOLERANCE:
+                # at Delta = 0 the default (widened to 0 where the exact McNemar test does
+                # not reject) covers 1 - the row test's rejection rate, which the
+                # conservative exact test keeps below alpha: over-coverage there is the test's
+                if d.coverage > 0.95 + cv.TOLERANCE and ratio > 0:
                     assert n * rho <= 6, (n, rho, ratio, d.coverage)
                 if rep.method("wald").undercovers:
                     wald_misses.append((n, rho, ratio))
