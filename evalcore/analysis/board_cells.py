@@ -150,11 +150,12 @@ def _item_means_by_run(store, metrics_by_task: dict[str, str], runs_of: dict[str
 
 def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
                      score: np.ndarray, se: np.ndarray, low: np.ndarray, high: np.ndarray,
-                     used: np.ndarray, z: float, confidence: float,
+                     used: np.ndarray, q_clt: np.ndarray, confidence: float,
                      wanted: dict[str, list[int]] | None = None,
                      pulled: dict | None = None, on_read=None) -> list[str]:
     """Cluster-robust intervals of every cell, filling se/low/high/used in place; returns the
-    tasks where some cell had no cluster key (CLT used there). With ``wanted`` (task -> run
+    tasks where some cell had no cluster key (CLT used there, score -+ ``q_clt`` * se with
+    each cell's CLT quantile, ``stats.mean_quantiles``). With ``wanted`` (task -> run
     ids whose items x runs matrices the tiers need), the same read also gives those
     matrices, put in ``pulled`` as ``_pull_matrices`` would return them; ``on_read`` (if
     given) is called with ``pulled`` once they are there, before the intervals.
@@ -204,7 +205,7 @@ def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
             if not labelled[i]:         # no cluster label at all: CLT
                 used[i] = "clt"
                 nocl.add(str(t))
-                low[i], high[i] = score[i] - z * se[i], score[i] + z * se[i]
+                low[i], high[i] = score[i] - q_clt[i] * se[i], score[i] + q_clt[i] * se[i]
                 continue
             low[i], high[i] = float(low_of[i]), float(high_of[i])
             if np.isfinite(se_of[i]):
@@ -213,8 +214,8 @@ def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
 
 
 def _clustered_columns(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
-                       score: np.ndarray, se: np.ndarray, z: float, confidence: float,
-                       wanted: dict[str, list[int]] | None = None,
+                       score: np.ndarray, se: np.ndarray, q_clt: np.ndarray,
+                       confidence: float, wanted: dict[str, list[int]] | None = None,
                        read: Future | None = None):
     """``_clustered_cells`` on arrays of its own, for a worker thread: ((se, low, high,
     method) of the rows of ``cs``, the tasks without a cluster key, the matrices the tiers
@@ -235,7 +236,7 @@ def _clustered_columns(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
         if read is not None and not read.done():
             read.set_result(dict(got))
     try:
-        nocl = _clustered_cells(store, cs, metrics_by_task, score, se, low, high, used, z,
+        nocl = _clustered_cells(store, cs, metrics_by_task, score, se, low, high, used, q_clt,
                                 confidence, wanted, pulled, hand_over)
     except BaseException as exc:
         if read is not None and not read.done():

@@ -277,8 +277,14 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
         low[rows], high[rows] = _proportion_bounds(method, np.round(ssum[rows]), n[rows],
                                                    confidence)
         used[cont] = "clt"
-        low[cont] = score[cont] - z * se[cont]
-        high[cont] = score[cont] + z * se[cont]
+        # the quantile score_interval("clt") uses: t_{n-1} below 30 items, else z
+        q = st.mean_quantiles(confidence, n[cont], np.zeros(int(cont.sum()), dtype=bool))
+        low[cont] = score[cont] - q * se[cont]
+        high[cont] = score[cont] + q * se[cont]
+        small = sorted(set(cs.loc[cont & (n < st.SMALL_N) & (n >= 2), "task"]))
+        if small:
+            notes.append(f"CLT intervals of continuous scores with fewer than {st.SMALL_N} "
+                         f"items use Student's t with n - 1 df: {_short(small)}")
     elif method == "bootstrap":
         _bootstrap_cells(store, cs, metrics_by_task, binary, se, low, high, confidence,
                          n_resamples, seed, pulling if with_items else None)
@@ -292,7 +298,7 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
         # columns are filled in below, before anything reads them
         read: Future = Future()
         clustered = _submit(store, _clustered_columns, store, cs, metrics_by_task, score,
-                            se.copy(), z, confidence, wanted if shared else None, read)
+                            se.copy(), st.mean_quantiles(confidence, n, binary), confidence, wanted if shared else None, read)
         clustered_note_at = len(notes)
 
     cells = pd.DataFrame({

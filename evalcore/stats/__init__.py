@@ -46,7 +46,7 @@ from evalcore.stats.label_consensus import (ConsensusExpectation, ConsensusItems
                                             flag_probability)
 from evalcore.stats.paired import (SMALL_N, McNemarResult, PairedColumns, PairedDifference,
                                    PairedMoments, paired_moments,
-                                   correlation, mcnemar, mcnemar_exact_p, mean_quantile,
+                                   correlation, mcnemar, mcnemar_exact_p, mean_quantile, mean_quantiles,
                                    normal_p_value, paired_clustered_se, paired_columns,
                                    paired_difference)
 from evalcore.stats.paired_binary import (PAIRED_BINARY_METHODS, PairedProportionInterval,
@@ -91,7 +91,7 @@ __all__ = [
     "clustered_intervals_of_matrices",
     # paired
     "PairedDifference", "McNemarResult", "PairedColumns", "paired_difference", "mcnemar",
-    "paired_columns", "PairedMoments", "paired_moments", "correlation", "mcnemar_exact_p", "normal_p_value", "mean_quantile",
+    "paired_columns", "PairedMoments", "paired_moments", "correlation", "mcnemar_exact_p", "normal_p_value", "mean_quantile", "mean_quantiles",
     "paired_clustered_se",
     "SMALL_N",
     # paired 0/1 runs at small n

@@ -200,6 +200,20 @@ def mean_quantile(confidence: float, n: int, binary: bool) -> tuple[float, int |
     return t_ppf(0.5 + conf / 2.0, n - 1), n - 1
 
 
+def mean_quantiles(confidence: float, n: Any, binary: Any) -> np.ndarray:
+    """:func:`mean_quantile`'s q for many means at once (arrays of item counts and 0/1
+    flags): z where the values are 0/1, n >= 30 or n < 2, else t_{n-1, 1-alpha/2}, computed
+    once per distinct n."""
+    conf = check_confidence(confidence)
+    n = np.asarray(n, dtype=np.int64)
+    small = ~np.asarray(binary, dtype=bool) & (n < SMALL_N) & (n >= 2)
+    q = np.full(n.shape, z_value(conf))
+    if small.any():
+        distinct, at = np.unique(n[small], return_inverse=True)
+        q[small] = np.array([t_ppf(0.5 + conf / 2.0, int(m) - 1) for m in distinct])[at]
+    return q
+
+
 def _two_sided_p(stat: float, df: int | None) -> float:
     if df is None:
         return float(2.0 * ndtr(-abs(stat)))
