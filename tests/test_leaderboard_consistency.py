@@ -357,3 +357,23 @@ def test_a_group_with_item_scores_is_recomputed_with_the_harness_weighting(tmp_p
         assert row["se"] == pytest.approx(want_se, rel=1e-9)
         assert row["reported"] == value and row["reported_stderr"] == 0.01
         assert row["low"] < row["score"] < row["high"] and row["n"] == 180
+
+
+def test_a_harness_group_interval_is_clipped_to_the_metric_range(tmp_path):
+    """A group shown with the harness's value +- z * stderr is cut at the metric's range, as
+    task cells are, and the board says which group was cut (Llama-3.2-1B's file with the
+    humanities group's value moved to 0.995, stderr 0.01: 0.995 + 1.96 * 0.01 > 1)."""
+    doc = json.loads((FIXTURES / "lm_eval" / LLAMA_1B).read_text())
+    for part in ("results", "groups"):      # 0.4 files print a group in both
+        doc[part]["mmlu_humanities"]["acc,none"] = 0.995
+        doc[part]["mmlu_humanities"]["acc_stderr,none"] = 0.01
+    path = tmp_path / "results_2025-01-01T00-00-00.json"
+    path.write_text(json.dumps(doc))
+    store = Store(tmp_path / "s")
+    store.ingest(parse_paths([path]))
+    lb = an.leaderboard(store, include_ranks=False, include_tiers=False)
+    row = lb.group_cells.set_index("group").loc["mmlu_humanities"]
+    assert row["source"] == "harness" and row["score"] == 0.995
+    assert row["high"] == 1.0 and row["low"] == pytest.approx(0.995 - 1.959964 * 0.01, abs=1e-6)
+    assert any("group intervals clipped" in n and "mmlu_humanities [0, 1]" in n
+               for n in lb.notes), lb.notes

@@ -462,6 +462,7 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
         _tiers(store, cells, averages, metrics_by_task, names, confidence, mats, info, groups,
                codes=getattr(pulled, "codes", None))
     gcells = group_cells(cells, groups, tree, summ_all, metrics_by_task, confidence, declared)
+    notes.extend(_clip_groups_to_metric_range(gcells, tree, metrics_by_task, info))
     task_notes = pd.DataFrame(tnotes, columns=list(TASK_NOTE_COLUMNS)) if tnotes else \
         _empty(TASK_NOTE_COLUMNS)
     return Leaderboard(method, confidence, metric, cells, averages, tiers, ranks,
@@ -576,6 +577,30 @@ def _clip_to_metric_range(cells: pd.DataFrame, info: dict[str, mx.MetricInfo]) -
     cells["low"], cells["high"] = low, high
     return ([f"intervals clipped to the metric's range where the normal approximation "
              f"crossed it: {_short(cut)}"] if cut else [])
+
+
+def _clip_groups_to_metric_range(gcells: pd.DataFrame, tree: dict[str, list[str]],
+                                 metrics_by_task: dict[str, str],
+                                 info: dict[str, mx.MetricInfo]) -> list[str]:
+    """Every group row's interval clipped, in place, to the range of its metric as its
+    subtasks' metric info knows it (a harness's group value +- z * stderr knows nothing of
+    the range); a note naming the groups where some interval was cut."""
+    if gcells.empty:
+        return []
+    low = gcells["low"].to_numpy(dtype=float).copy()
+    high = gcells["high"].to_numpy(dtype=float).copy()
+    cut: list[str] = []
+    for g, at in gcells.groupby("group", sort=True).indices.items():
+        metric = gcells["metric"].iloc[at[0]]
+        leaf = next((info[t] for t in leaves_of(str(g), tree)
+                     if t in info and metrics_by_task.get(t) == metric), None)
+        if leaf is None or (leaf.low is None and leaf.high is None):
+            continue
+        low[at], high[at], clipped = st.clip_to_range(low[at], high[at], leaf.low, leaf.high)
+        if clipped.any():
+            cut.append(f"{g} {st.range_text(leaf.low, leaf.high)}")
+    gcells["low"], gcells["high"] = low, high
+    return ([f"group intervals clipped to the metric's range: {_short(cut)}"] if cut else [])
 
 
 def _shown(df: pd.DataFrame, metrics_by_task: dict[str, str]) -> np.ndarray:
