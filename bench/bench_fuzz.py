@@ -45,11 +45,13 @@ import os
 import random
 import resource
 import shutil
+import struct
 import sys
 import tempfile
 import time
 import traceback
 import zipfile
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -283,6 +285,69 @@ def _bomb(name: str, mb: int) -> bytes:
     end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 1, 1, len(cd), cd_offset, 0)
     buf.write(end)
     return buf.getvalue()
+
+
+def zstd_zip(members: Files, declared: dict[str, int] | None = None) -> bytes:
+    """A zip whose members are zstandard-compressed (method 93, as inspect_ai writes .eval
+    logs). ``declared``: a member's uncompressed size as the archive states it (0: the case
+    of a writer that records none), whatever its compressed stream holds; the CRC-32 is the
+    real one."""
+    import zstandard
+
+    declared = declared or {}
+    out = io.BytesIO()
+    central = []
+    for name, data in members:
+        comp = zstandard.ZstdCompressor(level=3).compress(data)
+        crc = zlib.crc32(data)
+        size = declared.get(name, len(data))
+        name_b = name.encode()
+        offset = out.tell()
+        out.write(struct.pack("<IHHHHHIIIHH", 0x04034B50, 63, 0, 93, 0, 0x21, crc, len(comp),
+                              size, len(name_b), 0) + name_b + comp)
+        central.append(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 63, 63, 0, 93, 0, 0x21,
+                                   crc, len(comp), size, len(name_b), 0, 0, 0, 0, 0, offset)
+                       + name_b)
+    start = out.tell()
+    out.write(b"".join(central))
+    out.write(struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(central), len(central),
+                          out.tell() - start, start, 0))
+    return out.getvalue()
+
+
+def zstd_size0_eval(mb: int) -> bytes:
+    """An inspect-like ``.eval`` whose ``header.json`` declares 0 bytes and unpacks to
+    ``mb`` MB (compressed chunk by chunk, so the whole is never held here)."""
+    import zstandard
+
+    chunk = b" " * (1 << 20)
+    cobj = zstandard.ZstdCompressor(level=3).compressobj()
+    comp = b"".join([cobj.compress(chunk) for _ in range(mb)] + [cobj.flush()])
+    crc = 0
+    for _ in range(mb):
+        crc = zlib.crc32(chunk, crc)
+    name = b"header.json"
+    local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 63, 0, 93, 0, 0x21, crc, len(comp), 0,
+                        len(name), 0) + name + comp
+    cd = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 63, 63, 0, 93, 0, 0x21, crc, len(comp),
+                     0, len(name), 0, 0, 0, 0, 0, 0) + name
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 1, 1, len(cd), len(local), 0)
+    return local + cd + end
+
+
+def many_members_zip(n: int, data: bytes = b"model,task,item_id,score\nm,t,1,1\n",
+                     suffix: str = ".csv", declared_count: int | None = None) -> bytes:
+    """A zip of ``n`` small stored members ``m00000.csv``, ... (work that grows with the
+    members); ``declared_count``: the member count its end record claims instead of ``n``."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        for i in range(n):
+            z.writestr(f"m{i:05d}{suffix}", data)
+    out = bytearray(buf.getvalue())
+    if declared_count is not None:
+        end = out.rindex(b"PK\x05\x06")
+        out[end + 8:end + 12] = struct.pack("<HH", declared_count, declared_count)
+    return bytes(out)
 
 
 def _zip_trick(files: Files, rng: random.Random) -> Files:
