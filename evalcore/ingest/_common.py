@@ -19,6 +19,7 @@ from typing import Any, BinaryIO, Callable
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from evalcore.errors import IngestError
 from evalcore.model import (
@@ -495,10 +496,23 @@ def empty_frame(columns: tuple[str, ...]) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=_DTYPES.get(c, STR)) for c in columns})
 
 
+_NULL_TEXT: list[pa.Array] = []
+
+
+def _null_text(n: int) -> pa.Array:
+    """``n`` missing strings: a slice of one shared all-null array (a column without values
+    costs no memory per row; several runs' frames share its buffers)."""
+    have = _NULL_TEXT[0] if _NULL_TEXT else None
+    if have is None or len(have) < n:
+        have = pa.nulls(max(n, 1 << 16), pa.large_string())
+        _NULL_TEXT[:] = [have]
+    return have.slice(0, n)
+
+
 def _str_column(v: Any, n: int) -> pd.Series:
     """A string column of length ``n``: None and a scalar string are broadcast."""
     if v is None:
-        return pd.Series([None] * n, dtype=STR)
+        return pd.Series(_null_text(n), dtype=STR)
     if isinstance(v, str):
         return pd.Series([v] * n, dtype=STR)
     return pd.Series(v, dtype=STR)

@@ -312,7 +312,7 @@ def _read_table(src: Source, fmt: str, layout: Layout) -> _Table:
     if not scores:
         raise IngestError(src.name, "header", "at least one data row")
     n = sum(len(s) for s in scores)
-    return _Table(text={k: pa.chunked_array(v, pa.large_string()) for k, v in text.items()},
+    return _Table(text={k: pa.chunked_array(v, pa.string()) for k, v in text.items()},
                   score=np.concatenate(scores),
                   answer=np.concatenate(answers) if answers else np.zeros(n, dtype=np.int64),
                   bool_rows=bool_rows, bool_place=bool_place)
@@ -386,22 +386,45 @@ def _warnings(src: Source, layout: Layout, table: _Table) -> list[str]:
     return out
 
 
+def _by_run(table: _Table, run_codes: np.ndarray, n_runs: int) -> tuple[_Table, np.ndarray]:
+    """The table with its rows grouped by run (runs in order of first appearance, rows in file
+    order within a run) and the run boundaries; reordered column by column, each original
+    released as soon as its copy exists, so a run is a slice of one table, not a copy. Text
+    becomes large_string here, the type pandas' ``str`` columns hold (so the runs' frames
+    wrap these arrays without copying them)."""
+    order = np.argsort(run_codes, kind="stable")
+    bounds = np.searchsorted(run_codes[order], np.arange(n_runs + 1))
+    take = pa.array(order)
+    for name in list(table.text):
+        table.text[name] = table.text[name].take(take).cast(pa.large_string())
+    table.score = table.score[order]
+    table.answer = table.answer[order]
+    return table, bounds
+
+
 def _runs(src: Source, fmt: str, layout: Layout, table: _Table, metric: pa.ChunkedArray | None,
           run_codes: np.ndarray, run_names: np.ndarray) -> list[ParsedRun]:
     """The table split by run (runs in order of first appearance, rows in file order)."""
-    order = np.argsort(run_codes, kind="stable")
-    bounds = np.searchsorted(run_codes[order], np.arange(len(run_names) + 1))
     warnings = _warnings(src, layout, table)
+    if metric is not None:
+        table.text["metric"] = metric
+    # the run column's codes name the runs: its text is not needed any more
+    del table.text[layout.run_col]
+    table, bounds = _by_run(table, run_codes, len(run_names))
     runs = []
     for k, name in enumerate(run_names):
-        rows = order[bounds[k]:bounds[k + 1]]
-        take = pa.array(rows)
+        lo, n = int(bounds[k]), int(bounds[k + 1] - bounds[k])
+
+        def part(column: str) -> pa.ChunkedArray:
+            return table.text[column].slice(lo, n)
+
         scores = scores_frame(
-            table.text["task"].take(take), "score" if metric is None else metric.take(take),
-            table.text["item_id"].take(take), table.answer[rows], table.score[rows],
-            cluster=table.text["cluster"].take(take) if "cluster" in table.text else None)
+            part("task"), "score" if metric is None else part("metric"), part("item_id"),
+            table.answer[lo:lo + n], table.score[lo:lo + n],
+            cluster=part("cluster") if "cluster" in table.text else None)
         run = str(name)
-        model = run if layout.run_col == "model" else _one_model(table, take)
+        model = run if layout.run_col == "model" else _one_model(
+            part("model") if "model" in table.text else None)
         file = src.source_file(fmt)
         file.run_key = rows_key(run, model, scores)
         runs.append(ParsedRun(
@@ -414,9 +437,9 @@ def _runs(src: Source, fmt: str, layout: Layout, table: _Table, metric: pa.Chunk
     return runs
 
 
-def _one_model(table: _Table, take: pa.Array) -> str | None:
+def _one_model(models: pa.ChunkedArray | None) -> str | None:
     """The one ``model`` value of a run's rows (runs named by a ``run`` column), else None."""
-    if "model" not in table.text:
+    if models is None:
         return None
-    models = pc.unique(table.text["model"].take(take)).drop_null()
-    return str(models[0].as_py()) if len(models) == 1 else None
+    distinct = pc.unique(models).drop_null()
+    return str(distinct[0].as_py()) if len(distinct) == 1 else None
