@@ -79,7 +79,8 @@ CANONICAL = ("model", "run", *REQUIRED, *OPTIONAL)
 _TEXT = ("run", "model", "task", "item_id", "metric", "cluster")
 
 __all__ = ["CSV", "JSONL", "PARQUET", "REQUIRED", "OPTIONAL", "CANONICAL", "TidyColumnsError",
-           "parse_columns", "format_columns", "parse_table", "table_columns"]
+           "parse_columns", "format_columns", "parse_table", "table_columns",
+           "suggest_columns"]
 
 
 class TidyColumnsError(IngestError):
@@ -168,6 +169,35 @@ def resolve_layout(src: Source, fmt: str, names: list[str],
     used = {v.lower() for v in source.values()}
     ignored = [n for n in names if n.lower() not in used]
     return Layout(source, run_col, ignored)
+
+
+# column names other tables use for the spec's columns (lower case), most likely first
+_LIKELY = {
+    "model": ("model", "model_id", "model_name", "llm", "system"),
+    "run": ("run", "run_id", "run_name"),
+    "task": ("task", "task_name", "benchmark", "evaluation_name", "dataset", "qset", "subject"),
+    "item_id": ("item_id", "question_id", "sample_id", "doc_id", "qid", "id", "instance_id"),
+    "score": ("score", "correct", "is_correct", "evaluation.score", "acc", "accuracy",
+              "exact_match", "pass"),
+    "metric": ("metric", "metric_name"),
+    "answer": ("answer", "epoch", "sample", "attempt"),
+    "cluster": ("cluster", "group", "passage_id", "category"),
+}
+
+
+def suggest_columns(found: list[str]) -> dict[str, str]:
+    """A first guess of a column map for a table with columns ``found``: for each column of
+    the spec, the first of the names other tables commonly use for it that the file has
+    (``question_id`` for item_id, ``correct`` for score, ...); each file column at most
+    once. A guess to offer, never applied without the user."""
+    have = {c.lower(): c for c in found}
+    out: dict[str, str] = {}
+    for name, likely in _LIKELY.items():
+        hit = next((have[c] for c in likely if c in have and have[c] not in out.values()),
+                   None)
+        if hit is not None:
+            out[name] = hit
+    return out
 
 
 def _some(names: list[str], k: int = 40) -> str:

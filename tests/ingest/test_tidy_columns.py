@@ -122,3 +122,11 @@ def test_column_map_round_trips() -> None:
     m = tidy.parse_columns(" model = llm , score=evaluation.score ")
     assert m == {"model": "llm", "score": "evaluation.score"}
     assert tidy.parse_columns(tidy.format_columns(m)) == m
+
+
+def test_suggested_column_map() -> None:
+    assert tidy.suggest_columns(["llm", "qset", "question_id", "correct", "notes"]) == {
+        "model": "llm", "task": "qset", "item_id": "question_id", "score": "correct"}
+    found = json.loads((next(EEE.rglob("*.jsonl"))).read_text().splitlines()[0])
+    from evalcore.ingest.tidy_read import flat_keys
+    assert tidy.format_columns(tidy.suggest_columns(flat_keys(found))) == EEE_COLUMNS
