@@ -243,7 +243,7 @@ def _check_magnitudes(run: ParsedRun, name: str | None = None) -> None:
         r = run.scores.iloc[int(bad[0])]
         raise IngestError(name, f"task {r['task']!r}, metric {r['metric']!r}, item "
                           f"{r['item_id']!r}", f"a finite score within +-{MAX_ABS_SCORE:g}",
-                          f"found {sc[bad[0]]!r}")
+                          f"found {float(sc[bad[0]])!r}")
     for col in ("value", "stderr"):
         v = run.summaries[col].to_numpy(dtype="float64")
         bad = np.flatnonzero(np.abs(v) > MAX_ABS_SCORE)
@@ -251,7 +251,7 @@ def _check_magnitudes(run: ParsedRun, name: str | None = None) -> None:
             r = run.summaries.iloc[int(bad[0])]
             raise IngestError(name, f"summary of task {r['task']!r}, metric {r['metric']!r}",
                               f"a {col} within +-{MAX_ABS_SCORE:g} or missing",
-                              f"found {v[bad[0]]!r}")
+                              f"found {float(v[bad[0]])!r}")
     answer = run.scores["answer_idx"].to_numpy()
     bad = np.flatnonzero((answer < 0) | (answer > MAX_ANSWER_IDX))
     if len(bad):

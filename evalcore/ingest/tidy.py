@@ -326,8 +326,10 @@ def _read_table(src: Source, fmt: str, layout: Layout) -> _Table:
     scores: list[np.ndarray] = []
     answers: list[np.ndarray] = []
     bool_rows, bool_place = 0, None
+    seen: set[str] = set()
     with contextlib.closing(tidy_read.chunks(src, fmt, wanted, names)) as stream:
         for chunk in stream:
+            seen |= chunk.present
             for name in _TEXT:
                 if name in layout.source:
                     text.setdefault(name, []).append(check.text(chunk, name))
@@ -341,6 +343,9 @@ def _read_table(src: Source, fmt: str, layout: Layout) -> _Table:
                 answers.append(check.answers(chunk))
     if not scores:
         raise IngestError(src.name, "header", "at least one data row")
+    for name in OPTIONAL:   # a JSONL key no row has: the column's default, not a null column
+        if name in text and layout.source[name] not in seen:
+            del text[name]
     n = sum(len(s) for s in scores)
     return _Table(text={k: pa.chunked_array(v, pa.string()) for k, v in text.items()},
                   score=np.concatenate(scores),
