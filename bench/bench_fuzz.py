@@ -16,7 +16,17 @@ seeded mutation:
 * ``zip``: pack the files into a zip with one trick: a high-ratio member (zip bomb), a
   path-traversal or absolute name, a nested zip, a member whose bytes no longer match its
   CRC, a cut-off archive, an unknown compression method, junk after the members;
-* ``names``: control characters (ESC, BEL, C1, bidi) and HTML in model and task names.
+* ``names``: control characters (ESC, BEL, C1, bidi) and HTML in model and task names;
+* ``huge_number``: a number of a JSON/JSONL value or a CSV cell replaced by an integer that
+  fits no float (400 or 5,001 digits: Python refuses to convert the latter), no int64 or no
+  32-bit answer index;
+* ``extra_fields``: a CSV row with 1-3 fields more or 1-2 fewer than its header (other seeds:
+  a huge number);
+
+the ``zip`` tricks also include an inspect-like ``.eval`` whose zstandard ``header.json``
+declares 0 bytes and unpacks to 64 MB or 1 GB (``zstd_size0``), and a zip of 20,000 small
+members (``many_members``; the member limit is 10,000). Binary seeds (``.eval``, ``.zip``,
+Parquet) get a zip trick for ``type_swap``, ``huge_number`` and ``extra_fields``.
 
 Every case runs ``parse_uploads`` (in memory, pyarrow readers) or ``parse_paths`` (files
 in a temporary folder, DuckDB readers) and, if it parses, ``Store.ingest`` into a scratch
@@ -45,11 +55,13 @@ import os
 import random
 import resource
 import shutil
+import struct
 import sys
 import tempfile
 import time
 import traceback
 import zipfile
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,7 +76,13 @@ if not FIXTURES.is_dir():
     FIXTURES = Path("/work/shared/fixtures")
 SEED_LIMIT = 3 << 20        # seeds larger than this are cut to their first lines/records
 BOMB_MB = (8, 64, 512)      # uncompressed sizes of the zip bombs (ratio ~1000x)
-MUTATIONS = ("truncate", "flip", "type_swap", "deep_nest", "huge_line", "zip", "names")
+MUTATIONS = ("truncate", "flip", "type_swap", "deep_nest", "huge_line", "zip", "names",
+             "huge_number", "extra_fields")
+ZSTD0_MB = (64, 1024)       # what a zstd member declaring 0 bytes unpacks to (~32,000x)
+MANY_MEMBERS = 20_000       # members of the "many_members" zip (the limit is 10,000)
+# integers that fit no float, no int64 or no 32-bit answer index, and Python's digit limit
+HUGE_NUMBERS = ("9" * 400, "1" * 5001, str(2 ** 63 - 1), str(-2 ** 63), "99999999999999999999",
+                str(2 ** 31))
 
 Files = list[tuple[str, bytes]]
 
@@ -86,8 +104,10 @@ def load_seeds() -> list[Files]:
     for root in roots:
         if not root.is_dir():
             continue
+        # tidy tables of the wild corpus need a column map: they are not seeds that parse
         files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in
-                       (".json", ".jsonl", ".eval", ".csv", ".parquet", ".zip"))
+                       (".json", ".jsonl", ".eval", ".csv", ".parquet", ".zip")
+                       and "tidy" not in p.relative_to(root).parts)
         by_dir: dict[Path, list[Path]] = {}
         for p in files:
             by_dir.setdefault(p.parent, []).append(p)
@@ -229,7 +249,9 @@ def _zip(members: Files, compression: int = zipfile.ZIP_DEFLATED) -> bytes:
     with warnings.catch_warnings(), zipfile.ZipFile(buf, "w", compression) as z:
         warnings.simplefilter("ignore")      # the "duplicate" trick repeats a name on purpose
         for name, data in members:
-            z.writestr(name, data)
+            # a fixed timestamp: the same case gives the same bytes on every run
+            z.writestr(zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0)), data,
+                       compress_type=compression)
     return buf.getvalue()
 
 
@@ -285,10 +307,79 @@ def _bomb(name: str, mb: int) -> bytes:
     return buf.getvalue()
 
 
+def zstd_zip(members: Files, declared: dict[str, int] | None = None) -> bytes:
+    """A zip whose members are zstandard-compressed (method 93, as inspect_ai writes .eval
+    logs). ``declared``: a member's uncompressed size as the archive states it (0: the case
+    of a writer that records none), whatever its compressed stream holds; the CRC-32 is the
+    real one."""
+    import zstandard
+
+    declared = declared or {}
+    out = io.BytesIO()
+    central = []
+    for name, data in members:
+        comp = zstandard.ZstdCompressor(level=3).compress(data)
+        crc = zlib.crc32(data)
+        size = declared.get(name, len(data))
+        name_b = name.encode()
+        offset = out.tell()
+        out.write(struct.pack("<IHHHHHIIIHH", 0x04034B50, 63, 0, 93, 0, 0x21, crc, len(comp),
+                              size, len(name_b), 0) + name_b + comp)
+        central.append(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 63, 63, 0, 93, 0, 0x21,
+                                   crc, len(comp), size, len(name_b), 0, 0, 0, 0, 0, offset)
+                       + name_b)
+    start = out.tell()
+    out.write(b"".join(central))
+    out.write(struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(central), len(central),
+                          out.tell() - start, start, 0))
+    return out.getvalue()
+
+
+def zstd_size0_eval(mb: int) -> bytes:
+    """An inspect-like ``.eval`` whose ``header.json`` declares 0 bytes and unpacks to
+    ``mb`` MB (compressed chunk by chunk, so the whole is never held here)."""
+    import zstandard
+
+    chunk = b" " * (1 << 20)
+    cobj = zstandard.ZstdCompressor(level=3).compressobj()
+    comp = b"".join([cobj.compress(chunk) for _ in range(mb)] + [cobj.flush()])
+    crc = 0
+    for _ in range(mb):
+        crc = zlib.crc32(chunk, crc)
+    name = b"header.json"
+    local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 63, 0, 93, 0, 0x21, crc, len(comp), 0,
+                        len(name), 0) + name + comp
+    cd = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 63, 63, 0, 93, 0, 0x21, crc, len(comp),
+                     0, len(name), 0, 0, 0, 0, 0, 0) + name
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 1, 1, len(cd), len(local), 0)
+    return local + cd + end
+
+
+def many_members_zip(n: int, data: bytes = b"model,task,item_id,score\nm,t,1,1\n",
+                     suffix: str = ".csv", declared_count: int | None = None) -> bytes:
+    """A zip of ``n`` small stored members ``m00000.csv``, ... (work that grows with the
+    members); ``declared_count``: the member count its end record claims instead of ``n``."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        for i in range(n):
+            z.writestr(f"m{i:05d}{suffix}", data)
+    out = bytearray(buf.getvalue())
+    if declared_count is not None:
+        end = out.rindex(b"PK\x05\x06")
+        out[end + 8:end + 12] = struct.pack("<HH", declared_count, declared_count)
+    return bytes(out)
+
+
 def _zip_trick(files: Files, rng: random.Random) -> Files:
     trick = rng.choice(["plain", "bomb", "traversal", "absolute", "nested", "crc", "cut",
-                        "method", "junk", "dir_only", "duplicate"])
+                        "method", "junk", "dir_only", "duplicate", "zstd_size0", "many_members"])
     members = list(files)
+    if trick == "zstd_size0":
+        return [("bomb.eval", _zstd0(rng.choice(ZSTD0_MB)))]
+    if trick == "many_members":
+        if MANY_MEMBERS not in _ZSTD0:
+            _ZSTD0[MANY_MEMBERS] = many_members_zip(MANY_MEMBERS)
+        return [("many.zip", _ZSTD0[MANY_MEMBERS])]
     if trick == "bomb":
         name = members[0][0].split("/")[-1]
         return [("bomb.zip", _bomb(name, rng.choice(BOMB_MB)))]
@@ -313,7 +404,7 @@ def _zip_trick(files: Files, rng: random.Random) -> Files:
         if i >= 0:
             data[i + 10:i + 12] = (99).to_bytes(2, "little")
     elif trick == "junk":
-        data += os.urandom(rng.randrange(1, 4096))
+        data += rng.randbytes(rng.randrange(1, 4096))
     return [("archive.zip", bytes(data))]
 
 
@@ -327,6 +418,69 @@ def _names(files: Files, rng: random.Random) -> Files:
                 .replace(b"demo,boolq", evil.replace(",", " ").replace("\n", " ").encode() + b",boolq"))
         out.append((name, data))
     return out
+
+
+_ZSTD0: dict[int, bytes] = {}     # made once per process: by size in MB, and the many-member zip
+
+
+def _zstd0(mb: int) -> bytes:
+    if mb not in _ZSTD0:
+        _ZSTD0[mb] = zstd_size0_eval(mb)
+    return _ZSTD0[mb]
+
+
+def _huge_number(name: str, data: bytes, rng: random.Random) -> bytes:
+    """One number of a JSON value, a JSONL line or a CSV cell replaced by a huge integer
+    literal (``HUGE_NUMBERS``)."""
+    huge = rng.choice(HUGE_NUMBERS)
+    if name.lower().endswith((".csv", ".tsv")):
+        lines = data.splitlines(keepends=True)
+        if len(lines) < 2:
+            return data
+        i = rng.randrange(1, len(lines))
+        sep = b"\t" if name.lower().endswith(".tsv") else b","
+        cells = lines[i].rstrip(b"\r\n").split(sep)
+        cells[rng.randrange(len(cells))] = huge.encode()
+        lines[i] = sep.join(cells) + b"\n"
+        return b"".join(lines)
+    marker = "__HUGE_NUMBER__"
+    try:
+        obj = json.loads(data)
+        lines = None
+    except ValueError:
+        lines = data.splitlines(keepends=True)
+        if not lines:
+            return data
+        k = rng.randrange(len(lines))
+        try:
+            obj = json.loads(lines[k])
+        except ValueError:
+            return data
+    paths = [p for p in _paths(obj) if isinstance(_get(obj, p), (int, float))
+             and not isinstance(_get(obj, p), bool)] or _paths(obj)
+    if not paths:
+        return data
+    _set(obj, rng.choice(paths), marker)
+    new = _dumps(obj).replace(f'"{marker}"'.encode(), huge.encode(), 1)
+    if lines is None:
+        return new
+    lines[k] = new + b"\n"
+    return b"".join(lines)
+
+
+def _extra_fields(name: str, data: bytes, rng: random.Random) -> bytes:
+    """A CSV data row with 1-3 fields more, or 1-2 fewer, than the header."""
+    lines = data.splitlines(keepends=True)
+    if len(lines) < 2:
+        return data
+    i = rng.randrange(1, len(lines))
+    row = lines[i].rstrip(b"\r\n")
+    if rng.random() < 0.5:
+        row += b"".join(b"," + str(rng.randrange(10)).encode() for _ in range(rng.randint(1, 3)))
+    else:
+        row = b",".join(row.split(b",")[:-rng.randint(1, 2)])
+    lines[i] = row + b"\n"
+    return b"".join(lines)
 
 
 def mutate(group: Files, rng: random.Random, how: str) -> Files:
@@ -351,6 +505,12 @@ def mutate(group: Files, rng: random.Random, how: str) -> Files:
         data = _mutate_json_value(data, rng, how)
     elif how == "huge_line":
         data = _huge_line(data, rng)
+    elif how in ("huge_number", "extra_fields"):
+        if name.endswith((".eval", ".zip", ".parquet")):
+            return _zip_trick(files, rng)
+        csv_seed = name.lower().endswith((".csv", ".tsv"))
+        data = (_extra_fields(name, data, rng) if how == "extra_fields" and csv_seed
+                else _huge_number(name, data, rng))
     files[k] = (name, data)
     return files
 

@@ -166,6 +166,15 @@ class _Progress:
             self.stream.flush()
 
 
+def _column_map(text: str) -> dict[str, str]:
+    """``--columns`` as a tidy column map; a malformed one is a usage error (exit 2)."""
+    from evalcore.ingest.tidy import parse_columns
+    try:
+        return parse_columns(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def cmd_ingest(args) -> int:
     """Read the paths as a batch, store every good run (one transaction), list every file
     that was not stored. Exit 3 when a file was bad, or when nothing in the batch had data;
@@ -177,7 +186,8 @@ def cmd_ingest(args) -> int:
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
     try:
         batch = read_paths([Path(p) for p in args.paths], progress=progress,
-                           cluster_key=args.cluster_key, strict=args.strict)
+                           cluster_key=args.cluster_key, strict=args.strict,
+                           columns=args.columns)
     finally:
         if progress is not None:
             progress.close()
@@ -426,6 +436,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "key is applied automatically when it gives at least 20 clusters "
                         "with more than one item each on average, otherwise offered (reported, "
                         "not applied); '' for no clusters")
+    p.add_argument("--columns", metavar="NAME=COLUMN,...", type=_column_map, default=None,
+                   help="which columns of a tidy table (CSV/JSONL/Parquet) are model, run, "
+                        "task, item_id, score, metric, answer, cluster, when the file names "
+                        "them otherwise, e.g. model=llm,task=qset,item_id=question_id,"
+                        "score=correct; a JSONL path into nested objects is dotted "
+                        "(score=evaluation.score); names not given keep their default")
     _add_format(p)
     p.set_defaults(func=cmd_ingest)
 

@@ -8,19 +8,23 @@ Work: ``evalcore.ingest.read_uploads`` then ``Store.ingest`` (one transaction);
 
 from __future__ import annotations
 
+import shlex
+
 import pandas as pd
 import streamlit as st
 
 from evalcore.errors import EvalbarsError, IngestError
 from evalcore.ingest import problem_row
 from evalcore.unreachable import unreachable_reason
+from evalcore.ingest.tidy import CANONICAL, format_columns, suggest_columns
 from ui import common
 
 FORMATS_HELP = ("lm-evaluation-harness results JSON and sample logs (samples_*.jsonl), "
                 "lighteval / Open LLM Leaderboard results_*.json (summaries), "
                 "inspect_ai logs (.eval, .json), HELM run folders, suites or a whole "
                 "benchmark_output/ folder as .zip, tidy tables "
-                "(CSV/JSONL/Parquet with model, task, item_id, score). Upload a results file "
+                "(CSV/JSONL/Parquet with model, task, item_id, score; other column names "
+                "can be mapped once the table is dropped). Upload a results file "
                 "together with its sample logs so they become one run.")
 
 common.ensure_app_navigation()
@@ -44,8 +48,10 @@ cluster_field = c_field.text_input("Cluster field", key="up_cluster_field",
                                    placeholder="e.g. passage_id", label_visibility="collapsed",
                                    disabled=cluster_mode != "field")
 cluster_key = {"auto": None, "none": ""}.get(cluster_mode, cluster_field.strip() or None)
+columns = st.session_state.get("up_columns") or None
 if uploads:
-    signature = tuple((f.name, f.size, getattr(f, "file_id", "")) for f in uploads) + (cluster_key,)
+    signature = tuple((f.name, f.size, getattr(f, "file_id", "")) for f in uploads) + (
+        cluster_key, format_columns(columns or {}))
     if st.session_state.get("up_sig") != signature:
         bar = st.progress(0.0, text="Reading the files ...")
 
@@ -54,7 +60,7 @@ if uploads:
             bar.progress(share, text=f"Reading {common.md_escape(current)} ({share:.0%})")
 
         result = common.ingest_uploads([(f.name, f.getvalue()) for f in uploads], store, _progress,
-                                       cluster_key=cluster_key)
+                                       cluster_key=cluster_key, columns=columns)
         bar.progress(1.0, text="Done.")
         if "error" not in result or unreachable_reason(result["error"]) is None:
             st.session_state["up_sig"] = signature   # else: tried again on the next run
@@ -109,6 +115,35 @@ if result is not None:
             st.markdown(f"**Audit flags ({len(flagged)})**: reported stderr checked against the "
                         "item scores")
             common.show_table(flagged, "ingest_audit", "up_audit")
+
+
+# ---- tidy tables whose columns were not recognised: a column map -----------------------
+NO_COLUMN = "(none)"
+choices = (result or {}).get("column_choices") or {}
+if choices:
+    found = sorted({c for cols in choices.values() for c in cols}, key=str.lower)
+    guess = {**suggest_columns(found), **(columns or {})}
+    st.markdown("**Tables with other column names**")
+    st.caption(f"{len(choices)} table(s) were not read because their columns have other names "
+               "than model, task, item_id and score. Say which column is which, and they are "
+               "read again with this column map (files already stored are not read twice).")
+    with st.form("up_columns_form"):
+        picked = {}
+        grid = st.columns(4)
+        for i, name in enumerate(CANONICAL):
+            options = [NO_COLUMN, *found]
+            default = guess.get(name)
+            picked[name] = grid[i % 4].selectbox(
+                name, options, index=options.index(default) if default in options else 0,
+                key=f"up_col_{name}")
+        submitted = st.form_submit_button("Read the tables again with these columns")
+    chosen = {k: v for k, v in picked.items() if v != NO_COLUMN}
+    st.caption("The same on the command line:")
+    st.code(f"python -m evalcore ingest FILE --columns {shlex.quote(format_columns(chosen))}",
+            language="bash")
+    if submitted:
+        st.session_state["up_columns"] = chosen
+        st.rerun()
 
 # ---- runs in the store ---------------------------------------------------------------
 st.divider()

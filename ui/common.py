@@ -238,20 +238,26 @@ def demo_banner(runs: pd.DataFrame) -> None:
 # ---- ingest ----------------------------------------------------------------------------
 def ingest_uploads(files: list[tuple[str, bytes]], store: Store,
                    progress: Callable[[int, int, str], None] | None = None,
-                   cluster_key: str | None = None) -> dict:
+                   cluster_key: str | None = None,
+                   columns: dict[str, str] | None = None) -> dict:
     """Read in-memory uploads as a batch and store every good run in one transaction
-    (``cluster_key`` as in ``evalcore.ingest.read_uploads``: None picks automatically, ""
-    means no clusters). One bad file does not block the others.
+    (``cluster_key`` and ``columns``, a tidy column map, as in
+    ``evalcore.ingest.read_uploads``: None picks automatically, "" means no clusters). One
+    bad file does not block the others.
 
     Returns ``{"ok": bool, "report": IngestReport | None, "run_ids": [int], "problems":
-    [dict]}`` (``problems``: one ``evalcore.ingest.problem_row`` per file not stored) or, when
-    the batch could not be read at all or the store failed, ``{"ok": False, "error": exc}``
-    with nothing written. ``ok`` is False when no run was stored.
+    [dict], "column_choices": {file: [column]}}`` (``problems``: one
+    ``evalcore.ingest.problem_row`` per file not stored; ``column_choices``: the columns of
+    each tidy table whose columns were not recognised) or, when the batch could not be read
+    at all or the store failed, ``{"ok": False, "error": exc}`` with nothing written. ``ok``
+    is False when no run was stored.
     """
     from evalcore.ingest import problem_row, read_uploads
+    from evalcore.ingest.tidy import TidyColumnsError
 
     try:
-        batch = read_uploads(files, progress=progress, cluster_key=cluster_key)
+        batch = read_uploads(files, progress=progress, cluster_key=cluster_key,
+                             columns=columns)
         report = store.ingest(batch.runs, skip_invalid=True) if batch.runs else None
     except EvalbarsError as exc:
         return {"ok": False, "error": exc}
@@ -259,7 +265,9 @@ def ingest_uploads(files: list[tuple[str, bytes]], store: Store,
     if report is not None:
         problems += [problem_row(StoreError(m)) for m in report.rejected]
     run_ids = [int(x) for x in report.runs["run_id"]] if report is not None else []
-    return {"ok": bool(run_ids), "report": report, "run_ids": run_ids, "problems": problems}
+    choices = {e.file: list(e.found) for e in batch.problems if isinstance(e, TidyColumnsError)}
+    return {"ok": bool(run_ids), "report": report, "run_ids": run_ids, "problems": problems,
+            "column_choices": choices}
 
 
 def tab_sections(key: str, sections: dict[str, Callable[[], None]]) -> None:

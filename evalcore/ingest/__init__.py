@@ -37,6 +37,10 @@ Added by the ingest owner
   read task by task by ``Store.ingest``; a bad line in it is then raised by ``Store.ingest``
   (which rolls back), not by the parse. Uploads are always read at once.
 
+- ``columns`` (all four): a tidy column map (``tidy.parse_columns("model=llm,
+  task=qset,item_id=question_id,score=correct")``) for tidy tables whose columns have other
+  names; a JSONL file whose first row holds the mapped columns is read as a tidy table.
+
 Formats, one module each: ``lm_eval`` (results JSON 0.3/0.4.x, sample logs JSONL/JSON
 array, embedded samples), ``lighteval`` (lighteval and Open LLM Leaderboard v1
 ``results_<ts>.json``: summaries only), ``inspect_log`` (``.eval`` zips with deflate or zstd members,
@@ -50,7 +54,6 @@ from __future__ import annotations
 import logging
 import os
 import posixpath
-import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterable
@@ -60,13 +63,21 @@ import numpy as np
 from evalcore.errors import IngestError, NoScoresError
 from evalcore.ingest import helm, inspect_log, lighteval, lm_eval, tidy
 from evalcore.ingest.batch import IngestBatch, no_scores_reason, problem_row, run_files
+from evalcore.ingest.detect import (
+    EXPECTED,
+    FORMATS,
+    KNOWN_SUFFIXES,
+    LFS_POINTER,
+    classify as _classify,
+    detect_format,
+)
 from evalcore.ingest._common import (
     MAX_ABS_SCORE,
+    MAX_ANSWER_IDX,
     Progress,
     Source,
     call_progress,
     check_size,
-    loads_line,
     max_file_bytes,
 )
 from evalcore.ingest._zip import UnzipBudget, ZipArchive, member_folder
@@ -84,142 +95,7 @@ LAZY_BYTES = 256 << 20
 
 __all__ = ["parse_paths", "parse_uploads", "read_paths", "read_uploads", "IngestBatch",
            "no_scores_reason", "problem_row", "detect_format", "max_file_bytes", "FORMATS",
-           "LFS_POINTER"]
-
-FORMATS: tuple[str, ...] = (
-    lm_eval.RESULTS, lm_eval.SAMPLES_JSONL, lm_eval.SAMPLES_JSON, lighteval.RESULTS,
-    inspect_log.EVAL_ZIP, inspect_log.JSON_LOG,
-    *helm.ALL_FORMATS,
-    tidy.CSV, tidy.JSONL, tidy.PARQUET,
-)
-KNOWN_SUFFIXES = (".json", ".jsonl", ".eval", ".csv", ".parquet", ".pq", ".zip", ".tsv")
-# The first bytes of a Git LFS pointer file (a clone without `git lfs pull`).
-LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
-EXPECTED = ("a known format: lm_eval results/samples JSON(L), a lighteval / Open LLM "
-            "Leaderboard results JSON, an inspect .eval/.json log, "
-            "HELM run files, a tidy CSV/JSONL/Parquet table, or a zip of these")
-
-
-# ---------------------------------------------------------------------------------------
-# Detection
-# ---------------------------------------------------------------------------------------
-def _classify_obj(obj: object, name: str = "") -> str:
-    """Format of a parsed JSON value from its top-level keys (``name``: the file's base name,
-    used only to tell HELM files holding an empty value apart)."""
-    if isinstance(obj, dict):
-        keys = set(obj)
-        # inspect_ai reads a log without a top-level "version" as version 2 (seen in real
-        # logs), so an "eval" spec naming its task is enough
-        ev = obj.get("eval")
-        if isinstance(ev, dict) and ("version" in keys or "task" in ev) and (
-                {"plan", "status", "results", "samples"} & keys):
-            return inspect_log.JSON_LOG
-        if lighteval.is_results(obj):
-            return lighteval.RESULTS
-        if isinstance(obj.get("results"), dict) and (
-                {"versions", "configs", "config", "n-shot", "group_subtasks", "samples"} & keys):
-            return lm_eval.RESULTS
-        if "doc_id" in keys and ({"resps", "filtered_resps", "arguments", "doc"} & keys):
-            return lm_eval.SAMPLES_JSONL
-        if "item_id" in keys and "score" in keys:
-            return tidy.JSONL
-        return helm.classify_obj(obj, name) or "unknown"
-    if isinstance(obj, list):
-        fmt = helm.classify_obj(obj, name)
-        if fmt:
-            return fmt
-        if obj and isinstance(obj[0], dict) and "doc_id" in obj[0]:
-            return lm_eval.SAMPLES_JSON
-    return "unknown"
-
-
-def detect_format(name: str, head: bytes) -> str:
-    """The format of a file from its first bytes (``head``, e.g. the first 64 KB).
-
-    Content decides: zip magic (``PK\\x03\\x04``; an inspect log when its first member is
-    ``_journal/...``, ``header.json`` or ``samples/...``, else ``"zip"`` to be classified
-    from its member list), Parquet magic, the first JSON line (JSONL files), the leading
-    keys of a JSON document, a CSV header with ``item_id`` and ``score``. The name only
-    helps where content is ambiguous. Returns one of ``FORMATS``, ``"zip"`` or
-    ``"unknown"``.
-    """
-    if head.startswith(b"PK\x03\x04"):
-        name_len = int.from_bytes(head[26:28], "little")
-        first = head[30:30 + name_len].decode("utf-8", "replace")
-        if first.startswith(("_journal/", "header.json", "samples/", "summaries.json",
-                             "reductions.json")):
-            return inspect_log.EVAL_ZIP
-        return "zip"
-    if head.startswith(b"PAR1"):
-        return tidy.PARQUET
-    text = head.lstrip(b"\xef\xbb\xbf").lstrip()
-    if not text:
-        return "unknown"
-    if b"\x00" in head[:4096]:
-        return "unknown"
-    if text[:1] in (b"{", b"["):
-        nl = text.find(b"\n")
-        first_line = text if nl < 0 and len(head) < 65536 else text[:nl] if nl >= 0 else b""
-        if first_line:
-            try:
-                obj = loads_line(first_line)
-            except ValueError:
-                obj = None
-            if obj is not None:
-                fmt = _classify_obj(obj, name)
-                if fmt != "unknown":
-                    return fmt
-        return _detect_json_head(text.decode("utf-8", "replace"))
-    return _detect_text_table(name, text)
-
-
-def _detect_json_head(t: str) -> str:
-    def has(key: str) -> bool:
-        return f'"{key}"' in t
-
-    if t.startswith("["):
-        fmt = helm.classify_head(t)
-        if fmt:
-            return fmt
-        if has("doc_id") and (has("resps") or has("arguments") or has("doc")):
-            return lm_eval.SAMPLES_JSON
-        return "unknown"
-    if has("eval") and (has("version") or has("eval_id") or has("task_id")) and (
-            has("plan") or has("status")):
-        return inspect_log.JSON_LOG
-    if has("config_general") and (has("results") or has("lighteval_sha")):
-        return lighteval.RESULTS
-    if re.match(r'\{\s*"results"\s*:', t) or (has("results") and (
-            has("versions") or has("configs") or has("n-shot") or ',none"' in t)):
-        return lm_eval.RESULTS
-    return helm.classify_head(t) or "unknown"
-
-
-def _detect_text_table(name: str, text: bytes) -> str:
-    try:
-        line = text.split(b"\n", 1)[0].decode("utf-8").strip().lower()
-    except UnicodeDecodeError:
-        return "unknown"
-    sep = "\t" if ("\t" in line and name.lower().endswith(".tsv")) else ","
-    cols = {c.strip().strip('"') for c in line.split(sep)}
-    if {"item_id", "score"} <= cols or ({"task", "score"} <= cols and len(cols) >= 3):
-        return tidy.CSV
-    # a delimited text header in a .csv/.tsv file: a tidy table (missing columns are then
-    # reported by name instead of "unknown format")
-    if name.lower().endswith((".csv", ".tsv")) and len(cols) >= 2 and line.isprintable():
-        return tidy.CSV
-    return "unknown"
-
-
-def _describe_bad_head(head: bytes) -> str:
-    """A short, safe description of a file's first bytes for an error message: the kind of
-    content and at most 16 characters, ASCII-escaped (``ascii()``), never more."""
-    if not head.strip():
-        return "only whitespace"
-    if b"\x00" in head[:4096] or sum(b < 9 or 13 < b < 32 for b in head[:512]) > 8:
-        return "binary data"
-    snippet = head[:16].decode("utf-8", "replace")
-    return f"text starting with {ascii(snippet)}" + ("..." if len(head) > 16 else "")
+           "LFS_POINTER", "EXPECTED", "KNOWN_SUFFIXES"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -316,63 +192,38 @@ def _expand_zip(src: Source, skipped: list[str], budget: UnzipBudget | None = No
         return members, kind
 
 
-def _classify(src: Source) -> str:
-    head = src.head()
-    if head.startswith(LFS_POINTER):
-        raise IngestError(src.name, "byte 0", "the file itself, not a Git LFS pointer",
-                          "the file was never downloaded: run `git lfs pull` in the repository "
-                          "it came from, then ingest again")
-    fmt = detect_format(src.basename, head)
-    if fmt == tidy.PARQUET and lighteval.is_details_name(src.basename):
-        return lighteval.DETAILS
-    if fmt == inspect_log.EVAL_ZIP:
-        return "zip"          # confirmed from the member list in _expand_zip
-    if fmt == "unknown":
-        stripped = head.lstrip(b"\xef\xbb\xbf").lstrip()
-        if stripped[:1] == b"{" and b"\n" not in stripped.rstrip():
-            # a first line longer than the head (long prompts): classify that whole line
-            with src.open() as fh:
-                line = fh.readline(256 * 1024 * 1024)
-            try:
-                fmt = _classify_obj(loads_line(line), src.basename)
-            except ValueError:
-                fmt = "unknown"
-            if fmt != "unknown":
-                return fmt
-        if stripped[:1] in (b"{", b"[") and src.size <= 512 * 1024 * 1024:
-            from evalcore.ingest._common import load_json
-
-            fmt = _classify_obj(load_json(src), src.basename)
-            if fmt == "unknown":
-                raise IngestError(src.name, "top level", EXPECTED,
-                                  "valid JSON, but no known format (unexpected keys)")
-            return fmt
-        raise IngestError(src.name, "byte 0", EXPECTED, _describe_bad_head(head))
-    return fmt
-
 
 # ---------------------------------------------------------------------------------------
 # Parsing
 # ---------------------------------------------------------------------------------------
 def _layout_guard(name: str, parse, *args, **kwargs):
-    """``parse(*args)``; a value of an unexpected type that the parser's own checks do not
-    name (a fuzzed or hand-edited file) becomes an ``IngestError`` naming the file instead of
-    an internal error."""
+    """``parse(*args)``; a value the parser's own checks do not name (a fuzzed or
+    hand-edited file: a value of an unexpected type, a number too large to convert, an index
+    out of range) becomes an ``IngestError`` naming the file instead of an internal error,
+    so the other files of the batch are read as usual."""
     try:
         return parse(*args, **kwargs)
+    except IngestError:
+        raise
     except (AttributeError, TypeError, KeyError, IndexError) as exc:
         raise IngestError(name, "file layout", "the layout this harness writes (objects, lists "
                           "and values where it puts them)",
                           f"{type(exc).__name__}: {str(exc)[:80]}") from None
+    except (ValueError, OverflowError) as exc:   # ValueError includes pyarrow's ArrowInvalid
+        raise IngestError(name, "a value", "values that fit (numbers within range, counts "
+                          "and indices that are whole numbers of a usual size)",
+                          f"{type(exc).__name__}: {str(exc)[:80]}") from None
 
 
 def _checked_pieces(run: LazyRun) -> LazyRun:
-    """``run`` whose pieces pass ``_check_magnitudes`` as they are read."""
+    """``run`` whose pieces pass ``_check_magnitudes`` (and ``_layout_guard``) as they are
+    read."""
     read = run.pieces
     name = run.files[0].name if run.files else run.name
 
     def pieces():
-        for piece in read():
+        stream = iter(read())
+        while (piece := _layout_guard(name, next, stream, None)) is not None:
             _check_magnitudes(piece, name)
             yield piece
 
@@ -392,7 +243,7 @@ def _check_magnitudes(run: ParsedRun, name: str | None = None) -> None:
         r = run.scores.iloc[int(bad[0])]
         raise IngestError(name, f"task {r['task']!r}, metric {r['metric']!r}, item "
                           f"{r['item_id']!r}", f"a finite score within +-{MAX_ABS_SCORE:g}",
-                          f"found {sc[bad[0]]!r}")
+                          f"found {float(sc[bad[0]])!r}")
     for col in ("value", "stderr"):
         v = run.summaries[col].to_numpy(dtype="float64")
         bad = np.flatnonzero(np.abs(v) > MAX_ABS_SCORE)
@@ -400,11 +251,19 @@ def _check_magnitudes(run: ParsedRun, name: str | None = None) -> None:
             r = run.summaries.iloc[int(bad[0])]
             raise IngestError(name, f"summary of task {r['task']!r}, metric {r['metric']!r}",
                               f"a {col} within +-{MAX_ABS_SCORE:g} or missing",
-                              f"found {v[bad[0]]!r}")
+                              f"found {float(v[bad[0]])!r}")
+    answer = run.scores["answer_idx"].to_numpy()
+    bad = np.flatnonzero((answer < 0) | (answer > MAX_ANSWER_IDX))
+    if len(bad):
+        r = run.scores.iloc[int(bad[0])]
+        raise IngestError(name, f"task {r['task']!r}, metric {r['metric']!r}, item "
+                          f"{r['item_id']!r}", f"an answer index (epoch, sample) from 0 to "
+                          f"{MAX_ANSWER_IDX:,}", f"found {int(answer[bad[0]])}")
 
 
 def parse_paths(paths: Iterable[str | Path], progress: Progress | None = None,
-                cluster_key: str | None = None, *, lazy: bool = True) -> list[ParsedRun]:
+                cluster_key: str | None = None, *, lazy: bool = True,
+                columns: dict[str, str] | None = None) -> list[ParsedRun]:
     """Parse files, folders (recursively; hidden files and unknown extensions are skipped
     with a warning) and zips into runs. All or nothing: any bad file raises ``IngestError``.
     Runs without scores are returned as read (``read_paths`` leaves them out).
@@ -419,13 +278,14 @@ def parse_paths(paths: Iterable[str | Path], progress: Progress | None = None,
     if isinstance(paths, (str, Path)):
         paths = [paths]
     sources, skipped = _path_sources(paths)
-    return _parse_sources(sources, skipped, progress, cluster_key, lazy=lazy)
+    return _parse_sources(sources, skipped, progress, cluster_key, lazy=lazy, columns=columns)
 
 
 def parse_uploads(files: list[tuple[str, bytes]], progress: Progress | None = None,
-                  cluster_key: str | None = None) -> list[ParsedRun]:
+                  cluster_key: str | None = None, *,
+                  columns: dict[str, str] | None = None) -> list[ParsedRun]:
     """Parse in-memory uploads ``[(file name, bytes), ...]`` (the dashboard's path)."""
-    return _parse_sources(_upload_sources(files), [], progress, cluster_key)
+    return _parse_sources(_upload_sources(files), [], progress, cluster_key, columns=columns)
 
 
 def _upload_sources(files: list[tuple[str, bytes]]) -> list[Source]:
@@ -441,7 +301,7 @@ def _upload_sources(files: list[tuple[str, bytes]]) -> list[Source]:
 # ---------------------------------------------------------------------------------------
 def read_paths(paths: Iterable[str | Path], progress: Progress | None = None,
                cluster_key: str | None = None, *, strict: bool = False,
-               lazy: bool = True) -> IngestBatch:
+               lazy: bool = True, columns: dict[str, str] | None = None) -> IngestBatch:
     """Read files, folders and zips as a batch (the CLI's ``ingest``).
 
     Default: one bad file does not block the rest: every good run comes back in ``runs``
@@ -455,19 +315,23 @@ def read_paths(paths: Iterable[str | Path], progress: Progress | None = None,
     if isinstance(paths, (str, Path)):
         paths = [paths]
     sources, skipped = _path_sources(paths)
-    return _read_batch(sources, skipped, progress, cluster_key, strict, lazy)
+    return _read_batch(sources, skipped, progress, cluster_key, strict, lazy, columns)
 
 
 def read_uploads(files: list[tuple[str, bytes]], progress: Progress | None = None,
-                 cluster_key: str | None = None, *, strict: bool = False) -> IngestBatch:
+                 cluster_key: str | None = None, *, strict: bool = False,
+                 columns: dict[str, str] | None = None) -> IngestBatch:
     """``read_paths`` for in-memory uploads ``[(file name, bytes), ...]`` (the upload page)."""
-    return _read_batch(_upload_sources(files), [], progress, cluster_key, strict)
+    return _read_batch(_upload_sources(files), [], progress, cluster_key, strict,
+                       columns=columns)
 
 
 def _read_batch(sources: list[Source], skipped: list[str], progress: Progress | None,
-                cluster_key: str | None, strict: bool, lazy: bool = False) -> IngestBatch:
+                cluster_key: str | None, strict: bool, lazy: bool = False,
+                columns: dict[str, str] | None = None) -> IngestBatch:
     problems: list[IngestError] | None = None if strict else []
-    parsed = _parse_sources(sources, skipped, progress, cluster_key, problems, lazy=lazy)
+    parsed = _parse_sources(sources, skipped, progress, cluster_key, problems, lazy=lazy,
+                            columns=columns)
     found = problems if problems is not None else []
     runs = []
     for run in parsed:
@@ -493,7 +357,8 @@ def _skipped_note(skipped: list[str]) -> str:
 def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress | None,
                    cluster_key: str | None,
                    problems: list[IngestError] | None = None, *,
-                   lazy: bool = False) -> list[ParsedRun]:
+                   lazy: bool = False,
+                   columns: dict[str, str] | None = None) -> list[ParsedRun]:
     """Runs from sources. ``problems is None``: all or nothing (the first ``IngestError`` is
     raised). Otherwise each bad file is appended to ``problems`` and the rest goes on; a
     run whose file failed is left out whole (its other files are listed too)."""
@@ -549,7 +414,7 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
     budget = UnzipBudget()
     for src in sources:
         try:
-            fmt = _classify(src)
+            fmt = _classify(src, columns)
             if fmt != "zip":
                 add(src, fmt)
                 continue
@@ -567,7 +432,7 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
                 continue
             try:
                 check_size(m.name, m.size)
-                mfmt = _classify(m)
+                mfmt = _classify(m, columns)
                 if mfmt == "zip":
                     raise IngestError(src.name, f"zip member {m.name}", "no nested archives")
                 add(m, mfmt)
@@ -588,7 +453,7 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
     bad_results: list[tuple[Source, IngestError]] = []
     for src in by_fmt.get(lm_eval.RESULTS, []):
         try:
-            results.append(lm_eval.read_results(src))
+            results.append(_layout_guard(src.name, lm_eval.read_results, src))
         except IngestError as exc:
             failed(exc)
             bad_results.append((src, exc))
@@ -606,9 +471,11 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
 
     def read_samples(src: Source, task: str) -> lm_eval.SampleColumns:
         if formats[src.name] == lm_eval.SAMPLES_JSON:
-            cols = lm_eval.read_samples_json_array(src, task, cluster_key)
+            cols = _layout_guard(src.name, lm_eval.read_samples_json_array, src, task,
+                                 cluster_key)
         else:
-            cols = lm_eval.read_samples_jsonl(src, task, progress, done, total, cluster_key)
+            cols = _layout_guard(src.name, lm_eval.read_samples_jsonl, src, task, progress,
+                                 done, total, cluster_key)
         step(src.name, src.size)
         return cols
 
@@ -626,7 +493,8 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
             return [(s, t, read_samples(s, t)) for s, t in group]
         out = []
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evalbars-read") as pool:
-            futures = [pool.submit(lm_eval.read_samples_jsonl, s, t, None, 0, 0, cluster_key)
+            futures = [pool.submit(_layout_guard, s.name, lm_eval.read_samples_jsonl, s, t,
+                                   None, 0, 0, cluster_key)
                        if id(s) in ids else None for s, t in group]
             try:
                 for (s, t), fut in zip(group, futures):
@@ -642,7 +510,8 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
     def read_quiet(group: list[tuple[Source, str]]
                    ) -> list[tuple[Source, str, lm_eval.SampleColumns]]:
         """A lazy run's piece: its files read one after the other, no progress calls."""
-        return [(s, t, lm_eval.read_samples_jsonl(s, t, None, 0, 0, cluster_key))
+        return [(s, t, _layout_guard(s.name, lm_eval.read_samples_jsonl, s, t, None, 0, 0,
+                                     cluster_key))
                 for s, t in group]
 
     def lazy_ok(res: lm_eval.ResultsFile | None, group: list[tuple[Source, str]]) -> bool:
@@ -673,7 +542,8 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
             return
         try:
             samples = read_group(group)
-            runs.append(lm_eval.build_run(res, samples, formats, cluster_key))
+            runs.append(_layout_guard(members[0].name, lm_eval.build_run, res, samples,
+                                      formats, cluster_key))
         except IngestError as exc:
             failed(exc)
             for other in members:
@@ -748,7 +618,7 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
     for fmt in (tidy.CSV, tidy.JSONL, tidy.PARQUET):
         for src in by_fmt.get(fmt, []):
             try:
-                runs.extend(tidy.parse_table(src, fmt))
+                runs.extend(_layout_guard(src.name, tidy.parse_table, src, fmt, columns))
             except IngestError as exc:
                 failed(exc)
             step(src.name, src.size)

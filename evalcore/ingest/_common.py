@@ -19,6 +19,7 @@ from typing import Any, BinaryIO, Callable
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from evalcore.errors import IngestError
 from evalcore.model import (
@@ -29,24 +30,16 @@ from evalcore.model import (
     SourceFile,
 )
 
-try:  # orjson is 3-10x faster than json on sample logs; json is the fallback.
-    import orjson as _orjson
-
-    _loads: Callable[[bytes | str], Any] = _orjson.loads
-    _JSONDecodeError: tuple[type[Exception], ...] = (_orjson.JSONDecodeError, ValueError)
-except ImportError:  # pragma: no cover - exercised only without orjson
-    _orjson = None
-    _loads = json.loads
-    _JSONDecodeError = (ValueError,)
-
 MAX_FILE_ENV = "EVALBARS_MAX_FILE_MB"
 DEFAULT_MAX_FILE_MB = 2048
-# JSON nested deeper than this is refused before any parser sees it (deep nesting crashes
-# some orjson versions and makes ``json`` raise RecursionError; no harness nests this deep).
+# JSON nested deeper than this is refused before the parser sees it (deep nesting makes
+# ``json`` raise RecursionError; no harness nests this deep).
 MAX_JSON_DEPTH = 512
 # Item scores and summary values beyond +-MAX_ABS_SCORE are refused: sums of squares of up to
 # 1e9 such values stay finite in float64, so means and variances of finite inputs are finite.
 MAX_ABS_SCORE = 1e100
+# Answer indices (epochs, samples per item) are stored as 32-bit integers.
+MAX_ANSWER_IDX = 2 ** 31 - 1
 HEAD_BYTES = 65536
 
 Progress = Callable[[int, int, str], None]
@@ -114,6 +107,15 @@ DEFAULT_MAX_UNZIP_MB = 4096
 MAX_RATIO_ENV = "EVALBARS_MAX_ZIP_RATIO"
 DEFAULT_MAX_RATIO = 200
 RATIO_MIN_BYTES = 1 << 20
+MAX_MEMBERS_ENV = "EVALBARS_MAX_ZIP_MEMBERS"
+DEFAULT_MAX_MEMBERS = 10_000
+
+
+def max_zip_members() -> int:
+    """Most members of one zip of result files: ``$EVALBARS_MAX_ZIP_MEMBERS`` (default
+    10,000), counted from the central directory before any member is listed (an inspect
+    ``.eval`` log may hold ``_zip.EVAL_MEMBER_FACTOR`` times as many)."""
+    return int(_env_number(MAX_MEMBERS_ENV, DEFAULT_MAX_MEMBERS))
 
 
 def max_unzipped_bytes() -> int:
@@ -175,6 +177,9 @@ class Source:
     member: str | None = None
     _sha256: str | None = field(default=None, repr=False)
     _size: int | None = field(default=None, repr=False)
+    # an archive's checked member list (``_zip.ZipIndex``), set when it is first listed, so
+    # its members open without reading the central directory again
+    zip_index: Any = field(default=None, repr=False, compare=False)
 
     @property
     def size(self) -> int:
@@ -183,8 +188,8 @@ class Source:
                 self._size = len(self.data)
             elif self.archive is not None:
                 from evalcore.ingest._zip import ZipArchive
-                with ZipArchive(self.archive) as z:
-                    self._size = z.info(self.member).file_size
+                index = self.archive.zip_index or ZipArchive(self.archive).index
+                self._size = index.infos[self.member].file_size
             else:
                 self._size = self.path.stat().st_size
         return self._size
@@ -335,27 +340,55 @@ def check_json_depth(name: str, raw: bytes, where: str | None = None) -> None:
                           f"{depth} levels deep there")
 
 
+# Integers written with more digits than this are beyond every float (1.8e308): they are
+# read as ``HugeInteger`` (+-inf) so that every numeric check refuses them by name, and
+# Python never converts their digits (it refuses more than 4,300 with a ValueError).
+MAX_INT_DIGITS = 308
+
+
+class HugeInteger(float):
+    """A JSON integer of more than ``MAX_INT_DIGITS`` digits, read as +-inf: no score,
+    count or index is that large, and a float conversion of it must not fail. Its repr says
+    what the file held (for error messages)."""
+
+    digits: int
+
+    def __new__(cls, text: str) -> "HugeInteger":
+        value = super().__new__(cls, -math.inf if text.startswith("-") else math.inf)
+        value.digits = len(text.lstrip("+-"))
+        return value
+
+    def __repr__(self) -> str:
+        return f"an integer of {self.digits:,} digits"
+
+
+def _parse_int(text: str) -> int | float:
+    return int(text) if len(text) <= MAX_INT_DIGITS else HugeInteger(text)
+
+
+def _json_loads(text: str | bytes) -> Any:
+    """``json.loads`` with huge integers as ``HugeInteger`` (NaN/Infinity tokens are read
+    as floats; the finite-score checks refuse them where a score is expected)."""
+    return json.loads(text, parse_int=_parse_int)
+
+
 def load_json(src: Source, data: bytes | None = None, what: str = "a complete JSON document") -> Any:
     """Parse a whole JSON document; on failure raise ``IngestError`` naming line and column.
 
-    Nesting deeper than ``MAX_JSON_DEPTH`` is refused first (``check_json_depth``). orjson
-    is tried first; if it rejects the text, ``json`` parses it (it accepts the
-    ``NaN``/``Infinity`` tokens Python writers emit; such values are caught later by the
-    finite-score checks) or locates the syntax error.
+    Nesting deeper than ``MAX_JSON_DEPTH`` is refused first (``check_json_depth``). The text
+    must be UTF-8. Python's ``json`` is the one parser (so values, messages and hashes do
+    not depend on what else is installed); integers of more than ``MAX_INT_DIGITS`` digits
+    become ``HugeInteger``.
     """
     raw = src.read_bytes() if data is None else data
     check_json_depth(src.name, raw)
-    try:
-        return _loads(raw)
-    except _JSONDecodeError:
-        pass
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise IngestError(src.name, f"byte {exc.start}", "UTF-8 encoded JSON text",
                           "the file is binary or in another encoding") from None
     try:
-        return json.loads(text)
+        return _json_loads(text)
     except RecursionError:
         raise IngestError(src.name, "top level", f"JSON nested at most {MAX_JSON_DEPTH} "
                           "levels deep") from None
@@ -366,31 +399,36 @@ def load_json(src: Source, data: bytes | None = None, what: str = "a complete JS
         raise IngestError(src.name, _line_col(raw, pos), what, detail) from None
 
 
-def loads_line(line: bytes) -> Any:
-    """Parse one JSONL line (orjson, falling back to json for NaN/Infinity tokens).
+def loads_line(line: bytes | str) -> Any:
+    """Parse one JSONL line (``json``; huge integers as ``HugeInteger``).
 
     Raises ``ValueError`` (``JSONDepthError`` for nesting deeper than ``MAX_JSON_DEPTH``)."""
-    hit = json_depth_exceeded(line)
+    hit = json_depth_exceeded(line if isinstance(line, bytes) else line.encode("utf-8"))
     if hit is not None:
         raise JSONDepthError(*hit)
     try:
-        return _loads(line)
-    except _JSONDecodeError:
-        pass
-    try:
-        return json.loads(line)
+        return _json_loads(line)
     except RecursionError:
         raise JSONDepthError(0, MAX_JSON_DEPTH) from None
 
 
 def dumps(obj: Any) -> str:
-    """Compact JSON text (for hashing and warnings)."""
-    if _orjson is not None:
-        try:
-            return _orjson.dumps(obj, option=_orjson.OPT_SORT_KEYS).decode()
-        except TypeError:
-            pass
-    return json.dumps(obj, sort_keys=True, default=str)
+    """The canonical JSON text of ``obj``: what item hashes are computed from (inspect's
+    ``item_hash``) and how values are quoted in warnings, the same on every machine.
+
+    Python's ``json`` with fixed options: keys sorted, separators ``", "`` and ``": "``,
+    non-ASCII characters escaped (``\\uXXXX``), floats in Python's shortest round-trip
+    form (``1e+16``, ``NaN``, ``Infinity``), any other value as its ``str()``. This is the
+    text evalbars has always written when orjson was not installed (it is not a
+    dependency), so item hashes stored by such installs are unchanged. Keys of mixed types
+    (which cannot be sorted) are written as strings first (``jsonable``).
+    """
+    try:
+        return json.dumps(obj, sort_keys=True, ensure_ascii=True, separators=(", ", ": "),
+                          allow_nan=True, default=str)
+    except TypeError:
+        return json.dumps(jsonable(obj), sort_keys=True, ensure_ascii=True,
+                          separators=(", ", ": "), allow_nan=True, default=str)
 
 
 def sha256_text(text: str) -> str:
@@ -458,10 +496,23 @@ def empty_frame(columns: tuple[str, ...]) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=_DTYPES.get(c, STR)) for c in columns})
 
 
+_NULL_TEXT: list[pa.Array] = []
+
+
+def _null_text(n: int) -> pa.Array:
+    """``n`` missing strings: a slice of one shared all-null array (a column without values
+    costs no memory per row; several runs' frames share its buffers)."""
+    have = _NULL_TEXT[0] if _NULL_TEXT else None
+    if have is None or len(have) < n:
+        have = pa.nulls(max(n, 1 << 16), pa.large_string())
+        _NULL_TEXT[:] = [have]
+    return have.slice(0, n)
+
+
 def _str_column(v: Any, n: int) -> pd.Series:
     """A string column of length ``n``: None and a scalar string are broadcast."""
     if v is None:
-        return pd.Series([None] * n, dtype=STR)
+        return pd.Series(_null_text(n), dtype=STR)
     if isinstance(v, str):
         return pd.Series([v] * n, dtype=STR)
     return pd.Series(v, dtype=STR)
@@ -553,7 +604,10 @@ def count_or_none(v: Any) -> int | None:
 
 def _float_or_nan(v: Any) -> float:
     if is_number(v):
-        return float(v)
+        try:
+            return float(v)
+        except OverflowError:      # an int beyond every float: refused by the magnitude check
+            return math.inf if v > 0 else -math.inf
     if isinstance(v, str):
         try:
             return float(v)

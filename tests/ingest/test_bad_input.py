@@ -399,7 +399,7 @@ def _results_with(value: str) -> bytes:
 
 @pytest.mark.parametrize("value,found,done", [
     ('"abc"', 'found a string "abc"', "left out"),
-    ("[1, 2]", "found a list [1,2]", "left out"),
+    ("[1, 2]", "found a list [1, 2]", "left out"),
     ("null", "found null", "left out"),
     ("true", "found the boolean true", "stored as 1"),
 ])

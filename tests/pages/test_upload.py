@@ -172,3 +172,31 @@ def test_only_files_without_scores_write_nothing(tmp_path, fixtures_dir):
     assert reason.startswith("no scores: no metric value in the results file is a number")
     assert 'results.arc.acc,none: found a string "N/A" where a number was expected' in reason
     assert Store(store_file(tmp_path)).runs().empty
+
+
+def test_tidy_table_with_other_column_names_is_offered_a_column_map(tmp_path):
+    """A tidy table whose columns are not recognised is not stored; the page offers a column
+    map (guessed from its columns) and reads it again with the map the user confirms."""
+    from pathlib import Path
+
+    eee = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "tidy" / "every_eval_ever"
+    path = next(eee.rglob("mmlu/*/*/None_samples.jsonl"))
+    at = page("upload").run()
+    upload(at, [("mmlu.jsonl", path.read_bytes(), "application/json")])
+    assert any("Nothing was written" in e.value for e in at.error)
+    assert any("Tables with other column names" in m.value for m in at.markdown)
+    # the guess: model_id, evaluation_name, sample_id, evaluation.score
+    assert at.selectbox(key="up_col_model").value == "model_id"
+    assert at.selectbox(key="up_col_item_id").value == "sample_id"
+    assert at.selectbox(key="up_col_score").value == "evaluation.score"
+    assert at.selectbox(key="up_col_task").value == "evaluation_name"
+    assert any("--columns" in c.value for c in at.code)
+    at.button[0].click().run()          # the form's submit button
+    no_exception(at)
+    runs = Store(store_file(tmp_path)).runs()
+    assert runs["model"].tolist() == ["openai/gpt2"]
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    store = Store(store_file(tmp_path))
+    scores = store.scores([int(runs["run_id"].iloc[0])])
+    assert sorted(scores["item_id"]) == sorted(r["sample_id"] for r in rows)
+    assert scores["score"].sum() == sum(r["evaluation"]["score"] for r in rows)

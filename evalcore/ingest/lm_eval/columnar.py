@@ -19,7 +19,7 @@ concatenation copy); a metric present on every row shares the id/hash buffers; i
 ids are deduplicated as numbers. The file's sha256 is computed in a thread while it is
 parsed. Any file the columnar readers cannot read exactly (mixed types, NaN tokens, a
 metric value that is not a number, a record naming other metrics than the first, missing
-values, bad JSON) is re-read line by line with orjson (json without it), which handles every
+values, bad JSON) is re-read line by line with Python's json, which handles every
 variant and gives exact line numbers in errors.
 """
 

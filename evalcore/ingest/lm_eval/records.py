@@ -492,7 +492,7 @@ def read_records(src: Source, task: str, records: Iterable[Any], where_prefix: s
 def read_jsonl_slow(src: Source, task: str, progress: Progress | None = None,
                     done_before: int = 0, total: int = 0,
                     cluster_key: str | None = None) -> SampleColumns:
-    """Line by line with orjson (exact line numbers in errors)."""
+    """Line by line with ``loads_line`` (exact line numbers in errors)."""
     reader = RecordReader(src, task, cluster_key)
     done = 0
     with src.open() as fh:
