@@ -22,8 +22,10 @@ DATA_DIR = "data"
 DUCKLAKE_MAX_RETRY_COUNT = 0
 # How long a write waits for the store's writer lock (another write, a compaction or one
 # maintain step) before it gives up with "store is busy" (--lock-timeout). Long enough for
-# a writer that has parsed its files not to lose its run to a big ingest or a maintain step
-# ahead of it (measured: see README, "Concurrency"); a reader never waits for it.
+# a writer that has parsed its files not to lose its run to a big ingest ahead of it: a
+# 1,000,000-line lm_eval ingest reads its pieces inside its transaction, about 16 s on an
+# idle machine (README, bench_ingest) and two to three times that under load, beyond the
+# 15 s this default was. A reader never waits for it.
 DEFAULT_LOCK_TIMEOUT = 120.0
 # PostgreSQL catalogs: the connection's statement_timeout is the lock timeout times this,
 # and at least STATEMENT_TIMEOUT_FLOOR seconds (a catalog statement that waits on anything
