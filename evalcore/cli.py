@@ -30,9 +30,9 @@ Exit codes
 options that do not fit together, e.g. ``plan`` without assumptions); 3 bad input
 (unreadable file, unknown or ambiguous run, analysis impossible, no store; for ``ingest``: any
 bad file in the batch, the good runs being stored all the same unless ``--strict``, or
-nothing in the batch had scores); 4 the store is busy (another process kept the catalog
-locked past --lock-timeout; retry when it is done); 5 no space left on device (the store was
-not changed).
+nothing in the batch had scores); 4 the store is busy (another process kept it locked past
+--lock-timeout; retry when it is done) or unavailable (its catalog database cannot be reached
+or the connection to it broke); 5 no space left on device (the store was not changed).
 
 Every line written to the terminal has its control characters escaped
 (``evalcore.termsafe``): names from files cannot send escape sequences.
@@ -117,7 +117,16 @@ from typing import Sequence
 import pandas as pd
 
 from evalcore import __version__
-from evalcore.errors import AnalysisError, DiskFullError, EvalbarsError, IngestError, StoreError
+from evalcore.errors import (
+    AnalysisError,
+    DiskFullError,
+    EvalbarsError,
+    IngestError,
+    StoreBusyError,
+    StoreError,
+    StoreInternalError,
+    StoreUnavailableError,
+)
 from evalcore.termsafe import SafeStream, escape
 from evalcore.threads import pin_blas_threads
 
@@ -401,7 +410,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "results (lm-evaluation-harness, inspect_ai, HELM, tidy tables).",
         epilog="Exit codes: 0 ok, 1 internal error, 2 usage error, 3 bad input (unreadable "
                "file, unknown or ambiguous run, impossible analysis), 4 store busy (another "
-               "process kept the catalog locked), 5 no space left on device (store unchanged). "
+               "process kept the store locked) or unavailable (catalog unreachable), 5 no "
+               "space left on device (store unchanged). "
                "Runs: a name, an id, or #ID / id:ID / name:NAME to be explicit. "
                "Run 'python -m evalcore COMMAND --help' for a command.")
     _add_store_options(parser)
@@ -700,8 +710,14 @@ def _main(argv: Sequence[str] | None) -> int:
     except DiskFullError as exc:
         _err(f"error: {exc}")
         return EXIT_DISK_FULL
+    except StoreUnavailableError as exc:
+        _err(f"error: {exc}")                 # the message begins "store unavailable:"
+        return EXIT_BUSY
+    except StoreInternalError as exc:
+        _err(f"internal error: {exc}")
+        return EXIT_INTERNAL
     except StoreError as exc:
-        if _is_busy(exc):
+        if isinstance(exc, StoreBusyError) or _is_busy(exc):
             _err(f"store busy: {exc}")
             return EXIT_BUSY
         _err(f"error: {exc}")

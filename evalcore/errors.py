@@ -42,8 +42,28 @@ class StoreError(EvalbarsError):
 
 
 class DiskFullError(StoreError):
-    """A write ran out of disk space (ENOSPC/EDQUOT). The write is copy-on-write, so the
-    store file is exactly as it was; the CLI exits with code 5."""
+    """A write ran out of disk space (ENOSPC/EDQUOT), in the data files or in the catalog.
+    A write commits whole or not at all, so the store is as it was; the CLI exits with
+    code 5."""
+
+
+class StoreBusyError(StoreError):
+    """The store could not be used in time: another process held its write lock (or a
+    catalog lock) for longer than the lock timeout. Nothing was changed; the CLI exits with
+    code 4. ``busy`` is True on this class and its subclasses."""
+
+    busy = True
+
+
+class StoreUnavailableError(StoreBusyError):
+    """The store's catalog could not be reached, or the connection to it broke (a
+    PostgreSQL server that is down or stopped mid-write). A write that had not committed
+    changed nothing; the CLI exits with code 4 ("store unavailable")."""
+
+
+class StoreInternalError(StoreError):
+    """The database engine under the store failed with an internal error (not the user's
+    input); the CLI exits with code 1."""
 
 
 class AnalysisError(EvalbarsError):

@@ -86,12 +86,12 @@ def test_help_for_every_subcommand(capsys, sub):
 
 
 @pytest.mark.parametrize("argv, store, timeout", [
-    (["--store", "a", "runs"], "a", 15.0),
-    (["runs", "--store", "a"], "a", 15.0),
+    (["--store", "a", "runs"], "a", 120.0),
+    (["runs", "--store", "a"], "a", 120.0),
     (["--lock-timeout", "2", "runs", "--store", "b"], "b", 2.0),
     (["runs", "--lock-timeout", "3"], None, 3.0),
-    (["--store", "a", "runs", "--store", "b"], "b", 15.0),
-    (["ingest", "results/", "--store", "x"], "x", 15.0),
+    (["--store", "a", "runs", "--store", "b"], "b", 120.0),
+    (["ingest", "results/", "--store", "x"], "x", 120.0),
 ])
 def test_store_options_before_or_after_the_command(argv, store, timeout):
     args = cli.build_parser().parse_args(argv)

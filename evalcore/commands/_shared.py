@@ -19,7 +19,7 @@ from evalcore.termsafe import escape, escape_json
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_BAD_INPUT, EXIT_BUSY, EXIT_DISK_FULL = 0, 1, 2, 3, 4, 5
 FORMATS = ("table", "json", "csv", "markdown", "latex")
-DEFAULT_LOCK_TIMEOUT = 15.0  # seconds (--lock-timeout)
+DEFAULT_LOCK_TIMEOUT = 120.0  # seconds (--lock-timeout); = store.catalog.DEFAULT_LOCK_TIMEOUT
 
 
 # ---------------------------------------------------------------------------------------
@@ -184,7 +184,9 @@ def _open_store(args, *, create: bool = False):
     if not create and catalog is not None and not catalog.exists():
         raise _BadInput(f"no store at {location}: ingest some files first "
                         f"(python -m evalcore ingest PATH) or pass --store LOCATION")
-    return Store(location, data_path=args.data_path, lock_timeout=args.lock_timeout)
+    store = Store(location, data_path=args.data_path, lock_timeout=args.lock_timeout)
+    store.pin_reads()       # a command reads one snapshot, whoever writes meanwhile
+    return store
 
 
 class _BadInput(EvalbarsError):

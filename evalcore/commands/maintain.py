@@ -20,22 +20,26 @@ def _days(text: str) -> float:
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "maintain", help="compact the store's files and free the space of deleted runs",
-        description="Housekeeping of the store, safe while others read and write. Every "
-                    "ingest already writes one Parquet file per table and then merges a "
-                    "table's files of one size level (under 256 KiB, 2 MiB, 16 MiB, 128 MiB) "
-                    "once 8 have gathered, so file counts stay bounded without maintain and "
-                    "no big file is rewritten per ingest. maintain: (1) merges all small "
-                    "Parquet files at once; (2) expires catalog snapshots "
-                    "older than --keep-days and deletes the files only they referenced: this "
-                    "is what frees the disk space of deleted runs, and it ENDS TIME TRAVEL "
-                    "to those snapshots (the current content is never changed); (3) delete "
-                    "orphan files (written by an ingest that was killed before it committed) "
-                    "older than --orphan-days; younger unreferenced files may belong to an "
-                    "ingest still running, so they are kept. DuckLake's cleanup_all is never "
-                    "used.")
+        description="Housekeeping of the store, safe while others read and write: each step "
+                    "waits for the store's writer lock (one write or step at a time) and no "
+                    "step deletes a file or snapshot that a read of the last 10 minutes may "
+                    "still use. Every ingest already merges a table's files of one size level "
+                    "(under 256 KiB, 2 MiB, 16 MiB, 128 MiB) once 8 have gathered, so file "
+                    "counts stay bounded without maintain. maintain: (1) merges all small "
+                    "Parquet files of each table into one; (2) expires catalog snapshots "
+                    "older than --keep-days that stopped being the latest at least 10 minutes "
+                    "ago; this ENDS TIME TRAVEL to them (the current content is never changed) "
+                    "and lets (3) delete the files only they referenced, and the files merged "
+                    "away, once 10 minutes have passed (on a local store: from the next day "
+                    "on, as the SQLite catalog compares those times by the day): this is what "
+                    "frees the disk space of deleted runs; (4) deletes orphan files (written "
+                    "by an ingest that was killed before it committed) older than "
+                    "--orphan-days; younger unreferenced files may belong to an ingest still "
+                    "running, so they are kept. DuckLake's cleanup_all is never used.")
     p.add_argument("--keep-days", type=_days, default=7.0, dest="keep_days",
                    help="keep snapshots (time travel) of the last DAYS days (default 7; 0 "
-                        "keeps only the current state)")
+                        "keeps only the current state and what a read of the last 10 minutes "
+                        "may use)")
     p.add_argument("--orphan-days", type=_days, default=1.0, dest="orphan_days",
                    help="delete orphan files older than DAYS days (default 1; at least 10 "
                         "minutes)")
@@ -54,12 +58,14 @@ def run(args) -> int:
     r = store.maintain(merge=args.merge, keep_history=timedelta(days=args.keep_days),
                        orphans_older_than=timedelta(days=args.orphan_days), dry_run=args.dry_run)
     if args.format == "json":
-        _out(dump_json({"merged": r.merged, "snapshots_expired": r.snapshots_expired,
+        _out(dump_json({"merged": r.merged, "files_merged": r.files_merged,
+                        "snapshots_expired": r.snapshots_expired,
                         "files_deleted": r.files_deleted, "orphans_deleted": r.orphans_deleted,
                         "dry_run": r.dry_run}))
     else:
         verb = "would be" if r.dry_run else "were"
-        _out(f"{'small files merged; ' if r.merged else ''}{r.snapshots_expired} snapshot(s) "
-             f"older than {args.keep_days:g} day(s) {verb} expired, {r.files_deleted} old "
-             f"file(s) and {r.orphans_deleted} orphan file(s) {verb} deleted")
+        _out(f"{f'{r.files_merged} small file(s) merged; ' if r.merged else ''}"
+             f"{r.snapshots_expired} snapshot(s) older than {args.keep_days:g} day(s) {verb} "
+             f"expired, {r.files_deleted} old file(s) and {r.orphans_deleted} orphan file(s) "
+             f"{verb} deleted")
     return EXIT_OK

@@ -13,7 +13,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "DuckLake; it can still be read but no longer written) into a new, empty "
                     "store: --store (a folder, created if missing, or a ducklake: URL with "
                     "--data-path), default $EVALBARS_STORE, else ./.evalbars. Everything is "
-                    "copied in one transaction; the old file is only read.")
+                    "copied in one transaction; the old file is only read. Today's cluster-key "
+                    "policy is applied on the way: a cluster key an older release applied "
+                    "automatically is only offered when it gives fewer than 20 clusters (as a "
+                    "fresh ingest does), and each such change is listed.")
     p.add_argument("old", metavar="OLD.duckdb", help="the old single-file store")
     p.set_defaults(func=run)
     return p
@@ -26,10 +29,15 @@ def run(args) -> int:
     target = _open_store(args, create=True)
     report = migrate(args.old, target)
     shown = mask_location(report.target)
+    changes = [str(c) for c in report.cluster_changes]
     if getattr(args, "format", "table") == "json":
         _out(dump_json({"source": report.source, "store": shown,
-                        "runs": report.n_runs, "scores": report.n_scores}))
+                        "runs": report.n_runs, "scores": report.n_scores,
+                        "cluster_changes": changes}))
     else:
         _out(f"migrated {report.n_runs} run(s), {report.n_scores} score row(s) from "
              f"{report.source} into {shown}")
+        if changes:
+            _out(f"cluster keys now offered, not applied ({len(changes)}; today's policy, as a "
+                 "fresh ingest): " + "; ".join(changes))
     return EXIT_OK

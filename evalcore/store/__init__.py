@@ -13,22 +13,21 @@ A store is a DuckLake catalog plus a folder of Parquet data files:
 * **old single-file stores** (``*.duckdb``, evalbars before DuckLake) are attached
   read-only; ``python -m evalcore migrate OLD.duckdb`` copies one into the new layout.
 
-How concurrency works (``catalog.py``)
----------------------------------------
+How concurrency works (``catalog.py``, ``snapshots.py``, ``lock.py``)
+---------------------------------------------------------------------
 Each process keeps ONE in-memory DuckDB connection per store with the catalog attached as
-``lake``; every read takes a cursor on it and sees the latest committed snapshot. A write
-(ingest, rename, tags, delete) is ONE catalog transaction: DuckLake writes new Parquet
-files, then commits their registration in one transaction of the catalog database, so a
-reader sees the whole write or none of it, and nothing already stored is rewritten. A
-failure (bad data, a duplicate key, a full disk, a killed process) commits nothing; files
-written before the failure are orphans that ``maintain`` removes. SQLite allows one writer
-at a time and DuckLake does not retry its "database is locked", so evalbars re-runs the
-whole transaction with backoff until ``lock_timeout`` (15 s by default), then raises
-"store is busy (locked by another process)". On PostgreSQL, DuckLake retries conflicting
-commits itself (``ducklake_max_retry_count`` = 10, set explicitly) and evalbars re-runs
-the transaction when a conflict remains. Every write also bumps the ``write_counter`` row
-of ``meta``, so two writes that overlap always conflict: the second one re-runs and sees
-the first (idempotent re-ingest and unique run names hold under concurrency).
+``lake``. Every read sees one snapshot: a read is one transaction, and a ``one_version``
+block (a page interaction, an analysis call) or a ``pin_reads`` store (a CLI command) reads
+the snapshot it started at, attached read-only (``snapshots``), whatever commits meanwhile.
+A write (ingest, rename, tags, delete, a merge of small files, each ``maintain`` step) takes
+the store's writer lock (``lock``: a file lock next to a SQLite catalog, an advisory lock on
+PostgreSQL) and is ONE catalog transaction: DuckLake writes new Parquet files, then commits
+their registration in one transaction of the catalog database, so a reader sees the whole
+write or none of it. A write waits for the lock up to ``lock_timeout`` (120 s by default),
+then raises "store is busy" (``StoreBusyError``). A failure (bad data, a duplicate key, a
+full disk, a lost catalog connection, a killed process) commits nothing; files written
+before the failure are orphans that ``maintain`` removes. Errors are worded by ``faults``.
+Old single-file stores are read through a converted in-memory copy (``legacy``).
 
 Details
 -------
@@ -56,10 +55,11 @@ scores land in their own Parquet files, whose min/max statistics let per-run and
 per-(task, metric) scans skip the rest. All values reach SQL as ``?`` parameters;
 identifiers come only from fixed lists in this package.
 
-Modules: ``catalog`` (location, connection, transactions, errors), ``schema`` (tables),
-``write`` (ingest, merge, rename, tags, delete), ``query`` (the reads the analysis layer
-uses), ``matrices`` and ``pairs`` (batched and two-run reads on integer keys), ``maintain``
-(compaction and cleanup), ``migrate`` (old single-file stores).
+Modules: ``catalog`` (location, connection, transactions), ``snapshots`` (pinned reads),
+``lock`` (the writer lock), ``faults`` (errors in words), ``schema`` (tables), ``write``
+(ingest, merge, rename, tags, delete), ``query`` (the reads the analysis layer uses),
+``matrices`` and ``pairs`` (batched and two-run reads on integer keys), ``maintain``
+(compaction and cleanup), ``legacy`` and ``migrate`` (old single-file stores).
 """
 
 from __future__ import annotations

@@ -190,6 +190,17 @@ def _one(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -
     return rows[0] if rows else None
 
 
+def meta_value(con: duckdb.DuckDBPyConnection, key: str) -> str:
+    """The value of the ``meta`` row ``key`` (a fixed name); StoreError when the row is
+    missing or repeated (a damaged store), never a TypeError further on."""
+    from evalcore.errors import StoreError
+    rows = con.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchall()
+    if len(rows) != 1:
+        raise StoreError(f"the store's meta table has {len(rows)} rows for {key!r} (expected "
+                         "one); the store is damaged")
+    return str(rows[0][0])
+
+
 def _fetch_rows(con: duckdb.DuckDBPyConnection, sql: str, params: list) -> pd.DataFrame:
     """A large result as a DataFrame through Arrow (2-3x faster than ``.df()`` for string
     columns: pandas keeps them Arrow-backed). Same dtypes as ``.df()`` except that an

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from evalcore.store import keys, vectors
-from evalcore.store._util import _json_dumps, _json_loads, _log, _one, one_array
+from evalcore.store._util import _json_dumps, _json_loads, _log, _one, meta_value, one_array
 
 _RUNS_SCHEMA = pa.schema([("run_id", pa.int32()), ("name", pa.string()), ("model", pa.string()),
                           ("source_format", pa.string()), ("harness", pa.string()),
@@ -65,8 +65,7 @@ class _Batch:
     # ---- lookups ------------------------------------------------------------------
     def new_run_id(self, con: duckdb.DuckDBPyConnection) -> int:
         if self._next_run_id is None:
-            self._next_run_id = int(_one(con, "SELECT CAST(value AS INTEGER) FROM meta "
-                                              "WHERE key = 'next_run_id'")[0])
+            self._next_run_id = int(meta_value(con, "next_run_id"))
             self._first_run_id = self._next_run_id
         rid = self._next_run_id
         self._next_run_id += 1

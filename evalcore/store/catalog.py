@@ -3,308 +3,73 @@
 A store is a DuckLake catalog plus a folder of Parquet files (see the package docstring).
 This module resolves a location to an ATTACH string, keeps ONE DuckDB connection per process
 and location with the catalog attached as ``lake`` (opening costs about 0.5 s: import,
-extension load, attach), hands out a cursor per read, and runs each write as one catalog
-transaction that is retried as a whole, with backoff up to ``lock_timeout``, when the
-catalog says "database is locked" (SQLite, which DuckLake does not retry) or reports a
-commit conflict that DuckLake's own retries (``ducklake_max_retry_count``) did not resolve.
-A single-file ``*.duckdb`` store of evalbars before DuckLake is attached read-only.
+extension load, attach), hands out a cursor per read (one snapshot per read: a transaction,
+or the snapshot ``one_version`` pinned, ``store.snapshots``), and runs each write as one
+catalog transaction under the store's writer lock (``store.lock``), retried as a whole with
+backoff up to ``lock_timeout`` when the catalog still reports a lock or a conflict. Errors
+come out in words (``store.faults``). A single-file ``*.duckdb`` store of evalbars before
+DuckLake is attached read-only.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import os
-import random
-import sqlite3
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Callable, Iterator, TypeVar
 
 import duckdb
 
-from evalcore.errors import DiskFullError, StoreError
+from evalcore.errors import StoreError
+from evalcore.store import snapshots
+from evalcore.store._util import SCHEMA_VERSION, _log, _one, meta_value
+from evalcore.store.faults import (
+    disk_full,
+    first_line,
+    is_disk_full,
+    store_error,
+)
+from evalcore.store.lock import write_lock
 from evalcore.redact import mask_location
-from evalcore.store._util import ENV_VAR, SCHEMA_VERSION, _log, _one
 from evalcore.store.schema import _DDL, KEY_CHECKS
 
-ENV_DATA_PATH = "EVALBARS_DATA_PATH"
-LAKE = "lake"                     # the alias the catalog is attached under (fixed SQL)
-CATALOG_FILE = "catalog.sqlite"   # in a local store folder, next to DATA_DIR
-DATA_DIR = "data"
-# DuckLake's own retry of a commit that conflicts with a concurrent one (PostgreSQL
-# catalogs); set explicitly rather than relying on the extension's default.
-DUCKLAKE_MAX_RETRY_COUNT = 10
-# the id of the snapshot a read sees (inside a transaction: the transaction's snapshot)
-SNAPSHOT_SQL = f"SELECT id FROM {LAKE}.current_snapshot()"
+# the location and connection names, importable from here as before
+from evalcore.store.connection import (  # noqa: F401
+    _CONNECTIONS,
+    _CONNECTIONS_LOCK,
+    _INVALIDATED,
+    _attach_sql,
+    _busy,
+    _connection,
+    _drop_connection,
+    _duckdb_config,
+    _is_invalidating,
+    _is_retryable,
+    _legacy_write_error,
+    _masked,
+    local_folders,
+    _quarantine,
+    _sleep_backoff,
+    close_connections,
+    open_connection_keys,
+)
+from evalcore.store.location import (  # noqa: F401
+    CATALOG_FILE,
+    DATA_DIR,
+    DEFAULT_LOCK_TIMEOUT,
+    DUCKLAKE_MAX_RETRY_COUNT,
+    ENV_DATA_PATH,
+    LAKE,
+    SNAPSHOT_SQL,
+    Target,
+    _literal,
+    default_store_location,
+    default_store_path,
+    resolve_location,
+)
 
 T = TypeVar("T")
-
-
-def default_store_location() -> str:
-    """$EVALBARS_STORE if set, else the folder ./.evalbars (relative to the cwd)."""
-    return os.environ.get(ENV_VAR) or str(Path.cwd() / ".evalbars")
-
-
-def default_store_path() -> Path:
-    """The default location as a Path (a local store folder, unless $EVALBARS_STORE names a
-    ``ducklake:`` catalog, which is returned as given)."""
-    return Path(default_store_location())
-
-
-@dataclass(frozen=True)
-class Target:
-    """A resolved store location.
-
-    kind: "local" (a folder with catalog.sqlite and data/), "sqlite" (``ducklake:sqlite:FILE``),
-    "postgres" (``ducklake:postgres:...``) or "legacy" (a single-file ``*.duckdb`` store,
-    read-only). ``attach`` is what follows ATTACH; ``path`` the folder, SQLite file or
-    DuckDB file (None for PostgreSQL); ``data_path`` the Parquet folder or URL (None: the
-    catalog's stored one).
-    """
-
-    kind: str
-    label: str
-    attach: str
-    data_path: str | None
-    path: Path | None
-
-    @property
-    def read_only(self) -> bool:
-        return self.kind == "legacy"
-
-
-def _folder_url(p: str | Path) -> str:
-    text = str(p)
-    if "://" in text:
-        return text if text.endswith("/") else text + "/"
-    return str(Path(text).expanduser().resolve()) + os.sep
-
-
-def resolve_location(location: str | Path | None = None,
-                     data_path: str | Path | None = None) -> Target:
-    """What ``Store(location, data_path=...)`` opens (no I/O besides ``stat``).
-
-    None -> $EVALBARS_STORE, else ./.evalbars. ``ducklake:sqlite:FILE`` -> that SQLite catalog
-    (data next to it in ``data/`` unless ``data_path``); ``ducklake:postgres:CONNINFO`` -> a
-    team catalog (``data_path`` or $EVALBARS_DATA_PATH needed when it is created); an
-    existing ``*.duckdb`` file -> the old single-file store, read-only; any other path -> a
-    local store folder (FOLDER/catalog.sqlite + FOLDER/data/, created on first use).
-    """
-    loc = str(location) if location is not None else default_store_location()
-    data = str(data_path) if data_path is not None else os.environ.get(ENV_DATA_PATH) or None
-    if not loc.strip():
-        raise StoreError("the store location is empty; expected a folder or a ducklake: URL")
-    if loc.startswith("ducklake:"):
-        rest = loc[len("ducklake:"):]
-        if rest.startswith("sqlite:"):
-            file = Path(rest[len("sqlite:"):]).expanduser().resolve()
-            return Target("sqlite", loc, f"ducklake:sqlite:{file}",
-                          _folder_url(data) if data else _folder_url(file.parent / DATA_DIR), file)
-        if rest.startswith("postgres:"):
-            return Target("postgres", loc, loc, _folder_url(data) if data else None, None)
-        raise StoreError(f"store {loc!r}: unsupported DuckLake catalog; expected "
-                         "ducklake:sqlite:FILE or ducklake:postgres:dbname=... host=... "
-                         "(a DuckDB-file catalog would lock out every other process)")
-    path = Path(loc).expanduser().resolve()
-    if path.suffix.lower() == ".duckdb":
-        if not path.is_file():
-            raise StoreError(
-                f"no store file {path}: single-file (.duckdb) stores can only be read now; a "
-                "new store is a folder (e.g. --store ./.evalbars) or a ducklake: URL")
-        return Target("legacy", loc, str(path), None, path)
-    if path.is_file():
-        if path.suffix.lower() in (".sqlite", ".db"):
-            return Target("sqlite", loc, f"ducklake:sqlite:{path}",
-                          _folder_url(data) if data else _folder_url(path.parent / DATA_DIR), path)
-        raise StoreError(f"store path {path} is a file; expected a store folder (catalog.sqlite "
-                         "+ data/), a ducklake: URL or an old .duckdb store")
-    return Target("local", loc, f"ducklake:sqlite:{path / CATALOG_FILE}",
-                  _folder_url(data) if data else _folder_url(path / DATA_DIR), path)
-
-
-def _literal(text: str) -> str:
-    """A SQL string literal (ATTACH takes no ``?`` parameters): quotes doubled, no NUL."""
-    if "\x00" in text:
-        raise StoreError("the store location contains a NUL character")
-    return "'" + text.replace("'", "''") + "'"
-
-
-# ---------------------------------------------------------------------------------------
-# one connection per process and location
-# ---------------------------------------------------------------------------------------
-
-def _duckdb_config() -> dict[str, Any]:
-    """Extensions from the pinned ``duckdb-ext*`` wheels (offline, reproducible); the normal
-    extension repository only when those wheels are not installed."""
-    cfg: dict[str, Any] = {"autoload_known_extensions": True}
-    try:
-        import duckdb_ext
-    except ImportError:
-        return cfg
-    cfg.update(extension_directory=duckdb_ext.get_extension_dir(),
-               autoinstall_known_extensions=False)
-    return cfg
-
-
-def _prepare_sqlite_catalog(file: Path) -> None:
-    """Create the SQLite catalog file in WAL mode (readers never block the writer; the
-    setting is stored in the file) before DuckLake first attaches it."""
-    try:
-        file.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StoreError(f"cannot create the store folder {file.parent}: {exc.strerror}") from exc
-    if file.exists() and file.stat().st_size > 0:
-        return
-    try:
-        con = sqlite3.connect(str(file), timeout=5.0)
-        try:
-            con.execute("PRAGMA journal_mode=WAL")
-        finally:
-            con.close()
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot create the store catalog {file}: {exc}") from exc
-
-
-_CONNECTIONS: dict[tuple[str, str | None], duckdb.DuckDBPyConnection] = {}
-_CONNECTIONS_LOCK = threading.RLock()
-
-
-def _open_connection(target: Target, timeout: float) -> duckdb.DuckDBPyConnection:
-    """A new in-memory DuckDB with the store attached as ``lake`` (retried while locked)."""
-    if target.kind == "local":
-        _prepare_sqlite_catalog(target.path / CATALOG_FILE)
-    elif target.kind == "sqlite":
-        _prepare_sqlite_catalog(target.path)
-    if target.kind == "legacy":
-        sql = f"ATTACH {_literal(target.attach)} AS {LAKE}_src (READ_ONLY)"
-    else:
-        # no data inlining (DATA_INLINING_ROW_LIMIT): with it, a run inserted and then
-        # updated in one transaction (two halves of a run in one ingest) failed to commit
-        # (ducklake for duckdb 1.4.4, SQLite catalog)
-        options = []
-        if target.data_path:
-            options.append(f"DATA_PATH {_literal(target.data_path)}")
-        if target.kind == "local":
-            # the data folder is always FOLDER/data: follow the folder when it is moved or
-            # copied (file paths in the catalog are relative to the data path)
-            options.append("OVERRIDE_DATA_PATH TRUE")
-        sql = f"ATTACH {_literal(target.attach)} AS {LAKE}" + (
-            f" ({', '.join(options)})" if options else "")
-    deadline = time.monotonic() + timeout
-    attempt = 0
-    while True:
-        con = duckdb.connect(":memory:", config=_duckdb_config())
-        try:
-            con.execute("SET enable_progress_bar = false")
-            con.execute(sql)
-            if target.kind != "legacy":
-                con.execute(f"SET GLOBAL ducklake_max_retry_count = {DUCKLAKE_MAX_RETRY_COUNT}")
-            else:
-                _load_legacy(con)
-            return con
-        except duckdb.Error as exc:
-            con.close()
-            if not _is_retryable(exc):
-                if target.kind == "postgres" and not target.data_path and "DATA_PATH" in str(exc):
-                    raise StoreError(
-                        f"store {target.label}: a new team catalog needs a data path: pass "
-                        f"--data-path DIR (or set {ENV_DATA_PATH})") from exc
-                raise _store_error(exc, f"opening the store {target.label}") from exc
-            if not _sleep_backoff(attempt, deadline):
-                raise _busy(f"{target.label} stayed locked for {timeout:g} s "
-                            f"({str(exc).splitlines()[0]})") from exc
-            attempt += 1
-
-
-def _load_legacy(con: duckdb.DuckDBPyConnection) -> None:
-    """An old single-file store (attached read-only as ``lake_src``) as an in-memory
-    database ``lake`` of the current schema, so every read query works on it: the small
-    tables are copied, scores and texts get integer item keys (``upgrade.fill_v3``). The
-    file itself is never written."""
-    from evalcore.store import vectors
-    from evalcore.store.schema import _DDL, TABLES
-    from evalcore.store.upgrade import fill_v3, set_counters
-    con.execute(f"ATTACH ':memory:' AS {LAKE}")
-    src = f"{LAKE}_src.main"
-    has_meta = _one(con, "SELECT count(*) FROM duckdb_tables() WHERE database_name = ? "
-                         "AND schema_name = 'main' AND table_name = 'meta'", [f"{LAKE}_src"])[0]
-    if not has_meta:
-        return          # not an evalbars store: _check_schema says so
-    con.execute(f"USE {LAKE}")
-    for ddl in _DDL:
-        con.execute(ddl)
-    for table in TABLES:
-        if table not in ("items", "labels", "scores", "texts", "vectors"):
-            cols = ", ".join(f'"{c}"' for (c, *_) in con.execute(f"DESCRIBE {table}").fetchall())
-            con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {src}.{table}")
-    version = _one(con, "SELECT value FROM meta WHERE key = 'schema_version'")
-    if version is not None and version[0] in ("1", "2"):
-        set_counters(con, *fill_v3(con, f"{src}.scores", f"{src}.texts"),
-                     version=SCHEMA_VERSION)
-        vectors.fill(con)
-    con.execute("USE memory")
-
-
-def _connection(target: Target, timeout: float) -> duckdb.DuckDBPyConnection:
-    key = (target.attach, target.data_path)
-    with _CONNECTIONS_LOCK:
-        con = _CONNECTIONS.get(key)
-        if con is None:
-            con = _CONNECTIONS[key] = _open_connection(target, timeout)
-        return con
-
-
-def _drop_connection(target: Target) -> None:
-    with _CONNECTIONS_LOCK:
-        con = _CONNECTIONS.pop((target.attach, target.data_path), None)
-    if con is not None:
-        with contextlib.suppress(duckdb.Error):
-            con.close()
-
-
-def open_connection_keys() -> set[tuple[str, str | None]]:
-    """The stores this process holds a connection to (for tests that clean up after)."""
-    with _CONNECTIONS_LOCK:
-        return set(_CONNECTIONS)
-
-
-def close_connections(keys: set[tuple[str, str | None]]) -> None:
-    """Close this process's connections to the given stores (reopened on next use)."""
-    for key in keys:
-        with _CONNECTIONS_LOCK:
-            con = _CONNECTIONS.pop(key, None)
-        if con is not None:
-            with contextlib.suppress(duckdb.Error):
-                con.close()
-
-
-def _sleep_backoff(attempt: int, deadline: float) -> bool:
-    """Sleep a little (exponential with jitter); False once the deadline has passed."""
-    left = deadline - time.monotonic()
-    if left <= 0:
-        return False
-    time.sleep(min(left, 0.02 * (1.6 ** min(attempt, 12)) * (0.5 + random.random())))
-    return True
-
-
-_RETRY_TEXT = ("database is locked", "could not set lock", "conflicting lock",
-               "transaction conflict", "could not serialize", "deadlock detected")
-
-
-def _is_retryable(exc: BaseException) -> bool:
-    """A lock or commit-conflict error: the same transaction may succeed when run again."""
-    text = str(exc).lower()
-    return any(t in text for t in _RETRY_TEXT)
-
-
-def _legacy_write_error(target: Target) -> StoreError:
-    return StoreError(
-        f"{target.path} is a single-file store of an older evalbars and can only be read. "
-        f"Copy it into the new layout with: python -m evalcore migrate {target.path} "
-        "[--store NEW_STORE]")
 
 
 class _Catalog:
@@ -312,9 +77,11 @@ class _Catalog:
     Parquet data files, so the CLI can ingest while the dashboard and other machines read.
 
     Every method is one operation: a read on a cursor of this process's cached connection
-    (it sees the latest committed snapshot), or one write transaction that commits whole or
-    not at all. DuckDB errors come out as ``StoreError`` with a human message (``.busy`` is
-    True when the catalog stayed locked for ``lock_timeout``).
+    (one snapshot: the latest, or the one a ``one_version`` block pinned), or one write
+    transaction under the store's writer lock that commits whole or not at all. DuckDB
+    errors come out as ``StoreError`` with a human message (``store.faults``): no space left
+    is ``DiskFullError``, a lock held past ``lock_timeout`` ``StoreBusyError`` and an
+    unreachable catalog ``StoreUnavailableError`` (both with ``.busy`` True).
 
     Parameters
     ----------
@@ -323,12 +90,14 @@ class _Catalog:
         ($EVALBARS_STORE, else ./.evalbars). See ``resolve_location``.
     data_path : where the Parquet files go (default: $EVALBARS_DATA_PATH, else the folder's
         ``data/``); needed when a PostgreSQL catalog is created, remembered by it after.
-    lock_timeout : seconds to keep retrying a locked or conflicting write (and the attach)
-        before raising ``StoreError("store is busy ...")``.
+    lock_timeout : seconds a write waits for the store's writer lock (and keeps retrying a
+        locked or conflicting commit; also the attach and, on PostgreSQL, the catalog
+        connection's ``lock_timeout``) before raising ``StoreBusyError("store is busy ...")``
+        (default ``DEFAULT_LOCK_TIMEOUT``, 120 s).
     """
 
     def __init__(self, location: str | Path | None = None, *, data_path: str | Path | None = None,
-                 lock_timeout: float = 15.0):
+                 lock_timeout: float = DEFAULT_LOCK_TIMEOUT):
         self._target = resolve_location(location, data_path)
         self.lock_timeout = float(lock_timeout)
         self._check_schema()
@@ -369,31 +138,55 @@ class _Catalog:
             cur.execute("SET enable_progress_bar = false")
         except duckdb.Error as exc:
             cur.close()
-            raise _store_error(exc, f"opening the store {self._target.label}") from exc
+            raise self._error(exc, f"opening the store {_masked(self._target)}") from exc
         return cur
 
-    @contextlib.contextmanager
-    def _read(self, action: str = "reading the store") -> Iterator[duckdb.DuckDBPyConnection]:
-        """A cursor for one read (latest committed snapshot); DuckDB errors become StoreError.
+    def _error(self, exc: BaseException, action: str) -> StoreError:
+        """``faults.store_error`` for this store (the catalog's place named on a lost
+        connection)."""
+        return store_error(exc, action, self._target.label, local_folders(self._target))
 
-        Cursors are reused within a thread (a new cursor costs two statements, as much as a
-        small read): each statement on it is its own autocommit transaction, so it sees the
-        latest committed snapshot, as ``version()``'s cursor does. A read that raised closes
-        its cursor instead; nested reads take another cursor."""
+    @contextlib.contextmanager
+    def _read(self, action: str = "reading the store", *,
+              own_transaction: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor for one read; DuckDB errors become StoreError.
+
+        The block is one transaction (``own_transaction``: the caller opens and ends it
+        itself), so every statement sees one snapshot: inside a ``one_version`` block (or
+        with ``pin_reads``) the pinned one (the cursor reads ``lake_at_<n>``,
+        ``store.snapshots``), else the latest. Cursors are reused within a thread (a new cursor costs two
+        statements, as much as a small read); a read that raised closes its cursor instead;
+        nested reads take another cursor."""
         con = _connection(self._target, self.lock_timeout)
         pool = self.__dict__.setdefault("_read_pool", threading.local())
         if getattr(pool, "con", None) is not con:
             pool.con, pool.idle = con, []
         cur = pool.idle.pop() if pool.idle else self._cursor()
+        pinned = self._pinned_snapshot(con)
+        began = False
         try:
-            yield cur
-        except duckdb.Error as exc:
-            with contextlib.suppress(duckdb.Error):
-                cur.close()
-            raise _store_error(exc, action) from exc
+            try:
+                cur.execute(f"USE {pinned or LAKE}")
+                if not own_transaction:
+                    cur.execute("BEGIN TRANSACTION")
+                    began = True
+                yield cur
+                if began:
+                    began = False
+                    cur.execute("COMMIT")
+            except duckdb.Error as exc:
+                if _is_invalidating(exc):
+                    _quarantine(self._target, self.lock_timeout, cur)
+                    raise self._error(exc, action) from exc
+                if pinned is not None and _NO_SNAPSHOT in str(exc).lower():
+                    raise _expired_snapshot(pinned) from exc
+                raise self._error(exc, action) from exc
         except BaseException:
-            with contextlib.suppress(duckdb.Error):
-                cur.close()
+            if not any(cur is q for q in _INVALIDATED):
+                with contextlib.suppress(duckdb.Error):
+                    if began:
+                        cur.execute("ROLLBACK")
+                    cur.close()
             raise
         if pool.con is con and len(pool.idle) < 4:
             pool.idle.append(cur)
@@ -401,57 +194,89 @@ class _Catalog:
             with contextlib.suppress(duckdb.Error):
                 cur.close()
 
+    def _write_lock(self, action: str, timeout: float | None = None):
+        """The store's writer lock (``store.lock.write_lock``) for ``action``, waited for up to
+        ``timeout`` seconds (default ``lock_timeout``)."""
+        kind = self._target.kind
+        catalog = (self._target.path / CATALOG_FILE if kind == "local" else
+                   self._target.path if kind == "sqlite" else None)
+        return write_lock(kind, catalog, self._cursor,
+                          self.lock_timeout if timeout is None else timeout, action,
+                          _masked(self._target))
+
     def _write(self, body: Callable[[duckdb.DuckDBPyConnection], T],
-               action: str = "writing to the store", *, checks: tuple | None = None) -> T:
-        """Run ``body(cursor)`` in one catalog transaction and commit it; retried as a whole.
+               action: str = "writing to the store", *, checks: tuple | None = None,
+               lock_wait: float | None = None) -> T:
+        """Run ``body(cursor)`` in one catalog transaction and commit it, holding the store's
+        writer lock (``store.lock``); retried as a whole.
 
         Before COMMIT the write counter is bumped and the keys DuckLake cannot declare are
         checked (``schema.KEY_CHECKS``). Any exception rolls back: nothing of the
         transaction becomes visible (DuckLake writes new Parquet files and commits them in
         one catalog transaction; files of a rolled-back or killed write are orphans that
-        ``maintain`` removes). A lock/conflict error re-runs ``body`` from the start with
-        backoff until ``lock_timeout``, then raises the busy error.
+        ``maintain`` removes). Waiting for the lock, and re-running ``body`` from the start
+        after a lock or conflict error of the catalog itself (another program that does not
+        take the lock), both end at ``lock_timeout`` (``lock_wait``, when given) with
+        ``StoreBusyError``.
         """
         if self._target.read_only:
             raise _legacy_write_error(self._target)
-        deadline = time.monotonic() + self.lock_timeout
-        attempt = 0
-        while True:
-            cur = self._cursor()
-            try:
-                cur.execute("BEGIN TRANSACTION")
-                result = body(cur)
-                cur.execute("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS VARCHAR) "
-                            "WHERE key = 'write_counter'")
-                _check_keys(cur, action, KEY_CHECKS if checks is None else checks)
-                t0 = time.perf_counter()
-                cur.execute("COMMIT")
-                _log.debug("%s: commit %.2f s", action, time.perf_counter() - t0)
-                return result
-            except BaseException as exc:
-                with contextlib.suppress(duckdb.Error):
-                    cur.execute("ROLLBACK")
-                if isinstance(exc, duckdb.Error) and _is_retryable(exc):
-                    if _sleep_backoff(attempt, deadline):
-                        attempt += 1
-                        _log.debug("%s: retry %d after %s", action, attempt, str(exc)[:200])
-                        continue
-                    raise _busy(f"{self._target.label}: {action} could not commit within "
-                                f"{self.lock_timeout:g} s ({str(exc).splitlines()[0]})") from exc
-                if isinstance(exc, duckdb.Error):
-                    raise _store_error(exc, action) from exc
-                if isinstance(exc, OSError):
-                    if _is_disk_full(exc):
-                        raise _disk_full(exc, action) from exc
-                    raise StoreError(f"{action} failed: {exc}; the store was not changed") from exc
-                raise
-            finally:
+        wait = self.lock_timeout if lock_wait is None else lock_wait
+        deadline = time.monotonic() + wait
+        with self._write_lock(action, wait):
+            attempt = 0
+            while True:
+                try:
+                    result = self._write_once(body, action, checks)
+                    self._repin_reads()
+                    return result
+                except _Retry as retry:
+                    if not _sleep_backoff(attempt, deadline):
+                        raise _busy(f"{_masked(self._target)}: {action} could not commit "
+                                    f"within {wait:g} s ({retry})") from retry.cause
+                    attempt += 1
+                    _log.debug("%s: retry %d after %s", action, attempt, retry)
+
+    def _write_once(self, body: Callable[[duckdb.DuckDBPyConnection], T], action: str,
+                    checks: tuple | None) -> T:
+        """One try of ``_write``'s transaction; ``_Retry`` when it may succeed if run again."""
+        cur = self._cursor()
+        try:
+            cur.execute("BEGIN TRANSACTION")
+            result = body(cur)
+            cur.execute("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS VARCHAR) "
+                        "WHERE key = 'write_counter'")
+            _check_keys(cur, action, KEY_CHECKS if checks is None else checks)
+            t0 = time.perf_counter()
+            cur.execute("COMMIT")
+            _log.debug("%s: commit %.2f s", action, time.perf_counter() - t0)
+            return result
+        except BaseException as exc:
+            if isinstance(exc, duckdb.Error) and _is_invalidating(exc):
+                _quarantine(self._target, self.lock_timeout, cur)
+                cur = None
+                raise self._error(exc, action) from exc
+            with contextlib.suppress(duckdb.Error):
+                cur.execute("ROLLBACK")
+            if isinstance(exc, duckdb.Error) and _is_retryable(exc) and not is_disk_full(exc):
+                raise _Retry(first_line(exc, self._target.label), exc) from exc
+            if isinstance(exc, duckdb.Error):
+                raise self._error(exc, action) from exc
+            if isinstance(exc, OSError):
+                if is_disk_full(exc):
+                    raise disk_full(exc, action) from exc
+                raise StoreError(f"{action} failed: {exc}; the store was not changed") from exc
+            raise
+        finally:
+            if cur is not None:
                 with contextlib.suppress(duckdb.Error):
                     cur.close()
 
     def close(self) -> None:
-        """Close this process's cached connection to the store (reopened on next use)."""
-        _drop_connection(self._target)
+        """Close this process's cached connection to the store (reopened on next use); a
+        ``pin_reads`` pin ends."""
+        self.__dict__.pop("_session", None)
+        _drop_connection(self._target, self.lock_timeout)
 
     def __enter__(self) -> _Catalog:
         return self
@@ -501,6 +326,10 @@ class _Catalog:
         pinned = self._pinned_version()
         if pinned is not None:
             return pinned
+        return self._latest_version()
+
+    def _latest_version(self) -> str:
+        """``version()`` of the latest snapshot (never a pinned one)."""
         if self._target.read_only:
             try:
                 st = self._target.path.stat()
@@ -517,8 +346,72 @@ class _Catalog:
         return f"snapshot:{rows[0][0]}"
 
     def _pinned_version(self) -> str | None:
-        """The version ``one_version`` pinned in this thread, or None."""
-        return getattr(self.__dict__.get("_pin"), "version", None)
+        """The version this thread's reads are pinned to (``one_version``, else
+        ``pin_reads``), or None."""
+        pin = self._active_pin()
+        return None if pin is None else pin.version
+
+    def _active_pin(self):
+        """The pin this thread's reads follow: its ``one_version`` block, else the object's
+        ``pin_reads`` pin (pinned to the latest snapshot at its first use), else None."""
+        pin = self.__dict__.get("_pin")
+        if getattr(pin, "version", None) is not None:
+            return pin
+        session = self.__dict__.get("_session")
+        if session is None:
+            return None
+        with session.lock:
+            if session.version is None:
+                session.version = self._latest_version()
+        return session
+
+    def pin_reads(self) -> None:
+        """From now on every read of this Store object outside a ``one_version`` block sees
+        one snapshot (the latest at its first read), until this object writes (its next read
+        pins the snapshot after the write) or is closed. For a process that does one thing,
+        a CLI command or a report: all its reads then see one store however many others
+        write meanwhile. Not for an object shared by independent readers (the dashboard's:
+        its page interactions pin with ``one_version``)."""
+        if "_session" not in self.__dict__:
+            self.__dict__["_session"] = _SessionPin()
+
+    def _repin_reads(self) -> None:
+        """After a write of this object: the ``pin_reads`` pin moves to the next snapshot
+        at the next read."""
+        session = self.__dict__.get("_session")
+        if session is not None:
+            with session.lock:
+                held, session.version, session.held = session.held, None, None
+            if held is not None:
+                snapshots.release(held[0], held[1])
+
+    def _pinned_snapshot(self, con: duckdb.DuckDBPyConnection) -> str | None:
+        """The alias of the snapshot catalog this thread's reads use (its ``one_version``
+        block, or ``pin_reads``; attached at the first read, ``store.snapshots``), or None
+        when unpinned (and on an old single-file store, which has no snapshots)."""
+        pin = self._active_pin()
+        snap = snapshots.snapshot_id(getattr(pin, "version", None))
+        if snap is None:
+            return None
+        with pin.lock if isinstance(pin, _SessionPin) else contextlib.nullcontext():
+            return self._hold_snapshot(con, pin, snap)
+
+    def _hold_snapshot(self, con: duckdb.DuckDBPyConnection, pin, snap: int) -> str:
+        """``_pinned_snapshot``'s attachment of snapshot ``snap`` for ``pin``."""
+        held = getattr(pin, "held", None)
+        if held is not None and held[0] is con and held[1] == snap:
+            return held[2]
+        try:
+            alias = snapshots.acquire(con, snap, lambda name, n: _attach_sql(
+                self._target, name, self.lock_timeout, n))
+        except duckdb.Error as exc:
+            if _NO_SNAPSHOT in str(exc).lower():
+                raise _expired_snapshot(snapshots.PINNED_ALIAS.format(snap)) from exc
+            raise self._error(exc, f"reading the store at snapshot {snap}") from exc
+        if held is not None:            # the pin's earlier attachment (another connection)
+            snapshots.release(held[0], held[1])
+        pin.held = (con, snap, alias)
+        return alias
 
     def _version_cursor(self) -> duckdb.DuckDBPyConnection:
         """This thread's cursor for ``version()`` (kept: a new cursor costs as much as the
@@ -540,26 +433,33 @@ class _Catalog:
 
     @contextlib.contextmanager
     def one_version(self, known: str | None = None) -> Iterator[str]:
-        """Within the block (in this thread), ``version()`` answers what it answered on
-        entry, without a catalog query: one page interaction checks its per-snapshot memos
-        (``query._per_snapshot``) against one version instead of querying it for each.
-        Reads inside still see the latest committed snapshot; a write committed during the
-        block is seen by the memos after it. Nested blocks keep the outer version.
-        ``known``: a version the caller has just read (then no query at all)."""
+        """Every read inside the block (in this thread) sees ONE snapshot of the store: the
+        one ``version()`` answered on entry (or ``known``, a version the caller has just
+        read: then no query at all). ``version()`` answers that version without a catalog
+        query, the per-snapshot memos (``query._per_snapshot``) are checked against it, and
+        the reads that query the catalog read that snapshot (``store.snapshots``), however
+        many writes, compactions and ``maintain`` runs commit meanwhile. A page interaction,
+        a CLI command or a report so never sees a run partly, or a run in one table and not
+        in the next. A thread the block hands work to pins the same version by passing it as
+        ``known``. Nested blocks keep the outer version. Writes inside the block write to the
+        latest snapshot (as always), and reads inside the block do not see them."""
         pin = self.__dict__.setdefault("_pin", threading.local())
         outer = getattr(pin, "version", None)
         if outer is None:
             pin.version = known if known is not None else self.version()
+            pin.held = None
         try:
             yield pin.version
         finally:
             if outer is None:
-                pin.version = None
+                held, pin.version, pin.held = pin.held, None, None
+                if held is not None:
+                    snapshots.release(held[0], held[1])
 
     def write_counter(self) -> int:
         """How many write transactions the store has committed (read from the catalog)."""
         with self._read() as con:
-            return int(_one(con, "SELECT value FROM meta WHERE key = 'write_counter'")[0])
+            return int(meta_value(con, "write_counter"))
 
 
 def _create_tables(con: duckdb.DuckDBPyConnection) -> None:
@@ -588,53 +488,36 @@ def _check_keys(con: duckdb.DuckDBPyConnection, action: str, checks: tuple = KEY
 # errors
 # ---------------------------------------------------------------------------------------
 
-def _busy(detail: str) -> StoreError:
-    err = StoreError(f"store is busy (locked by another process) and stayed busy: {detail}. "
-                     "Try again when the other ingest or program has finished.")
-    err.busy = True  # type: ignore[attr-defined]
-    return err
+class _SessionPin:
+    """``Store.pin_reads``'s pin: the version its reads see and the snapshot catalog they
+    hold (shared by the object's threads, hence the lock)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.version: str | None = None
+        self.held: tuple | None = None
 
 
-_DISK_FULL_TEXT = ("no space left on device", "disk quota exceeded", "disk full")
+# DuckLake's words for a snapshot that is not (or no longer) in the catalog
+_NO_SNAPSHOT = "no snapshot found"
 
 
-def _is_disk_full(exc: BaseException) -> bool:
-    """True for ENOSPC/EDQUOT, as an OSError or in a DuckDB error's text, also when it is the
-    cause of a later error (DuckDB's "Current transaction is aborted")."""
-    seen = 0
-    e: BaseException | None = exc
-    while e is not None and seen < 10:
-        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
-            return True
-        if isinstance(e, (OSError, duckdb.Error)) and any(t in str(e).lower()
-                                                          for t in _DISK_FULL_TEXT):
-            return True
-        e = e.__cause__ or e.__context__
-        seen += 1
-    return False
+def _expired_snapshot(alias: str) -> StoreError:
+    snap = alias.rsplit("_", 1)[-1]
+    return StoreError(f"reading the store at snapshot {snap} failed: that snapshot is no longer "
+                      "kept (a maintain run expired it while this read was running); read "
+                      "again")
 
 
-def _disk_full(exc: BaseException, action: str) -> DiskFullError:
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else type(exc).__name__
-    return DiskFullError(f"no space left on device; the store was not changed ({action} "
-                         f"failed: {first})")
+class _Retry(Exception):
+    """A write transaction failed on a lock or a conflict of the catalog and may succeed
+    when run again (``cause``: the DuckDB error)."""
+
+    def __init__(self, text: str, cause: BaseException):
+        super().__init__(text)
+        self.cause = cause
 
 
 def _store_error(exc: BaseException, action: str) -> StoreError:
-    """A human message for a DuckDB error (the original stays as ``__cause__``)."""
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else type(exc).__name__
-    if _is_disk_full(exc):
-        return _disk_full(exc, action)
-    if isinstance(exc, duckdb.ConstraintException):
-        msg = f"{action} failed: the data breaks a store constraint ({first})"
-    elif isinstance(exc, duckdb.OutOfMemoryException):
-        msg = f"{action} failed: out of memory ({first})"
-    elif isinstance(exc, duckdb.IOException):
-        msg = f"{action} failed: could not read or write the store files ({first})"
-    elif isinstance(exc, duckdb.CatalogException):
-        msg = f"{action} failed: the file is not an evalbars store or is damaged ({first})"
-    else:
-        msg = f"{action} failed: {first}"
-    return StoreError(msg)
+    """``faults.store_error`` without a store location (the catalog's place unnamed)."""
+    return store_error(exc, action)

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalcore.errors import StoreError
-from evalcore.store._util import _one
+from evalcore.store._util import _one, meta_value
 
 
 def _chunk_id(chunk: pa.Array) -> tuple:
@@ -209,8 +209,7 @@ def assign(con: duckdb.DuckDBPyConnection, table: str, key: str, text: str, coun
     new = np.flatnonzero(keys < 0)
     if new.size:
         # the counter as this transaction left it (earlier pieces of the call), else stored
-        start = int(meta[counter]) if counter in meta else int(
-            _one(con, "SELECT CAST(value AS BIGINT) FROM meta WHERE key = ?", [counter])[0])
+        start = int(meta[counter] if counter in meta else meta_value(con, counter))
         if start + new.size >= 2 ** 31:
             raise StoreError(f"the store has run out of {table} keys (2^31)")
         taken = _one(con, f"SELECT {key} FROM {table} WHERE {key} >= ? LIMIT 1", [start])

@@ -107,7 +107,7 @@ class _SmallCopies:
             with self.__dict__.setdefault("_small_lock", threading.Lock()):
                 small = self._current_small(box, version, con)
                 if small is None:
-                    with self._read() as cur:
+                    with self._read(own_transaction=True) as cur:
                         small = _SmallTables(con, version, cur)
                     with _MEMO_LOCK:
                         small.users += 1
@@ -148,7 +148,7 @@ class _SmallCopies:
         if held is None or held.con is not con:
             # no copy on this connection (a first read): a copy for certain, on a read
             # cursor as every read of the store
-            with self._read() as cur:
+            with self._read(own_transaction=True) as cur:
                 return self._small_snapshot_on(cur)
         for attempt in (0, 1):
             try:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import duckdb
 
 from evalcore.store import vectors
-from evalcore.store._util import _one
+from evalcore.store._util import _one, meta_value
 
 V3_SCORES = """CREATE TABLE {name} (run_id INTEGER NOT NULL, task VARCHAR NOT NULL,
     metric VARCHAR NOT NULL, item INTEGER NOT NULL, answer_idx INTEGER NOT NULL,
@@ -30,27 +30,35 @@ V3_TEXTS = """CREATE TABLE {name} (run_id INTEGER NOT NULL, task VARCHAR NOT NUL
 
 
 def fill_v3(con: duckdb.DuckDBPyConnection, scores_src: str, texts_src: str,
-            scores_dst: str = "scores", texts_dst: str = "texts") -> tuple[int, int]:
+            scores_dst: str = "scores", texts_dst: str = "texts",
+            no_cluster: list[str] | None = None) -> tuple[int, int]:
     """Inside the open transaction: number every (task, item_id) and (task, label/hash)
     of the schema-2 tables ``scores_src``/``texts_src`` (fixed SQL names) into the empty
     ``items``/``labels``, and copy the rows into the schema-3 ``scores_dst``/``texts_dst``.
-    Returns (next_item, next_label)."""
+    ``no_cluster``: "run_id|task" of the runs' tasks whose cluster labels are not copied
+    (``legacy.cluster_policy``). Returns (next_item, next_label)."""
+    drop = list(no_cluster or [])
+    # a score row's cluster label, unless its (run, task) is in ``drop`` (the ? parameter)
+    cluster = ("CASE WHEN list_contains(?::VARCHAR[], CAST(run_id AS VARCHAR) || '|' || task) "
+               "THEN NULL ELSE cluster END")
     con.execute(f"""INSERT INTO items
         SELECT CAST(row_number() OVER (ORDER BY task, item_id) AS INTEGER), task, item_id
         FROM (SELECT task, item_id FROM {scores_src} UNION SELECT task, item_id FROM {texts_src})""")
     con.execute(f"""INSERT INTO labels
         SELECT CAST(row_number() OVER (ORDER BY task, value) AS INTEGER), task, value FROM (
-            SELECT task, cluster AS value FROM {scores_src} WHERE cluster IS NOT NULL UNION
+            SELECT task, value FROM (SELECT task, {cluster} AS value FROM {scores_src})
+                WHERE value IS NOT NULL UNION
             SELECT task, item_hash FROM {scores_src} WHERE item_hash IS NOT NULL UNION
-            SELECT task, prompt_hash FROM {scores_src} WHERE prompt_hash IS NOT NULL)""")
+            SELECT task, prompt_hash FROM {scores_src} WHERE prompt_hash IS NOT NULL)""", [drop])
     con.execute(f"""INSERT INTO {scores_dst}
         SELECT s.run_id, s.task, s.metric, i.item, s.answer_idx, s.score, c.label, ih.label,
                ph.label
-        FROM {scores_src} s JOIN items i ON i.task = s.task AND i.item_id = s.item_id
+        FROM (SELECT * REPLACE ({cluster} AS cluster) FROM {scores_src}) s
+        JOIN items i ON i.task = s.task AND i.item_id = s.item_id
         LEFT JOIN labels c ON c.task = s.task AND c.value = s.cluster
         LEFT JOIN labels ih ON ih.task = s.task AND ih.value = s.item_hash
         LEFT JOIN labels ph ON ph.task = s.task AND ph.value = s.prompt_hash
-        ORDER BY s.task, s.metric, i.item, s.run_id, s.answer_idx""")
+        ORDER BY s.task, s.metric, i.item, s.run_id, s.answer_idx""", [drop])
     con.execute(f"""INSERT INTO {texts_dst}
         SELECT t.run_id, t.task, i.item, t.answer_idx, t.prompt, t.target, t.response
         FROM {texts_src} t JOIN items i ON i.task = t.task AND i.item_id = t.item_id
@@ -74,7 +82,7 @@ def set_counters(con: duckdb.DuckDBPyConnection, next_item: int, next_label: int
 def upgrade_v2(con: duckdb.DuckDBPyConnection) -> None:
     """Inside the open transaction: a schema-2 DuckLake store becomes schema 3 (new scores
     and texts tables are filled from the old ones, which are then dropped)."""
-    if _one(con, "SELECT value FROM meta WHERE key = 'schema_version'")[0] != "2":
+    if meta_value(con, "schema_version") != "2":
         return          # another process upgraded it first
     con.execute("CREATE TABLE items (item INTEGER NOT NULL, task VARCHAR NOT NULL, "
                 "item_id VARCHAR NOT NULL)")
@@ -98,7 +106,7 @@ V4_VECTORS = """CREATE TABLE IF NOT EXISTS vectors (run_id INTEGER NOT NULL, tas
 def upgrade_v3(con: duckdb.DuckDBPyConnection) -> None:
     """Inside the open transaction: a schema-3 DuckLake store becomes schema 4 (the table
     ``vectors`` is created and filled from the score rows, ``vectors.fill``)."""
-    if _one(con, "SELECT value FROM meta WHERE key = 'schema_version'")[0] != "3":
+    if meta_value(con, "schema_version") != "3":
         return          # another process upgraded it first
     con.execute(V4_VECTORS)
     con.execute("DELETE FROM vectors")    # rows a schema-3 store cannot have written

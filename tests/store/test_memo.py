@@ -180,7 +180,9 @@ def test_parallel_small_reads_share_one_copy(store, monkeypatch):
 
 def test_a_dropped_store_object_drops_its_copy(store, store_location):
     store.ingest([make_run("a", files=["a"])])
-    other = store_location.open()
+    # the same connection: the same location and lock timeout (on PostgreSQL the lock
+    # timeout is a setting of the catalog connection)
+    other = store_location.open(lock_timeout=store.lock_timeout)
     assert other.runs()["name"].tolist() == ["a"]
     assert len(_small_schemas(store)) == 1          # the other object's copy (same connection)
     del other
