@@ -38,7 +38,8 @@ _REASONS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for
      "the database server accepts no more connections"),
     (r"server closed the connection unexpectedly|terminating connection|"
      r"connection to server was lost|could not (receive|send) data (from|to) server|"
-     r"ssl syscall error|connection is closed",
+     r"ssl syscall error|connection is closed|connection is bad|lost connection|"
+     r"no connection to the server|connection reset by peer|broken pipe",
      "the connection to the database server was lost"),
     (r"unable to connect to postgres|could not connect to server",
      "the database server did not accept the connection"),

@@ -22,6 +22,8 @@ import re
 
 import duckdb
 
+from evalcore.redact import mask_location
+from evalcore.unreachable import unreachable_reason
 from evalcore.errors import (
     DiskFullError,
     StoreBusyError,
@@ -32,16 +34,6 @@ from evalcore.errors import (
 
 _DISK_FULL_TEXT = ("no space left on device", "disk quota exceeded", "disk full",
                    "database or disk is full")
-# what libpq, the postgres extension and SQLite say when the catalog cannot be reached
-_UNAVAILABLE_TEXT = (
-    "could not connect to server", "connection refused", "server closed the connection",
-    "terminating connection", "connection to server", "no connection to the server",
-    "could not translate host name", "the database system is shutting down",
-    "the database system is starting up", "the database system is in recovery mode",
-    "ssl connection has been closed", "connection timed out", "network is unreachable",
-    "no route to host", "unable to open database file", "lost connection",
-    "connection is bad", "broken pipe", "connection reset by peer",
-)
 _BUSY_TEXT = ("database is locked", "could not set lock", "conflicting lock",
               "lock timeout", "canceling statement due to lock timeout",
               "canceling statement due to statement timeout")
@@ -50,20 +42,8 @@ _QUOTED_SQL = re.compile(r'\b(query|COPY|statement|prepare)\s+"(?:[^"\\]|\\.)*"'
 _SQL_LINE = re.compile(r"\s*LINE \d+:.*", re.S)
 _FIRST_LINE_LIMIT = 240
 
-# passwords in a libpq keyword string or a URL's user info (evalcore.redact, where present,
-# masks more: keys, tokens, secrets echoed elsewhere in the text)
-_PASSWORD_KW = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
-_URL_USERINFO = re.compile(r"(://[^:/@\s]+:)([^@\s]+)(@)")
-
-
 def mask_secrets(text: str, context: str | None = None) -> str:
-    """``text`` with passwords masked (``***``): ``evalcore.redact.mask_location`` when that
-    module is present, else the passwords of libpq keyword strings and URL user infos."""
-    try:
-        from evalcore.redact import mask_location
-    except ImportError:
-        out = _PASSWORD_KW.sub(lambda m: m.group(1) + "***", str(text))
-        return _URL_USERINFO.sub(lambda m: m.group(1) + "***" + m.group(3), out)
+    """``text`` with passwords, keys and tokens masked (``***``): ``evalcore.redact``."""
     return mask_location(str(text), context=context) if context else mask_location(str(text))
 
 
@@ -113,9 +93,10 @@ def is_disk_full(exc: BaseException) -> bool:
 
 
 def is_unavailable(exc: BaseException) -> bool:
-    """True when the catalog database could not be reached or the connection to it broke."""
-    return any(isinstance(e, (duckdb.Error, OSError))
-               and any(t in str(e).lower() for t in _UNAVAILABLE_TEXT) for e in _chain(exc))
+    """True when the catalog database could not be reached or the connection to it broke
+    (a DuckDB or OS error whose driver text ``evalcore.unreachable`` recognises)."""
+    return (any(isinstance(e, (duckdb.Error, OSError)) for e in _chain(exc))
+            and unreachable_reason(exc) is not None)
 
 
 def is_busy_text(exc: BaseException) -> bool:
@@ -131,8 +112,9 @@ def disk_full(exc: BaseException, action: str) -> DiskFullError:
 
 def unavailable(exc: BaseException, action: str, label: str) -> StoreUnavailableError:
     return StoreUnavailableError(
-        f"store unavailable: {catalog_place(label)} could not be reached or the connection "
-        f"to it was lost ({first_line(exc, label)}); {action} did not complete and a write "
+        f"store unavailable: {catalog_place(label)} cannot be reached: "
+        f"{unreachable_reason(exc) or 'the connection failed'} ({first_line(exc, label)}); "
+        f"{action} did not complete and a write "
         "that had not committed changed nothing. Check that the database server is running "
         "and reachable, then try again.")
 
