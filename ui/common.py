@@ -32,7 +32,7 @@ import streamlit as st
 
 from evalcore import analysis
 from evalcore.charts import plot_text as charts_plot_text
-from evalcore.errors import EvalbarsError, IngestError, StoreError
+from evalcore.errors import EvalbarsError, IngestError, StoreError, StoreUnavailableError
 from evalcore.redact import mask_location
 from evalcore.report.latex import interval_cell, latex_escape
 from evalcore.store import Store, default_store_location
@@ -101,9 +101,12 @@ def _open_store(path: str) -> Store:
 
 def stop_if_unreachable(exc: BaseException) -> None:
     """When ``exc`` says the store cannot be reached: that one message, and the page stops."""
-    if analysis.is_store_busy(exc):
+    if isinstance(exc, StoreUnavailableError):      # the store's own word for it
+        reason = unreachable_reason(exc) or "the connection to it failed"
+    elif analysis.is_store_busy(exc):
         return
-    reason = unreachable_reason(exc)
+    else:
+        reason = unreachable_reason(exc)
     if reason is None:
         return
     st.error(md_escape(unreachable_message(store_path(), reason)
