@@ -421,6 +421,13 @@ def method_caption(method: str, confidence: float) -> str:
 
 
 # ---- URL state ---------------------------------------------------------------------------
+# A URL-bound widget has one value, kept in ``?param=``. Its default is passed on every run
+# as that same value (the user's latest choice, else the URL's), because the browser draws a
+# widget that (re)appears from its default: a widget skipped for a run (an empty intermediate
+# selection, a ``st.stop`` above it) would come back showing its minimum or first option while
+# the server computes with the URL's value, and the next interaction would send that shown
+# value back as the user's choice. So the browser, the session state, the URL and the
+# computation hold one value.
 def url_get(param: str) -> str | None:
     """The value of ``?param=`` in the page URL, or None."""
     value = st.query_params.get(param)
@@ -448,31 +455,30 @@ def url_choice(label: str, options: Sequence[str], param: str, *, key: str,
     """A single-choice widget whose value lives in ``?param=`` (URL first, then ``default``).
 
     ``options`` are strings (they round-trip through the URL). ``widget``: "selectbox",
-    "radio", "select_slider" or "segmented". Returns the chosen option (None when there are no options).
+    "radio", "select_slider" or "segmented" (which cannot be deselected). A value that is
+    no longer among the options falls back to ``default`` (or the first option), in the
+    browser as on the server. Returns the chosen option (None when there are no options).
     """
     box = container if container is not None else st
     options = [str(o) for o in options]
     if not options:
         url_set(param, None)
         return None
-    if key in st.session_state and st.session_state[key] not in options:
-        del st.session_state[key]
-    if key not in st.session_state:
-        wanted = url_get(param)
-        st.session_state[key] = (wanted if wanted in options
-                                 else default if default in options else options[0])
+    held = st.session_state.get(key)          # the value the user just chose, if any
+    wanted = str(held) if held is not None else url_get(param)
+    initial = wanted if wanted in options else default if default in options else options[0]
+    index = options.index(initial)
+    common = dict(key=key, format_func=format_func, help=help)
     if widget == "radio":
-        value = box.radio(label, options, key=key, format_func=format_func, help=help,
-                          horizontal=True)
+        value = box.radio(label, options, index=index, horizontal=True, **common)
     elif widget == "select_slider":
-        value = box.select_slider(label, options, key=key, format_func=format_func, help=help)
+        value = box.select_slider(label, options, value=initial, **common)
     elif widget == "segmented":
-        value = box.segmented_control(label, options, key=key, format_func=format_func,
-                                      help=help, selection_mode="single")
-        if value is None:                      # a segmented control can be deselected
-            value = options[0]
+        value = box.segmented_control(label, options, default=initial, selection_mode="single",
+                                      required=True, **common)
     else:
-        value = box.selectbox(label, options, key=key, format_func=format_func, help=help)
+        value = box.selectbox(label, options, index=index, **common)
+    value = initial if value is None else str(value)
     url_set(param, value)
     return value
 
@@ -480,15 +486,20 @@ def url_choice(label: str, options: Sequence[str], param: str, *, key: str,
 def url_multi(label: str, options: Sequence[str], param: str, *, key: str,
               format_func: Callable[[Any], str] = str, help: str | None = None,
               container: Any = None) -> list[str]:
-    """A multiselect whose value lives in ``?param=a&param=b`` (absent = all options)."""
+    """A multiselect whose value lives in ``?param=a&param=b`` (absent = all options).
+
+    Chosen values that are no longer among the options are dropped; the rest stay chosen."""
     box = container if container is not None else st
     options = [str(o) for o in options]
+    wanted = [v for v in st.query_params.get_all(param) if v in options] or list(options)
     if key in st.session_state:
-        st.session_state[key] = [v for v in st.session_state[key] if v in options]
-    else:
-        wanted = [v for v in st.query_params.get_all(param) if v in options]
-        st.session_state[key] = wanted or list(options)
-    value = box.multiselect(label, options, key=key, format_func=format_func, help=help)
+        held = list(st.session_state[key] or [])
+        kept = [v for v in held if v in options]
+        if kept != held:        # a server-side change: the browser is told (set_value)
+            st.session_state[key] = kept
+        wanted = list(st.session_state[key])
+    value = box.multiselect(label, options, default=wanted, key=key, format_func=format_func,
+                            help=help)
     url_set(param, None if set(value) == set(options) else value)
     return list(value)
 
@@ -499,21 +510,23 @@ def url_number(param: str, default: float, *, cast: Callable[[str], Any] = float
     if raw is None:
         return default
     try:
-        return cast(raw)
+        value = cast(raw)
     except ValueError:
         return default
+    return value if value == value else default        # NaN: the default
 
 
 def url_numeric(kind: str, label: str, param: str, *, key: str, default: float,
                 min_value: float, max_value: float, step: float, fmt: str | None = None,
                 help: str | None = None, container: Any = None, cast: type = float) -> Any:
-    """A number input ("number") or slider ("slider") whose value lives in ``?param=``."""
+    """A number input ("number") or slider ("slider") whose value lives in ``?param=``
+    (``default`` when absent; clipped to [min_value, max_value])."""
     box = container if container is not None else st
-    if key not in st.session_state:
-        value = url_number(param, default, cast=cast)
-        st.session_state[key] = cast(min(max(value, min_value), max_value))
+    held = st.session_state.get(key)          # the value the user just chose, if any
+    start = held if isinstance(held, (int, float)) else url_number(param, default, cast=cast)
+    initial = cast(min(max(start, min_value), max_value))
     kwargs = dict(min_value=cast(min_value), max_value=cast(max_value), step=cast(step),
-                  key=key, help=help)
+                  value=initial, key=key, help=help)
     if fmt:
         kwargs["format"] = fmt
     if kind == "slider":
@@ -524,11 +537,12 @@ def url_numeric(kind: str, label: str, param: str, *, key: str, default: float,
     return value
 
 
-def confidence_choice(key: str, container: Any = None) -> float:
+def confidence_choice(key: str, container: Any = None, label: str = "Confidence",
+                      help: str | None = None) -> float:
     """The confidence level selector (URL ``conf``)."""
-    value = url_choice("Confidence", [f"{c:.2f}" for c in CONFIDENCES], "conf", key=key,
+    value = url_choice(label, [f"{c:.2f}" for c in CONFIDENCES], "conf", key=key,
                        default="0.95", format_func=lambda s: f"{float(s):.0%}",
-                       container=container)
+                       container=container, help=help)
     return float(value)
 
 
