@@ -246,11 +246,11 @@ def ingest_uploads(files: list[tuple[str, bytes]], store: Store,
     bad file does not block the others.
 
     Returns ``{"ok": bool, "report": IngestReport | None, "run_ids": [int], "problems":
-    [dict], "column_choices": {file: [column]}}`` (``problems``: one
+    [dict], "column_choices": {file: [column]}, "files": [dict]}`` (``problems``: one
     ``evalcore.ingest.problem_row`` per file not stored; ``column_choices``: the columns of
-    each tidy table whose columns were not recognised) or, when the batch could not be read
-    at all or the store failed, ``{"ok": False, "error": exc}`` with nothing written. ``ok``
-    is False when no run was stored.
+    each tidy table whose columns were not recognised; ``files``: :func:`file_outcomes`) or,
+    when the batch could not be read at all or the store failed, ``{"ok": False, "error":
+    exc}`` with nothing written. ``ok`` is False when no run was stored.
     """
     from evalcore.ingest import problem_row, read_uploads
     from evalcore.ingest.tidy import TidyColumnsError
@@ -259,6 +259,7 @@ def ingest_uploads(files: list[tuple[str, bytes]], store: Store,
         batch = read_uploads(files, progress=progress, cluster_key=cluster_key,
                              columns=columns)
         report = store.ingest(batch.runs, skip_invalid=True) if batch.runs else None
+        outcomes = file_outcomes(files, report, store) if report is not None else []
     except EvalbarsError as exc:
         return {"ok": False, "error": exc}
     problems = [problem_row(e) for e in batch.problems]
@@ -267,7 +268,35 @@ def ingest_uploads(files: list[tuple[str, bytes]], store: Store,
     run_ids = [int(x) for x in report.runs["run_id"]] if report is not None else []
     choices = {e.file: list(e.found) for e in batch.problems if isinstance(e, TidyColumnsError)}
     return {"ok": bool(run_ids), "report": report, "run_ids": run_ids, "problems": problems,
-            "column_choices": choices}
+            "column_choices": choices, "files": outcomes}
+
+
+def file_outcomes(files: list[tuple[str, bytes]], report: Any, store: Store) -> list[dict]:
+    """What became of each uploaded file: ``{"file", "sha256", "status", "runs"}`` with status
+    "new" (a run it belongs to was added or merged), "already stored" (every run it belongs
+    to was already in the store, by the file's sha256) or "none" (no run holds it: it was not
+    stored, see the problems). A file belongs to a run that records its sha256 (the store's
+    idempotency key) or, for a zip, one of its members (``name!member``)."""
+    import hashlib
+
+    owners: dict[str, list[tuple[str, str]]] = {}      # sha256 or "name!" -> [(run, status)]
+    for row in report.runs.itertuples():
+        info = store.run_info(int(row.run_id))
+        for f in info.get("files", []):
+            key = str(f["sha256"]).lower()
+            name = str(f["name"])
+            entries = [key] + ([name.split("!", 1)[0] + "!"] if "!" in name else [])
+            for k in entries:
+                owners.setdefault(k, []).append((str(row.name), str(row.status)))
+    out = []
+    for name, data in files:
+        sha = hashlib.sha256(data).hexdigest()
+        held = owners.get(sha, []) + owners.get(f"{name}!", [])
+        runs = list(dict.fromkeys(r for r, _ in held))
+        status = ("none" if not held else
+                  "already stored" if all(s == "already present" for _, s in held) else "new")
+        out.append({"file": name, "sha256": sha, "status": status, "runs": runs})
+    return out
 
 
 def tab_sections(key: str, sections: dict[str, Callable[[], None]]) -> None:
