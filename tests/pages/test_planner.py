@@ -63,8 +63,11 @@ def check_answer(at, var: float, deff: float = 1.0) -> re.Match:
     need = required_n(conf, power, var, gap, deff)
     assert int(m["n"].replace(",", "")) == need
     fields = sheet_fields(at)
-    assert float(fields["Significance level alpha (two-sided)"]) == pytest.approx(1 - conf)
-    assert float(fields["Power"]) == pytest.approx(power)
+    alpha_text, level = fields["Significance level alpha (two-sided)"].split(" ", 1)
+    assert float(alpha_text) == pytest.approx(1 - conf)
+    assert level == f"({100 * conf:.4g}% confidence)" == f"({m['conf']}% confidence)"
+    power_text, percent = fields["Power"].split(" ", 1)
+    assert float(power_text) == pytest.approx(power) and percent == f"({m['power']}%)"
     assert float(fields["Design effect (clustering)"]) == pytest.approx(deff, rel=1e-3)
     assert fields["Items n"] == f"{need:,}"
     return m
@@ -221,7 +224,8 @@ def test_store_mode_takes_the_pilot_estimate_and_typed_mode_keeps_the_typed_valu
     assert any(t.startswith("From the pilot: SD of per-item differences "
                             f"{math.sqrt(var_mc):.4f}; design effect {deff_mc:.2f}")
                for t in texts(at.caption))
-    assert sheet_fields(at)["Assumed spread"].startswith(f"sd_d = {math.sqrt(var_mc):.4g}")
+    assert sheet_fields(at)["Assumed spread"].startswith(
+        f"SD of per-item differences {math.sqrt(var_mc):.4g}")
 
     at.radio(key="pl_src").set_value("typed").run()
     assert at.number_input(key="pl_dis").value == pytest.approx(0.2)
