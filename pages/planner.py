@@ -136,7 +136,11 @@ def question_inputs(source: str, pilot: analysis.PlanFromPair | None) -> dict:
                 f"share of items where they disagree at most {percent(value)}")
         st.caption(f"From the pilot: {what}; design effect "
                    f"{analysis.pilot_design_effect(pilot):.2f}.")
-    with st.expander("Clustered items, several answers per item"):
+    # open whenever a setting inside it is not 1, so no input of the answer is hidden
+    extra = [("pl_k", "k")] + ([("pl_deff", "deff")] if source == "typed" else [])
+    opened = any(st.session_state.get(key, common.url_number(param, 1.0)) != 1
+                 for key, param in extra)
+    with st.expander("Clustered items, several answers per item", expanded=opened):
         if source == "typed":
             kw["design_effect"] = common.url_numeric(
                 "number", "Design effect (clustered items)", "deff", key="pl_deff", default=1.0,

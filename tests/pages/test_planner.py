@@ -255,3 +255,12 @@ def test_store_mode_on_an_empty_store_is_a_message_and_no_answer():
     assert any("The store is empty" in t for t in texts(at.info))
     assert answer(at) is None
     check_shown_equals_value(at)
+
+
+def test_settings_that_are_not_one_keep_their_expander_open():
+    at = page("planner").run()
+    assert not at.expander[0].proto.expanded
+    at = page("planner")
+    at.query_params.update({"k": "3"})
+    at.run()
+    assert at.expander[0].proto.expanded
