@@ -552,23 +552,26 @@ def pass_at_k_plot(table: pd.DataFrame, *, confidence: float) -> go.Figure:
 
 def ci_width_plot(n: Sequence[int], wilson: Sequence[float], clt: Sequence[float], *, p: float,
                   confidence: float, chosen_n: int | None = None) -> go.Figure:
-    """Half-width of the interval for one score against the number of items.
+    """Half-width of the interval for one score against the number of items, in points.
 
     wilson, clt : half-widths (proportions) from evalcore.stats for each n.
     """
     w = np.asarray(wilson, dtype=float) * 100
     c = np.asarray(clt, dtype=float) * 100
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=_list(n), y=_list(w), mode="lines", name="Wilson score",
+    fig.add_trace(go.Scatter(x=_list(n), y=_list(w), mode="lines", name="Wilson score interval",
                              line=dict(color=COLORS[0]),
-                             hovertemplate="n = %{x}<br>Wilson ± %{y:.2f} pp<extra></extra>"))
-    fig.add_trace(go.Scatter(x=_list(n), y=_list(c), mode="lines", name="CLT (normal)",
+                             hovertemplate="n = %{x:,}<br>Wilson ± %{y:.2f} points"
+                                           "<extra></extra>"))
+    fig.add_trace(go.Scatter(x=_list(n), y=_list(c), mode="lines",
+                             name="normal-approximation interval",
                              line=dict(color=COLORS[1], dash="dash"),
-                             hovertemplate="n = %{x}<br>CLT ± %{y:.2f} pp<extra></extra>"))
+                             hovertemplate="n = %{x:,}<br>normal approximation ± %{y:.2f} "
+                                           "points<extra></extra>"))
     if chosen_n:
         _vline_log(fig, chosen_n, f"n = {chosen_n:,}")
     fig.update_xaxes(title_text="number of items n", type="log")
-    fig.update_yaxes(title_text="half-width of the interval (pp)", rangemode="tozero")
+    fig.update_yaxes(title_text="half-width of the interval (points)", rangemode="tozero")
     fig = _base_layout(fig, f"{confidence:.0%} interval half-width for a score of {100 * p:.0f}%",
                        420)
     fig.update_layout(showlegend=True, legend=dict(orientation="h", y=-0.2))
@@ -578,21 +581,24 @@ def ci_width_plot(n: Sequence[int], wilson: Sequence[float], clt: Sequence[float
 def power_curve(n: Sequence[int], mde: Sequence[float], *, alpha: float, power: float,
                 required_n: int | None = None, target: float | None = None,
                 label: str = "paired") -> go.Figure:
-    """Minimum detectable effect (pp) against number of items, with the required n marked."""
+    """Smallest detectable gap (minimum detectable effect, points) against the number of
+    items, with the gap asked for and the items it needs marked."""
     y = np.asarray(mde, dtype=float) * 100
+    level = f"{100 * (1 - alpha):.4g}% confidence, {100 * power:.4g}% power"
     fig = go.Figure(go.Scatter(
-        x=_list(n), y=_list(y), mode="lines", line=dict(color=COLORS[2]), name=f"MDE ({label})",
-        hovertemplate=(f"n = %{{x}}<br>MDE %{{y:.2f}} pp<br>alpha {alpha:g}, power {power:.0%}"
+        x=_list(n), y=_list(y), mode="lines", line=dict(color=COLORS[2]),
+        name=f"smallest detectable gap ({label})",
+        hovertemplate=(f"n = %{{x:,}}<br>smallest detectable gap %{{y:.2f}} points<br>{level}"
                        f"<extra></extra>")))
     if target:
         fig.add_hline(y=target * 100, line_dash="dot", line_color=COLORS[1],
-                      annotation_text=f"target gap {100 * target:.1f} pp")
+                      annotation_text=f"gap to detect {100 * target:.4g} points")
     if required_n:
-        _vline_log(fig, required_n, f"required n = {required_n:,}")
+        _vline_log(fig, required_n, f"items needed {required_n:,}")
     fig.update_xaxes(title_text="number of items n", type="log")
-    fig.update_yaxes(title_text="minimum detectable effect (pp)", rangemode="tozero")
-    return _base_layout(fig, f"Minimum detectable effect ({label}, alpha {alpha:g}, "
-                             f"power {power:.0%})", 420)
+    fig.update_yaxes(title_text="smallest detectable gap (points)", rangemode="tozero")
+    return _base_layout(fig, f"Smallest detectable gap against the number of items ({label}, "
+                             f"{level})", 420)
 
 
 def coverage_plot(methods: Sequence, *, nominal: float, tolerance: float,

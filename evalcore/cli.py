@@ -541,9 +541,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="two-sided significance level (default 0.05)")
     p.add_argument("--power", type=_confidence, default=0.8, help="power (default 0.8)")
     p.add_argument("--design-effect", type=_positive_float, dest="design_effect",
-                   help="design effect of clustered items (default 1, or the pilot's)")
+                   help="design effect of clustered items (default 1, or the pilot's "
+                        "when above 1)")
     p.add_argument("--pilot", nargs=2, metavar=("RUN_A", "RUN_B"),
-                   help="estimate sd_diff (and the design effect) from two runs in the store")
+                   help="estimate sd_diff (and the design effect) from two runs in the "
+                        "store; when they never differ, the exact 95%% upper bound of their "
+                        "disagreement rate is used")
     p.add_argument("--task", help="task of the pilot pair (with --pilot)")
     p.add_argument("--metric", help="metric of the pilot pair (default per task)")
     _add_format(p)

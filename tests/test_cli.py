@@ -253,7 +253,8 @@ def test_plan_numbers_match_the_formula(capsys):
     z2 = sps.norm.ppf(0.995) + sps.norm.ppf(0.9)
     assert json.loads(out)["mde"] == pytest.approx(z2 * math.sqrt(0.2 / 500))
     code, out, _ = run(capsys, "plan", "--n", "1000", "--sd-diff", "0.4")
-    assert code == 0 and "Minimum detectable effect with n = 1000: 0.0354" in out
+    assert code == 0 and ("With 1,000 items, the smallest gap detectable at 95% confidence with "
+                          "80% power is 3.54 points") in out
 
 
 def test_plan_from_pilot_pair(capsys, store_file):
