@@ -444,11 +444,14 @@ def url_set(param: str, value: Any) -> None:
 
 def url_choice(label: str, options: Sequence[str], param: str, *, key: str,
                default: str | None = None, format_func: Callable[[Any], str] = str,
-               widget: str = "selectbox", help: str | None = None, container: Any = None) -> str | None:
+               widget: str = "selectbox", help: str | None = None, container: Any = None,
+               disabled: bool = False) -> str | None:
     """A single-choice widget whose value lives in ``?param=`` (URL first, then ``default``).
 
     ``options`` are strings (they round-trip through the URL). ``widget``: "selectbox",
-    "radio", "select_slider" or "segmented". Returns the chosen option (None when there are no options).
+    "radio", "select_slider" or "segmented" (which cannot be deselected). ``disabled`` shows
+    the value without letting it change. Returns the chosen option (None when there are no
+    options).
     """
     box = container if container is not None else st
     options = [str(o) for o in options]
@@ -463,16 +466,20 @@ def url_choice(label: str, options: Sequence[str], param: str, *, key: str,
                                  else default if default in options else options[0])
     if widget == "radio":
         value = box.radio(label, options, key=key, format_func=format_func, help=help,
-                          horizontal=True)
+                          horizontal=True, disabled=disabled)
     elif widget == "select_slider":
-        value = box.select_slider(label, options, key=key, format_func=format_func, help=help)
+        value = box.select_slider(label, options, key=key, format_func=format_func, help=help,
+                                  disabled=disabled)
     elif widget == "segmented":
+        # required: a deselected control would show no choice while the page used one
         value = box.segmented_control(label, options, key=key, format_func=format_func,
-                                      help=help, selection_mode="single")
-        if value is None:                      # a segmented control can be deselected
+                                      help=help, selection_mode="single", required=True,
+                                      disabled=disabled)
+        if value is None:
             value = options[0]
     else:
-        value = box.selectbox(label, options, key=key, format_func=format_func, help=help)
+        value = box.selectbox(label, options, key=key, format_func=format_func, help=help,
+                              disabled=disabled)
     url_set(param, value)
     return value
 
@@ -631,17 +638,23 @@ PLOTLY_CONFIG = {"displaylogo": False,
                  "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
-def show_chart(fig: Any, name: str, key: str) -> None:
+def show_chart(fig: Any, name: str, key: str, *, export_fig: Any = None) -> None:
     """Draw a Plotly figure (exact values on hover) with slide-size PNG/SVG downloads
     (``ui.export``; the figure also joins the page's "all figures" zip) and larger fonts in
-    presentation mode (``ui.present``)."""
+    presentation mode (``ui.present``, which also hides the chart's toolbar).
+
+    ``export_fig``: the figure the downloads and the zip hold when it differs from the one
+    drawn (a page that prints a chart's title and notes as text around it draws the chart
+    alone and exports it with them, so a slide stands on its own)."""
     from ui import export, present
 
     config = {**PLOTLY_CONFIG,
               "toImageButtonOptions": {**PLOTLY_CONFIG["toImageButtonOptions"],
                                        "filename": slug(name)}}
+    if present.is_on():
+        config["displayModeBar"] = False
     st.plotly_chart(present.present_figure(fig), key=key, config=config)
-    export.chart_exports(fig, name, key)
+    export.chart_exports(fig if export_fig is None else export_fig, name, key)
 
 
 def method_check_link(design: str, **params: float | int | None) -> str:
