@@ -78,16 +78,16 @@ def _adjust_value() -> str:
 
 
 def _adjust_box(container, n_rows: int) -> str:
-    """The adjustment box; disabled and reading "none (one task)" when one task is compared,
-    as the result then applies none."""
-    one = n_rows < 2
+    """The adjustment box, disabled when one task is compared (the result then adjusts
+    nothing, and the line under the verdict says so). Its option labels never change: the
+    browser keeps a box's text while its value stays, so a relabelled value would show the
+    old label."""
     return common.url_choice(
         "Adjustment", list(ADJUSTMENTS), "adjust", key="cmp_adjust", container=container,
-        disabled=one, format_func=(lambda a: "none (one task)") if one else
-        (lambda a: words.label("adjust", a)),
+        disabled=n_rows < 2, format_func=lambda a: words.label("adjust", a),
         help="How the p-values of several tasks are adjusted; the verdicts follow the "
              "adjusted p (Holm controls the chance of any false call, Benjamini-Hochberg "
-             "the share of false calls).")
+             "the share of false calls). With one task there is nothing to adjust.")
 
 
 # ---- the answer --------------------------------------------------------------------------

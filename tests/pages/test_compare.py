@@ -252,13 +252,14 @@ def check_in_step(at, store: Store) -> None:
     assert metric(at, f"B − A ({want.confidence:.0%} CI)")
     line = settings_line(at)
     assert line.startswith(f"{want.confidence:.0%} intervals · ")
+    name = words.label("adjust", adjust)
+    assert shown(at, "cmp_adjust") == name
     if len(pt) > 1:
-        name = words.label("adjust", adjust)
-        assert shown(at, "cmp_adjust") == name
+        assert not at.selectbox(key="cmp_adjust").disabled
         assert f"{name} adjustment over {len(pt)} tasks" in line
         assert set(pt["adjustment"]) == {adjust}
-    else:
-        assert shown(at, "cmp_adjust") == "none (one task)"
+    else:          # nothing to adjust: the box is out of use and the line says so
+        assert at.selectbox(key="cmp_adjust").disabled
         assert "no adjustment (one task)" in line and set(pt["adjustment"]) == {"none"}
     table = next(d.value for d in at.dataframe if "Interval method" in d.value.columns)
     assert list(table["Task"]) == list(pt["task"].astype(str))
@@ -315,7 +316,8 @@ def test_boxes_stay_in_step_through_a_pair_without_a_shared_task(demo_store):
     check_in_step(at, demo_store)
     assert shown(at, "cmp_task") == "gsm8k_demo"
     assert shown(at, "cmp_metric") == "exact_match,flexible-extract"
-    assert shown(at, "cmp_adjust") == "none (one task)" and at.selectbox(key="cmp_adjust").disabled
+    assert shown(at, "cmp_adjust") == "Benjamini-Hochberg"
+    assert at.selectbox(key="cmp_adjust").disabled
     # and from the URL alone (a shared link) the same view
     again = page("compare")
     for key, value in at.query_params.items():
