@@ -685,8 +685,9 @@ def _answer_rows(per_task: pd.DataFrame, overall: dict | None) -> pd.DataFrame:
         extra["label"] = f"Macro average ({len(per_task)} tasks)"
         extra["is_overall"] = True
         rows = pd.concat([rows, pd.DataFrame([extra])], ignore_index=True)
-    scale = rows["points_scale"].astype(float) if "points_scale" in rows else \
-        pd.Series(100.0, index=rows.index)
+    # the tasks decide the unit; the macro average is drawn in theirs
+    scale = per_task["points_scale"].astype(float) if "points_scale" in per_task else \
+        pd.Series(100.0, index=per_task.index)
     rows["k"] = 100.0 if bool((scale == 100.0).all()) else 1.0
     return rows
 
