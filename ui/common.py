@@ -407,6 +407,25 @@ def display_frame(df: pd.DataFrame, digits: int = 4, decimals: int | None = None
     return pd.DataFrame(out, index=df.index, columns=df.columns)
 
 
+def text_table(frame: pd.DataFrame, spec: dict[str, tuple[str, str, float]]) -> pd.DataFrame:
+    """``frame``'s columns for people: ``spec`` maps a column to (its heading, a format, a
+    factor) and lists the columns shown, in order. Formats: a Python number format applied
+    to value * factor (".2f", "+.1f", ".4g"), "text" (as written) or "yes" (a flag);
+    missing values are "–", so a table never shows None or NaN."""
+    out = {}
+    for col, (head, fmt, factor) in spec.items():
+        values = frame[col].tolist()
+        if fmt == "text":
+            out[head] = ["–" if v is None or (isinstance(v, float) and v != v) else str(v)
+                         for v in values]
+        elif fmt == "yes":
+            out[head] = ["yes" if v is True or v == 1 else "" for v in values]
+        else:
+            out[head] = ["–" if v is None or pd.isna(v) else format(float(v) * factor, fmt)
+                         for v in values]
+    return pd.DataFrame(out, index=frame.index)
+
+
 def fmt_p(p: float | None) -> str:
     """A p-value for display (``<0.0001`` below that)."""
     if p is None or pd.isna(p):
