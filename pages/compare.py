@@ -275,13 +275,12 @@ def _per_task_table(cmp, scales: pd.Series, percent: bool, confidence: float,
         "reject no difference the interval is widened to 0, so a CI excludes 0 exactly when "
         f"p < {alpha:.2g}. Verdict and colour follow p adjusted: "
         + (f"{words.label('adjust', adjusted[0])} over {len(pt)} tasks; CI low/high are "
-           f"unadjusted and the simultaneous CI are Bonferroni intervals (each at 1 − "
-           f"{alpha:.2g}/{len(pt)}; an adjusted p below {alpha:.2g} does not imply that "
-           "one excludes 0)." if adjusted and len(pt) > 1 else "no adjustment (one task).")
+           f"unadjusted ({confidence:.0%} each) and the simultaneous CI are Bonferroni "
+           f"intervals ({1 - alpha / len(pt):.2%} each, jointly {confidence:.0%}; an adjusted "
+           f"p below {alpha:.2g} does not imply that one excludes 0)."
+           if adjusted and len(pt) > 1 else "no adjustment (one task).")
         + f" Minimum detectable effect: at alpha {alpha:.2g} and power 0.8 for this n and "
         "the SD of the per-item differences. Missing values: –.")
-    if cmp.family_note:
-        st.caption("Several tasks: " + common.md_escape(cmp.family_note) + ".")
 
 
 def _pairing_and_protocol(cmp) -> None:
