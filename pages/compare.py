@@ -23,6 +23,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import words
+from evalcore.analysis import BENIGN_PROTOCOL_CATEGORIES
 from ui import charts, common, present
 
 ALL = "*"
@@ -96,7 +97,7 @@ def _problems_line(cmp) -> str | None:
     parts, told = [], 0
     diff = cmp.protocol_diff
     if diff is not None and len(diff) and "category" in diff:
-        serious = diff[~diff["category"].isin(("model", "other"))]
+        serious = diff[~diff["category"].isin(BENIGN_PROTOCOL_CATEGORIES)]
         if len(serious):
             kinds = ", ".join(dict.fromkeys(serious["category"].astype(str)))
             parts.append(f"protocols differ in {len(serious)} setting"
@@ -287,7 +288,7 @@ def _pairing_and_protocol(cmp) -> None:
     """Which items pair, which settings differ, and every warning in full."""
     st.subheader("Pairing and protocol", anchor=DETAILS)
     for w in cmp.warnings:
-        st.warning(common.md_escape(w))
+        st.warning(common.md_escape(w[:1].upper() + w[1:]))
     pairing = pd.DataFrame([{
         "Task": p.task, "Metric": p.metric, "Shared items": p.n_shared,
         "Only in A": len(p.only_a), "Only in B": len(p.only_b),
