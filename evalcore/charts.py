@@ -666,65 +666,147 @@ def _wrap(text: str, width: int) -> str:
     return "<br>".join(plot_text(line) for line in textwrap.wrap(str(text), width) or [""])
 
 
+ANSWER_LABEL_CHARS = 40   # a task name longer than this is shortened in the chart (full on hover)
+ANSWER_LIST_TASKS = 6     # up to this many tasks the footer names each task's n
+
+
+def short_label(text: str, limit: int = ANSWER_LABEL_CHARS) -> str:
+    """``text`` cut in the middle to ``limit`` characters ("mmlu_high_school_…_history"), so
+    the start and the distinguishing end of a long task or run name both stay readable."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) * 3 // 5
+    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
+
+
+def _answer_rows(per_task: pd.DataFrame, overall: dict | None) -> pd.DataFrame:
+    """The per-task rows and, with several tasks, the macro average as the last row
+    (``is_overall``), with the display factor of each row (``k``: 100 = percentage points)."""
+    rows = per_task.copy()
+    rows["label"] = rows["task"].astype(str)
+    rows["is_overall"] = False
+    if overall and len(per_task) > 1:
+        extra = {c: overall.get(c, np.nan) for c in rows.columns}
+        extra["label"] = f"Macro average ({len(per_task)} tasks)"
+        extra["is_overall"] = True
+        rows = pd.concat([rows, pd.DataFrame([extra])], ignore_index=True)
+    # the tasks decide the unit; the macro average is drawn in theirs
+    scale = per_task["points_scale"].astype(float) if "points_scale" in per_task else \
+        pd.Series(100.0, index=per_task.index)
+    rows["k"] = 100.0 if bool((scale == 100.0).all()) else 1.0
+    return rows
+
+
+def _row_words(rows: pd.DataFrame, colors: Sequence[str]) -> list[str]:
+    """Each row's verdict in a few words (``words.verdict_word``), from its own verdict and
+    ``better`` columns; rows without a verdict say what their colour says."""
+    from evalcore import words
+    if "verdict" in rows:
+        better = rows["better"] if "better" in rows else pd.Series("", index=rows.index)
+        return [words.verdict_word(v, b) for v, b in zip(rows["verdict"], better)]
+    return ["no difference detected" if c == NO_DIFFERENCE_COLOR else "different"
+            for c in colors]
+
+
+def answer_notes(per_task: pd.DataFrame, *, run_a: str, run_b: str,
+                 confidence: float) -> list[str]:
+    """The footer of the one-slide answer as plain-text lines (escape them for the surface):
+    which run is A and B, the shared items per task, the interval methods by their readable
+    names (``evalcore.words``), the confidence level and the adjustment the verdicts used."""
+    from evalcore import words
+    ns = list(per_task["n"]) if "n" in per_task else []
+    known = [int(n) for n in ns if n is not None and not pd.isna(n)]
+    if len(per_task) <= ANSWER_LIST_TASKS:
+        n_text = ", ".join(f"{t} " + ("n unknown" if n is None or pd.isna(n) else f"{int(n):,}")
+                           for t, n in zip(per_task["task"], ns))
+    else:
+        n_text = (f"{sum(known):,} over {len(per_task)} tasks "
+                  f"({min(known):,} to {max(known):,} per task)" if known
+                  else f"unknown for {len(per_task)} tasks")
+        if known and len(known) < len(per_task):
+            n_text += f", unknown for {len(per_task) - len(known)}"
+    col = "interval_method" if "interval_method" in per_task else "kind"
+    methods = ([words.label("paired" if col == "interval_method" else "kind", m)
+                for m in dict.fromkeys(map(str, per_task[col]))] if col in per_task
+               else [words.label("kind", "paired")])
+    adj = sorted(set(map(str, per_task.get("adjustment", pd.Series(dtype=str)))) - {"none"})
+    level = f"{confidence:.0%}"
+    decision = (f"{level} CI, unadjusted; colour and verdict follow the "
+                f"{' / '.join(words.label('adjust', a) for a in adj)}-adjusted p" if adj
+                else f"{level} CI; colour: the verdict")
+    return [f"A = {run_a} · B = {run_b}", f"n shared items: {n_text}",
+            f"Interval: {' / '.join(methods)}; {decision}"]
+
+
 def answer_figure(per_task: pd.DataFrame, overall: dict | None, *, run_a: str, run_b: str,
-                  confidence: float, verdict: str, method_note: str | None = None) -> go.Figure:
+                  confidence: float, verdict: str, method_note: str | None = None,
+                  headline: bool = True) -> go.Figure:
     """"Is B better than A?" on one slide: the paired difference B - A with its interval per
-    task and for the macro average, the verdict in words, n and method in the footer.
+    task and for the macro average, each row's verdict in words beside its name, and (with
+    ``headline``) the question and the verdict as the title and n and method in the footer.
 
     per_task, overall, verdict : from ``evalcore.analysis.compare`` (``Comparison``); rows are
     drawn in percentage points when every task is on a [0, 1] scale (``points_scale``).
     Colour says what the row's verdict says (``verdict_colors``): green = B called better,
     red = A called better, blue = different on a metric without a direction, grey = no
     difference detected (after the adjustment, when one was applied: the interval drawn is
-    then unadjusted and may exclude 0 on a grey row). method_note : extra footer text (e.g.
-    the interval method's name and reason from the analysis layer).
+    then unadjusted and may exclude 0 on a grey row). Each row's label carries its numbers
+    and its verdict in words (``words.verdict_word``); a task name longer than
+    ``ANSWER_LABEL_CHARS`` is shortened in the middle, whole on hover. method_note : extra
+    footer text. ``headline=False`` gives the chart alone, for a page that prints the verdict
+    and :func:`answer_notes` as text around it.
     """
-    rows = per_task.copy()
-    rows["label"] = rows["task"].astype(str)
-    if overall and len(per_task) > 1:
-        extra = {c: overall.get(c, np.nan) for c in rows.columns}
-        extra["label"] = "Overall (macro average)"
-        rows = pd.concat([rows, pd.DataFrame([extra])], ignore_index=True)
-    scale = rows["points_scale"].astype(float) if "points_scale" in rows else \
-        pd.Series(100.0, index=rows.index)
-    percent = bool((scale == 100.0).all())
-    k = 100.0 if percent else 1.0
+    rows = _answer_rows(per_task, overall)
+    k = float(rows["k"].iloc[0]) if len(rows) else 100.0
+    percent = k == 100.0
     diff, low, high = (rows[c].astype(float) * k for c in ("diff", "low", "high"))
-    colors = np.array(verdict_colors(rows, confidence), dtype=object)
-    overall_row = rows["label"] == "Overall (macro average)"
-    labels = [("<b>" + plot_text(v) + "</b>") if o else plot_text(v)
-              for v, o in zip(rows["label"], overall_row)]
+    colors = verdict_colors(rows, confidence)
+    said = _row_words(rows, colors)
     unit = "pp" if percent else "units"
+    num = (lambda v: f"{v:.1f}") if percent else (lambda v: f"{v:.3g}")   # noqa: E731
+    labels = []
+    for name, top, d, lo, hi, c, w in zip(rows["label"], rows["is_overall"], diff, low, high,
+                                          colors, said):
+        first = plot_text(short_label(name))
+        first = f"<b>{first}</b>" if top else first
+        numbers = (f"{'+' if d > 0 else ''}{num(d)} [{num(lo)}, {num(hi)}] {unit}"
+                   if np.isfinite(d) else "–")
+        labels.append(f"{first}<br><span style='font-size:0.85em;color:{c}'>"
+                      f"{numbers} · {plot_text(w)}</span>")
+    overall_row = rows["is_overall"].to_numpy(dtype=bool)
+    full = [plot_text(v) for v in rows["label"]]
     trace = dict(
         type="scatter", x=_list(diff), y=labels, mode="markers",
-        marker=dict(size=np.where(overall_row, 18, 13).tolist(), color=colors.tolist(),
+        marker=dict(size=np.where(overall_row, 18, 13).tolist(), color=list(colors),
                     symbol=np.where(overall_row, "diamond", "square").tolist()),
         error_x=dict(type="data", symmetric=False, array=_list(high - diff),
                      arrayminus=_list(diff - low), thickness=3, width=8, color="#444"),
-        customdata=_list(np.column_stack([low, high, rows["n"].astype(object)])),
-        hovertemplate=(f"<b>%{{y}}</b><br>B − A = %{{x:+.2f}} {unit}<br>{confidence:.0%} CI "
-                       f"[%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]<br>n = "
-                       f"%{{customdata[2]}}<extra></extra>"))
-    col = "interval_method" if "interval_method" in per_task else "kind"
-    kinds = " / ".join(dict.fromkeys(map(str, per_task[col]))) if col in per_task else "paired"
-    adj = sorted(set(map(str, per_task.get("adjustment", pd.Series(dtype=str)))) - {"none"})
-    n_text = ", ".join(f"{plot_text(t)} " + ("n unknown" if n is None or pd.isna(n) else f"{int(n):,}")
-                       for t, n in zip(per_task["task"], per_task["n"]))
-    footer = (f"A = {plot_text(run_a)} · B = {plot_text(run_b)}<br>n shared items: {n_text}"
-              f"<br>Method: difference by {plot_text(kinds)}, {confidence:.0%} CI"
-              + (f" (unadjusted); colour and verdict follow the p adjusted ({', '.join(adj)})"
-                 if adj else "; colour: the verdict")
-              + (f"; {plot_text(method_note)}" if method_note else ""))
+        customdata=_list(np.column_stack([low, high, rows["n"].astype(object), full,
+                                          [plot_text(w) for w in said]])),
+        hovertemplate=(f"<b>%{{customdata[3]}}</b><br>B − A = %{{x:+.2f}} {unit}<br>"
+                       f"{confidence:.0%} CI [%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]"
+                       f"<br>n = %{{customdata[2]}}<br>verdict: %{{customdata[4]}}"
+                       f"<extra></extra>"))
+    row_px = 52 if len(labels) <= 12 else 40
+    axes = dict(
+        zero_line=dict(color="#222", width=2),
+        xaxis=dict(title=dict(text=f"difference B − A ({'percentage points' if percent else 'score units'}), "
+                                   f"{confidence:.0%} interval"), zeroline=False),
+        yaxis=dict(categoryorder="array", categoryarray=list(reversed(labels)),
+                   type="category", automargin=True))
+    if not headline:
+        return _difference_figure(trace, **axes, title="", height=110 + row_px * len(labels),
+                                  margin=dict(l=10, r=30, t=20, b=60))
+    notes = answer_notes(per_task, run_a=run_a, run_b=run_b, confidence=confidence)
+    footer = "<br>".join(plot_text(line) for line in notes) + \
+        (f"; {plot_text(method_note)}" if method_note else "")
     title = (f"<b>Is {plot_text(run_b)} better than {plot_text(run_a)}?</b><br>"
              f"<span style='font-size:0.8em'>{_wrap(verdict[:1].upper() + verdict[1:], 110)}</span>")
     return _difference_figure(
-        trace, zero_line=dict(color="#222", width=2),
-        xaxis=dict(title=dict(text=f"difference B − A ({unit}), {confidence:.0%} interval"),
-                   zeroline=False),
-        yaxis=dict(categoryorder="array", categoryarray=list(reversed(labels)),
-                   type="category", automargin=True),
+        trace, **axes,
         annotations=[dict(text=footer, xref="paper", yref="paper", x=0, y=0, yshift=-62,
                           yanchor="top", xanchor="left", showarrow=False, align="left",
                           font=dict(size=12, color="#555"))],
-        title=title, height=200 + 56 * len(labels) + 140,
+        title=title, height=300 + row_px * len(labels) + 60,
         margin=dict(l=10, r=30, t=110, b=150))

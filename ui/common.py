@@ -439,6 +439,25 @@ def display_frame(df: pd.DataFrame, digits: int = 4, decimals: int | None = None
     return pd.DataFrame(out, index=df.index, columns=df.columns)
 
 
+def text_table(frame: pd.DataFrame, spec: dict[str, tuple[str, str, float]]) -> pd.DataFrame:
+    """``frame``'s columns for people: ``spec`` maps a column to (its heading, a format, a
+    factor) and lists the columns shown, in order. Formats: a Python number format applied
+    to value * factor (".2f", "+.1f", ".4g"), "text" (as written) or "yes" (a flag);
+    missing values are "–", so a table never shows None or NaN."""
+    out = {}
+    for col, (head, fmt, factor) in spec.items():
+        values = frame[col].tolist()
+        if fmt == "text":
+            out[head] = ["–" if v is None or (isinstance(v, float) and v != v) else str(v)
+                         for v in values]
+        elif fmt == "yes":
+            out[head] = ["yes" if v is True or v == 1 else "" for v in values]
+        else:
+            out[head] = ["–" if v is None or pd.isna(v) else format(float(v) * factor, fmt)
+                         for v in values]
+    return pd.DataFrame(out, index=frame.index)
+
+
 def fmt_p(p: float | None) -> str:
     """A p-value for display (``<0.0001`` below that)."""
     if p is None or pd.isna(p):
@@ -483,13 +502,15 @@ def url_set(param: str, value: Any) -> None:
 
 def url_choice(label: str, options: Sequence[str], param: str, *, key: str,
                default: str | None = None, format_func: Callable[[Any], str] = str,
-               widget: str = "selectbox", help: str | None = None, container: Any = None) -> str | None:
+               widget: str = "selectbox", help: str | None = None, container: Any = None,
+               disabled: bool = False) -> str | None:
     """A single-choice widget whose value lives in ``?param=`` (URL first, then ``default``).
 
     ``options`` are strings (they round-trip through the URL). ``widget``: "selectbox",
     "radio", "select_slider" or "segmented" (which cannot be deselected). A value that is
     no longer among the options falls back to ``default`` (or the first option), in the
-    browser as on the server. Returns the chosen option (None when there are no options).
+    browser as on the server. ``disabled`` shows the value without letting it change.
+    Returns the chosen option (None when there are no options).
     """
     box = container if container is not None else st
     options = [str(o) for o in options]
@@ -500,7 +521,7 @@ def url_choice(label: str, options: Sequence[str], param: str, *, key: str,
     wanted = str(held) if held is not None else url_get(param)
     initial = wanted if wanted in options else default if default in options else options[0]
     index = options.index(initial)
-    common = dict(key=key, format_func=format_func, help=help)
+    common = dict(key=key, format_func=format_func, help=help, disabled=disabled)
     if widget == "radio":
         value = box.radio(label, options, index=index, horizontal=True, **common)
     elif widget == "select_slider":
@@ -677,17 +698,23 @@ PLOTLY_CONFIG = {"displaylogo": False,
                  "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
-def show_chart(fig: Any, name: str, key: str) -> None:
+def show_chart(fig: Any, name: str, key: str, *, export_fig: Any = None) -> None:
     """Draw a Plotly figure (exact values on hover) with slide-size PNG/SVG downloads
     (``ui.export``; the figure also joins the page's "all figures" zip) and larger fonts in
-    presentation mode (``ui.present``)."""
+    presentation mode (``ui.present``, which also hides the chart's toolbar).
+
+    ``export_fig``: the figure the downloads and the zip hold when it differs from the one
+    drawn (a page that prints a chart's title and notes as text around it draws the chart
+    alone and exports it with them, so a slide stands on its own)."""
     from ui import export, present
 
     config = {**PLOTLY_CONFIG,
               "toImageButtonOptions": {**PLOTLY_CONFIG["toImageButtonOptions"],
                                        "filename": slug(name)}}
+    if present.is_on():
+        config["displayModeBar"] = False
     st.plotly_chart(present.present_figure(fig), key=key, config=config)
-    export.chart_exports(fig, name, key)
+    export.chart_exports(fig if export_fig is None else export_fig, name, key)
 
 
 def method_check_link(design: str, **params: float | int | None) -> str:

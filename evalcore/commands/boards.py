@@ -162,6 +162,70 @@ def cmd_leaderboard(args) -> int:
     return EXIT_OK
 
 
+# the protocol diff's columns as the text output heads them (JSON keeps the keys)
+PROTOCOL_HEADERS = {"scope": "scope", "setting": "setting", "value_a": "value in A",
+                    "value_b": "value in B", "category": "kind"}
+
+
+def _se_words(r: dict, s: float) -> str:
+    """The standard errors of a paired row by their readable names (``evalcore.words``)."""
+    from evalcore import words
+    clusters = r.get("n_clusters")
+    clustered = (f"{r['se_clustered'] * s:.2f}"
+                 + (f" ({int(clusters)} clusters)" if clusters is not None
+                    and np.isfinite(clusters) else "")
+                 if np.isfinite(r["se_clustered"]) else "n/a (no cluster key)")
+    return (f"{words.label('se', 'se_iid')} {r['se_iid'] * s:.2f}, "
+            f"{words.label('se', 'se_clustered')} {clustered}")
+
+
+def _compare_row_lines(r: dict, confidence: float, k: int) -> list[str]:
+    """One comparison row as text: the difference, its interval and method, the SEs, the
+    McNemar counts, the p-values, the MDE and the verdict."""
+    from evalcore import words
+    s = float(r["points_scale"])
+    unit = "points" if s == 100.0 else "units"
+    n_text = "unknown" if r["n"] is None or pd.isna(r["n"]) else int(r["n"])
+    adjusted = r["adjustment"] != "none"
+    out = [f"\n== {r['task']} ({r['metric']}), n = {n_text} [{words.label('kind', r['kind'])}] ==",
+           f"  score A {r['score_a']:.4f}   score B {r['score_b']:.4f}",
+           f"  difference B - A: {r['diff'] * s:+.2f} {unit}, {confidence:.0%} CI"
+           f"{' (unadjusted)' if adjusted else ''} {_interval(r['low'], r['high'], s, 2)}"]
+    if adjusted and np.isfinite(r["low_simultaneous"]):
+        out.append(f"  simultaneous CI (Bonferroni over {k} tasks) "
+                   f"{_interval(r['low_simultaneous'], r['high_simultaneous'], s, 2)}")
+    out.append(f"  method: {r['method_reason']}")
+    if str(r["kind"]).startswith("unpaired"):
+        out.append(f"  {words.label('se', 'se_unpaired')} {r['se'] * s:.2f} (from the reported "
+                   f"stderrs; no paired SE or correlation without item-level data)")
+    else:
+        out.append(f"  {_se_words(r, s)}, {words.label('se', 'se')} {r['se'] * s:.2f}, "
+                   f"{words.label('se', 'se_unpaired')} {r['se_unpaired'] * s:.2f}, "
+                   f"correlation of A and B {_cell_text(r['correlation'], 3) or 'n/a'}")
+    if np.isfinite(r["b"]):
+        out.append(f"  McNemar: b = {int(r['b'])} (only B right), c = {int(r['c'])} "
+                   f"(only A right), exact p = {r['p_exact']:.4g}, mid-p = {r['p_midp']:.4g}")
+    out.append(f"  p = {r['p_value']:.4g} ({r['test']})")
+    if adjusted:
+        out.append(f"  p adjusted ({words.label('adjust', r['adjustment'])}, across {k} "
+                   f"tasks) = {r['p_adjusted']:.4g}")
+    out += [f"  MDE, the minimum detectable effect (alpha {1 - confidence:.2g}, power 0.8): "
+            f"{r['mde'] * s:.2f} {unit} (from the {r['mde_basis']})",
+            f"  verdict: {r['verdict']}"]
+    return out
+
+
+def _compare_average_lines(o: dict, confidence: float, k: int) -> list[str]:
+    """The macro average over the compared tasks as text."""
+    s = float(o["points_scale"])
+    unit = "points" if s == 100.0 else "units"
+    return [f"\n== macro average over {k} tasks ==",
+            f"  difference {o['diff'] * s:+.2f} {unit}, {confidence:.0%} CI "
+            f"{_interval(o['low'], o['high'], s, 2)}, SE behind the interval {o['se'] * s:.2f}, "
+            f"p = {o['p_exact']:.4g}",
+            f"  {_se_words(o, s)}; method: {o['method_reason']}"]
+
+
 def cmd_compare(args) -> int:
     from evalcore import analysis as an
     store = _open_store(args)
@@ -184,65 +248,22 @@ def cmd_compare(args) -> int:
                            ignore_index=True)
         _out(render(df, args.format))
         return EXIT_OK
-    pct = int(round(cmp.confidence * 100))
     lines = [f"Compare B = {cmp.run_b} against A = {cmp.run_a} (difference B - A, "
-             f"{pct}% CI)"]
+             f"{cmp.confidence:.0%} CI)"]
     for w in cmp.warnings:
         lines.append(f"WARNING: {w}")
     if len(cmp.protocol_diff):
         lines.append("\nProtocol differences: (long values cut; --format json has them whole)")
-        lines.append(to_table(cmp.protocol_diff.map(_cut)))
+        lines.append(to_table(cmp.protocol_diff.map(_cut).rename(columns=PROTOCOL_HEADERS)))
     lines.append("\nPairing:")
     pt = pd.DataFrame([{"task": p["task"], "metric": p["metric"], "shared": p["n_shared"],
                         "only in A": len(p["only_a"]), "only in B": len(p["only_b"]),
                         "prompt hash mismatch": len(p["hash_mismatch"])} for p in pairing])
     lines.append(to_table(pt) if len(pt) else "(no item-level pairing)")
     for r in cmp.per_task.to_dict("records"):
-        s = float(r["points_scale"])
-        unit = "points" if s == 100.0 else "units"
-        n_text = "unknown" if r["n"] is None or pd.isna(r["n"]) else int(r["n"])
-        lines.append(f"\n== {r['task']} ({r['metric']}), n = {n_text} [{r['kind']}] ==")
-        lines.append(f"  score A {r['score_a']:.4f}   score B {r['score_b']:.4f}")
-        unadj = " (unadjusted)" if r["adjustment"] != "none" else ""
-        lines.append(f"  difference B - A: {r['diff'] * s:+.2f} {unit}, {pct}% CI{unadj} "
-                     f"{_interval(r['low'], r['high'], s, 2)}")
-        if r["adjustment"] != "none" and np.isfinite(r["low_simultaneous"]):
-            lines.append(f"  simultaneous CI (Bonferroni over {len(cmp.per_task)} tasks) "
-                         f"{_interval(r['low_simultaneous'], r['high_simultaneous'], s, 2)}")
-        lines.append(f"  method: {r['method_reason']}")
-        if str(r["kind"]).startswith("unpaired"):
-            lines.append(f"  SE unpaired {r['se'] * s:.2f} (from the reported stderrs; no "
-                         f"paired SE or correlation without item-level data)")
-        else:
-            clustered = (f", se_clustered {r['se_clustered'] * s:.2f} "
-                         f"({int(r['n_clusters'])} clusters)"
-                         if np.isfinite(r["se_clustered"]) else ", se_clustered n/a (no cluster key)")
-            lines.append(f"  se_iid {r['se_iid'] * s:.2f}{clustered}, SE behind the interval "
-                         f"{r['se'] * s:.2f}, SE unpaired {r['se_unpaired'] * s:.2f}"
-                         + f", correlation {_cell_text(r['correlation'], 3) or 'n/a'}")
-        if np.isfinite(r["b"]):
-            lines.append(f"  McNemar: b = {int(r['b'])} (only B right), c = {int(r['c'])} "
-                         f"(only A right), exact p = {r['p_exact']:.4g}, mid-p = "
-                         f"{r['p_midp']:.4g}")
-        lines.append(f"  p = {r['p_value']:.4g} ({r['test']})")
-        if r["adjustment"] != "none":
-            lines.append(f"  p adjusted ({r['adjustment']}, across {len(cmp.per_task)} tasks) "
-                         f"= {r['p_adjusted']:.4g}")
-        lines.append(f"  MDE (alpha {1 - cmp.confidence:.2g}, power 0.8): "
-                     f"{r['mde'] * s:.2f} {unit} (from the {r['mde_basis']})")
-        lines.append(f"  verdict: {r['verdict']}")
+        lines += _compare_row_lines(r, cmp.confidence, len(cmp.per_task))
     if cmp.overall is not None:
-        o = cmp.overall
-        s = float(o["points_scale"])
-        unit = "points" if s == 100.0 else "units"
-        lines.append(f"\n== macro average over {len(cmp.per_task)} tasks ==")
-        lines.append(f"  difference {o['diff'] * s:+.2f} {unit}, {pct}% CI "
-                     f"{_interval(o['low'], o['high'], s, 2)}, SE {o['se'] * s:.2f}, "
-                     f"p = {o['p_exact']:.4g}")
-        lines.append(f"  se_iid {o['se_iid'] * s:.2f}, se_clustered "
-                     + (f"{o['se_clustered'] * s:.2f}" if np.isfinite(o["se_clustered"])
-                        else "n/a")
-                     + f"; method: {o['method_reason']}")
+        lines += _compare_average_lines(cmp.overall, cmp.confidence, len(cmp.per_task))
     if cmp.family_note:
         lines.append(f"\nNote: {cmp.family_note}")
     lines.append(f"\nVerdict: {cmp.verdict}")

@@ -41,8 +41,8 @@ def test_demo_protocol_change_is_flagged_before_numbers(demo_store):
     at.run()
     no_exception(at)
     assert any("not clean" in w for w in texts(at.warning))
-    diff = next(d.value for d in at.dataframe if "setting" in d.value.columns)
-    assert any("num_fewshot" in s for s in diff["setting"])
+    diff = next(d.value for d in at.dataframe if "Setting" in d.value.columns)
+    assert any("num_fewshot" in s for s in diff["Setting"])
 
 
 def test_every_page_on_the_demo_store(demo_store):

@@ -102,7 +102,8 @@ def test_compare_page_shows_the_one_slide_answer(demo_store):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     cmp = analysis.compare(demo_store, A, B)
-    figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    from ui import export       # the page prints the verdict and exports the titled slide
+    figs = [export.spec_json(f) for _, f in at.session_state[export.REGISTRY_KEY]]
     answer = next(f for f in figs if "better than" in f["layout"]["title"]["text"])
     title = answer["layout"]["title"]["text"]
     assert "Is demo-org/boreal-8b better than demo-org/atlas-7b?" in title
