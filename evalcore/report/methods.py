@@ -18,7 +18,7 @@ from collections import Counter
 
 import pandas as pd
 
-from evalcore.analysis import METHOD_LABELS
+from evalcore import words
 
 # Why each interval method is the right one where it was used (METHODS.md).
 METHOD_REASONS = {
@@ -30,8 +30,8 @@ METHOD_REASONS = {
                        "guarantees at least nominal coverage (conservative)",
     "bayes": "the scores are 0/1; the equal-tailed interval of the Beta(1 + k, 1 + n - k) "
              "posterior",
-    "clt": "mean +/- z SD/sqrt(n) with SD of ddof = 1, the lm-evaluation-harness stderr "
-           "convention",
+    "clt": "mean +/- z SD/sqrt(n), the SD with n - 1 in its denominator, the "
+           "lm-evaluation-harness stderr convention",
     "bootstrap": "percentile interval over resampled items",
     "clustered": "cluster-robust SE, because items that share a cluster are not independent "
                  "(for 0/1 scores the Korn-Graubard interval: Clopper-Pearson on the "
@@ -130,7 +130,10 @@ def interval_paragraph(report) -> str:
     rcol = _reason_column(cells)
     sentences = []
     for method, g in cells.groupby("method", sort=False):
-        label = METHOD_LABELS.get(str(method), str(method))
+        label = words.label("score", method)
+        if str(method) == "reported" and pd.to_numeric(
+                g.get("reported_stderr", pd.Series(dtype=float)), errors="coerce").isna().all():
+            label = "harness's reported value"       # no stderr reported: no interval at all
         if rcol is not None and g[rcol].notna().any():
             why = "; ".join(dict.fromkeys(str(r) for r in g[rcol].dropna()))
         elif str(method) == "reported":
@@ -141,14 +144,14 @@ def interval_paragraph(report) -> str:
                 why = "the scores are not 0/1 (means over several answers or partial " \
                       "credit), so " + why
         tasks = sorted(set(map(str, g["task"])))
-        sentences.append(f"{label} intervals for {_plural(len(g), 'run x task cell')} on "
+        sentences.append(f"the {label} for {_plural(len(g), 'run x task cell')} on "
                          f"{_list(tasks)}" + (f": {why}" if why else ""))
     text = f"Each score is given with a {level} interval. " + ". ".join(
         x[0].upper() + x[1:] for x in sentences) + "."
     asked = str(board.method)
     if any(str(m) != asked for m in cells["method"]):
         rerouted = [n for n in board.notes if "used" in n or "needs" in n or "harness-reported" in n]
-        text += (f" The interval method requested was {METHOD_LABELS.get(asked, asked)}; "
+        text += (f" The interval method requested was the {words.label('score', asked)}; "
                  f"where it did not apply another was used" +
                  (f" ({'; '.join(rerouted)})" if rerouted else "") + ".")
     if board.method == "bootstrap":

@@ -20,7 +20,8 @@ def test_report_command_writes_the_html(capsys, demo_store, tmp_path):
     assert f"report written: {out}" in stdout
     text = out.read_text(encoding="utf-8")
     assert "<title>Monday &lt;meeting&gt;</title>" in text
-    assert "<td>arc_easy_demo</td>" in text and "<td>boolq_demo</td>" not in text
+    assert '<span class="name short">arc_easy_demo</span>' in text
+    assert ">boolq_demo</span>" not in text
     assert text.count('id="comparison-1"') == 1
 
 
