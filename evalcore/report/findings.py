@@ -16,6 +16,7 @@ produced, picked out and labelled.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
@@ -207,3 +208,73 @@ def _plan(report: Report) -> PlanFinding | None:
     return PlanFinding(gap=gap, alpha=p0.alpha, power=p0.power,
                        source=", ".join(sorted({p.source for p in report.plans})),
                        needs=tuple(needs))
+
+
+# ---- the findings in sentences (the report's page 1, the Report page) ----------------------
+
+Text = Callable[[str], str]
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def _value(x: float, scale: float, signed: bool = False) -> str:
+    sign = "+" if signed else ""
+    return f"{x * scale:{sign}.1f}" if scale == 100.0 else f"{x:{sign}.4g}"
+
+
+def _with_interval(score: float, low: float, high: float, scale: float,
+                   signed: bool = False) -> str:
+    """"78.1% [74.8, 81.5]" (proportions) or "0.53 [0.41, 0.66]"."""
+    unit = "%" if scale == 100.0 and not signed else ""
+    return (f"{_value(score, scale, signed)}{unit} [{_value(low, scale, signed)}, "
+            f"{_value(high, scale, signed)}]")
+
+
+def top_group_sentence(g: TopGroup, nm: Text = _same, esc: Text = _same) -> str:
+    """"On the macro average over 4 tasks, the best run is X (78.1% [74.8, 81.5]); ..." with
+    names through ``nm`` and other text through ``esc`` (escaping for HTML or Markdown)."""
+    def member(m: Member) -> str:
+        return f"{nm(m.run)} ({esc(_with_interval(m.score, m.low, m.high, g.scale))})"
+    others = g.n_compared - 1
+    if g.task == AVERAGE_TASK:
+        where, pool = f"On the macro average over {g.n_tasks} tasks", "with those tasks"
+    else:
+        where, pool = f"On {nm(g.task)} ({esc(g.metric)})", "with item scores"
+    best, rest = g.members[0], g.members[1:]
+    text = f"{where}, the best run is {member(best)}"
+    if rest:
+        text += (f"; not distinguishable from it: {', '.join(member(m) for m in rest)} (the "
+                 f"top group holds {len(g.members)} of {g.n_compared} runs {pool})")
+    elif others:
+        text += (f"; each of the {others} other run{'s' if others != 1 else ''} {pool} is "
+                 f"distinguishably worse")
+    return (f"{text} (paired tests on shared items, Holm-adjusted; {g.confidence:.0%} "
+            f"intervals).")
+
+
+def comparison_sentences(f: ComparisonFinding, nm: Text = _same,
+                         esc: Text = _same) -> tuple[str, str]:
+    """(headline, interval line): "B against A: <compare's verdict>" and "B − A, macro
+    average over 4 tasks: +0.5 [-3.8, +4.9] points (95% CI)."."""
+    unit = "points" if f.scale == 100.0 else "metric units"
+    head = f"{nm(f.run_b)} against {nm(f.run_a)}: {esc(f.verdict)}"
+    where = "" if len(f.rows) == 1 else f", {esc(f.scope)}"
+    warn = (f"; {f.n_warnings} protocol or pairing warning{'s' if f.n_warnings != 1 else ''} "
+            f"in the evidence" if f.n_warnings else "")
+    line = (f"B − A{where}: {_with_interval(f.diff, f.low, f.high, f.scale, signed=True)} "
+            f"{unit} ({f.confidence:.0%} CI){warn}.")
+    return head, line
+
+
+def plan_sentences(p: PlanFinding, nm: Text = _same, esc: Text = _same) -> tuple[str, list[str]]:
+    """(lead, one line per pilot pair): the items needed for the gap of interest."""
+    lead = (f"To detect a {p.gap * 100:.0f}-point gap in a paired comparison (alpha = "
+            f"{p.alpha:.2g}, power {p.power:.0%}), with the spread of per-item differences of "
+            f"each pilot pair ({esc(p.source)}):")
+    pairs: dict[tuple[str, str], list[str]] = {}
+    for x in p.needs:
+        pairs.setdefault((x.run_b, x.run_a), []).append(f"{nm(x.task)} {x.items:,}")
+    return lead, [f"{nm(b)} vs {nm(a)}: {', '.join(tasks)} items"
+                  for (b, a), tasks in pairs.items()]
