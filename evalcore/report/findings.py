@@ -16,6 +16,7 @@ produced, picked out and labelled.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ import pandas as pd
 
 from evalcore.analysis import AVERAGE_TASK
 from evalcore.report.build import Report
+from evalcore.words import MISSING
 
 
 @dataclass(frozen=True)
@@ -220,6 +222,8 @@ def _same(text: str) -> str:
 
 
 def _value(x: float, scale: float, signed: bool = False) -> str:
+    if x is None or not math.isfinite(float(x)):
+        return MISSING
     sign = "+" if signed else ""
     return f"{x * scale:{sign}.1f}" if scale == 100.0 else f"{x:{sign}.4g}"
 
@@ -228,6 +232,8 @@ def _with_interval(score: float, low: float, high: float, scale: float,
                    signed: bool = False) -> str:
     """"78.1% [74.8, 81.5]" (proportions) or "0.53 [0.41, 0.66]"."""
     unit = "%" if scale == 100.0 and not signed else ""
+    if not all(v is not None and math.isfinite(float(v)) for v in (low, high)):
+        return f"{_value(score, scale, signed)}{unit} (no interval)"
     return (f"{_value(score, scale, signed)}{unit} [{_value(low, scale, signed)}, "
             f"{_value(high, scale, signed)}]")
 
@@ -263,8 +269,12 @@ def comparison_sentences(f: ComparisonFinding, nm: Text = _same,
     where = "" if len(f.rows) == 1 else f", {esc(f.scope)}"
     warn = (f"; {f.n_warnings} protocol or pairing warning{'s' if f.n_warnings != 1 else ''} "
             f"in the evidence" if f.n_warnings else "")
-    line = (f"B − A{where}: {_with_interval(f.diff, f.low, f.high, f.scale, signed=True)} "
-            f"{unit} ({f.confidence:.0%} CI){warn}.")
+    if all(math.isfinite(v) for v in (f.low, f.high)):
+        gap = (f"{_with_interval(f.diff, f.low, f.high, f.scale, signed=True)} {unit} "
+               f"({f.confidence:.0%} CI)")
+    else:
+        gap = f"{_value(f.diff, f.scale, signed=True)} {unit}, no interval"
+    line = f"B − A{where}: {gap}{warn}."
     return head, line
 
 

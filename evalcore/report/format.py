@@ -19,7 +19,7 @@ import pandas as pd
 from evalcore import charts, words
 
 MISSING = words.MISSING
-FIG_WIDTH = 960          # px; fits A4 landscape with 12 mm margins (1,031 px at 96 dpi)
+FIG_WIDTH = 1100         # px; fits the printed A4 landscape page (1,180 px of HTML at 88%)
 PRINT_ZOOM = 0.88        # the printed page shows the HTML at this scale (CSS zoom in print)
 PRINTED_PAGE = 800       # px of HTML one printed A4 landscape page holds (703 px / PRINT_ZOOM)
 PRINT_HEIGHT = 700       # px of HTML a full-page figure may take

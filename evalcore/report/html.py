@@ -37,7 +37,7 @@ CSS = """
 :root { --ink:#1d2330; --muted:#5b6475; --rule:#d9dde5; --accent:#1f77b4; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 Inter, "Helvetica Neue", Helvetica, Arial, sans-serif; color: var(--ink);
-       margin: 0 auto; max-width: 1040px; padding: 20px 28px 60px; }
+       margin: 0 auto; max-width: 1200px; padding: 20px 28px 60px; }
 h1 { font-size: 24px; margin: 0 0 2px; }
 h2 { font-size: 19px; margin: 0 0 8px; border-bottom: 2px solid var(--accent);
      padding-bottom: 3px; }

@@ -23,6 +23,8 @@ PROMPT_CHARS = 300       # example prompts are cut here (said in the report)
 TEXT_CHARS = 160         # targets and responses are cut here
 SETTING_CHARS = 80       # values of differing settings are cut here
 COMPARE_PAGE = "/compare"
+ANSWER_BASE, ANSWER_ROW = 270, 40     # px of the one-slide figure: margins, and per row
+ANSWER_PRINT = 360                    # px of a printed page the figure may take
 
 
 def _rows(c) -> list[dict]:
@@ -173,16 +175,20 @@ def comparison_block(sec: ComparisonSection, idx: int, fig: Figures, n_examples:
         out.append("<div class='warning'><b>Check before reading the numbers:</b><ul>"
                    + "".join(f"<li>{e(w)}</li>" for w in c.warnings) + "</ul></div>")
     out.append(f'<div class="verdict">Verdict: {e(c.verdict)}</div>')
+    pt = c.per_task
+    shown = pt.assign(interval_method=[paired_method(m) for m in pt["interval_method"]])
+    answer = charts.answer_figure(shown, c.overall, run_a=c.run_a, run_b=c.run_b,
+                                  confidence=c.confidence, verdict=c.verdict)
+    # on paper the rows sit closer than on a slide: the same margins, less space per row
+    rows = len(pt) + (1 if c.overall and len(pt) > 1 else 0)
+    answer.update_layout(height=min(int(answer.layout.height or 0) or 10_000,
+                                    ANSWER_BASE + ANSWER_ROW * rows))
+    out.append(fig(answer, f"Is {e(c.run_b)} better than {e(c.run_a)}? The paired difference "
+                           f"B − A with its {level} interval per task and on the macro "
+                           f"average.", print_height=ANSWER_PRINT))
     out.append(results_table(c))
     out.append(_family_sentence(c))
     out.append("<h4>Paired details</h4>" + details_table(c))
-    pt = c.per_task
-    shown = pt.assign(interval_method=[paired_method(m) for m in pt["interval_method"]])
-    out.append(fig(charts.answer_figure(shown, c.overall, run_a=c.run_a, run_b=c.run_b,
-                                        confidence=c.confidence, verdict=c.verdict),
-                   f"Is {e(c.run_b)} better than {e(c.run_a)}? The paired difference B − A "
-                   f"with its {level} interval per task and on the macro average.",
-                   print_height=290))
     out.append(examples_block(sec, n_examples))
     out.append(settings_block(c))
     out.append("</div>")

@@ -344,9 +344,10 @@ def protocol_paragraph(report) -> str:
 
 
 def software_sentence(report) -> str:
+    where = (" the source files of every run are listed with their SHA-256 hashes in the "
+             "appendix (Provenance)." if "provenance" in report.spec.sections else "")
     return (f"All statistics were computed with evalbars {report.version} "
-            f"(report generated {report.created_at}); the source files of every run are "
-            f"listed with their SHA-256 hashes under Provenance.")
+            f"(report generated {report.created_at})" + (f";{where}" if where else "."))
 
 
 def methods_paragraphs(report) -> list[tuple[str, str]]:

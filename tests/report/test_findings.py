@@ -189,3 +189,15 @@ def test_provenance_is_one_line_per_file_with_the_full_hash_kept(demo_store, dem
     assert table.count("<tr") == n_files + 1            # the header and one row per file
     assert "lm_eval samples (JSONL)" in table and "lm_eval_samples_jsonl" not in table
     assert "/work/" not in re.sub(r"title='[^']*'", "", table)   # file names, not paths
+
+
+def test_sentences_never_print_nan():
+    from evalcore.report.findings import ComparisonFinding, TaskRow, comparison_sentences
+    nan = float("nan")
+    f = ComparisonFinding(run_a="a", run_b="b", verdict="not enough data for an interval",
+                          scope="t", diff=0.01, low=nan, high=nan, scale=100.0,
+                          confidence=0.95, adjustment="none",
+                          rows=(TaskRow("t", 0.01, nan, nan, 100.0, "x"),), n_warnings=0)
+    head, line = comparison_sentences(f)
+    assert "nan" not in (head + line).lower()
+    assert line == "B − A: +1.0 points, no interval."
