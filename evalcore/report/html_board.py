@@ -19,6 +19,8 @@ from evalcore.report.format import (Figures, e, interval, missing, name, scale_o
 
 STAR = "★"
 FEWER = "†"          # marks an average over fewer tasks than the most complete one
+COLUMNS_PER_TABLE = 6    # score columns per printed table (a wider board is split)
+FOREST_TASKS = 12        # the forest plot draws at most this many tasks (most runs first)
 
 
 def _scales(cells: pd.DataFrame, tasks: list[str]) -> dict[str, float]:
@@ -62,8 +64,10 @@ def _rank_texts(board) -> dict[tuple[str, str], str]:
 
 
 def board_table(board, runs: list[str], css: str = "board") -> str:
-    """Runs (rows) x tasks (columns) and the macro average, score [interval] per cell, one
-    line each; a cell's n is shown only where it differs from the task's usual n."""
+    """Runs (rows) x the macro average and tasks (columns), score [interval] per cell, one
+    line each; a cell's n is shown only where it differs from the task's usual n. More than
+    ``COLUMNS_PER_TABLE`` columns are split into several tables (the run column repeated,
+    each table with the runs that have a cell in it), so a wide board prints whole."""
     cells = board.cells[board.cells["run"].astype(str).isin(runs)]
     tasks = list(dict.fromkeys(board.cells["task"].astype(str)))
     tasks = [t for t in tasks if (cells["task"].astype(str) == t).any()]
@@ -77,38 +81,47 @@ def board_table(board, runs: list[str], css: str = "board") -> str:
     avg = avg.set_index(avg["run"].astype(str))
     show_avg = bool(len(avg)) and bool((avg["n_tasks"] >= 2).any())
     most = int(avg["n_tasks"].max()) if len(avg) else 0
-    headers = ["Run"]
+
+    def task_cell(run: str, t: str) -> str:
+        c = by.get((run, t))
+        if c is None:
+            return ""
+        mark = f" {STAR}" if (run, t) in best else ""
+        n_note = "" if missing(c.n) or int(c.n) == usual[t] else \
+            f" <span class='muted'>n = {int(c.n):,}</span>"
+        return (f"{interval(c.score, c.low, c.high, scales[t])}{mark}"
+                f"{ranks.get((run, t), '')}{n_note}")
+
+    def average_cell(run: str) -> str:
+        a = avg.loc[run] if run in avg.index else None
+        if a is None or int(a.n_tasks) < 2:            # one task is not an average
+            return ""
+        mark = f" {STAR}" if (run, AVERAGE_TASK) in best else ""
+        fewer = (f" <span class='muted'>{FEWER} {int(a.n_tasks)} of {most}</span>"
+                 if int(a.n_tasks) < most else "")
+        return f"{interval(a.score, a.low, a.high, 100.0)}{mark}{fewer}"
+
+    columns: list[tuple[str, object]] = []
+    if show_avg:
+        columns.append((f"Macro average<br><span class='muted'>(%), {most} tasks</span>",
+                        average_cell))
     for t in tasks:
         unit = " (%)" if scales[t] == 100 else ""
         n = f", n = {usual[t]:,}" if usual[t] is not None else ""
-        headers.append(f"{name(t)}<br><span class='muted'>{e(board.metrics_by_task.get(t, ''))}"
-                       f"{unit}{n}</span>")
-    if show_avg:
-        headers.append(f"Macro average<br><span class='muted'>(%), {most} tasks</span>")
-    rows = []
-    for run in runs:
-        row = [name(run)]
-        for t in tasks:
-            c = by.get((run, t))
-            if c is None:
-                row.append("")
-                continue
-            mark = f" {STAR}" if (run, t) in best else ""
-            n_note = "" if missing(c.n) or int(c.n) == usual[t] else \
-                f" <span class='muted'>n = {int(c.n):,}</span>"
-            row.append(f"{interval(c.score, c.low, c.high, scales[t])}{mark}"
-                       f"{ranks.get((run, t), '')}{n_note}")
-        if show_avg:
-            a = avg.loc[run] if run in avg.index else None
-            if a is None or int(a.n_tasks) < 2:       # one task is not an average
-                row.append("")
-            else:
-                mark = f" {STAR}" if (run, AVERAGE_TASK) in best else ""
-                fewer = (f" <span class='muted'>{FEWER} {int(a.n_tasks)} of {most}</span>"
-                         if int(a.n_tasks) < most else "")
-                row.append(f"{interval(a.score, a.low, a.high, 100.0)}{mark}{fewer}")
-        rows.append(row)
-    return table(headers, rows, numeric=set(range(1, len(headers))), css=css)
+        columns.append((f"{name(t)}<br><span class='muted'>"
+                        f"{e(board.metrics_by_task.get(t, ''))}{unit}{n}</span>",
+                        lambda run, t=t: task_cell(run, t)))
+    out = []
+    for k in range(0, len(columns), COLUMNS_PER_TABLE):
+        chunk = columns[k:k + COLUMNS_PER_TABLE]
+        rows = []
+        for run in runs:
+            values = [render(run) for _, render in chunk]
+            if any(values):
+                rows.append([name(run), *values])
+        out.append(table(["Run", *(h for h, _ in chunk)], rows,
+                         numeric=set(range(1, len(chunk) + 1)), css=css))
+    return "".join(out)
 
 
 def summary_only_line(groups: tuple[SummaryOnlyGroup, ...]) -> str:
@@ -151,15 +164,22 @@ def leaderboard_section(report: Report, fig: Figures) -> str:
                    + "</ul>")
     cells = board.cells[board.cells["run"].astype(str).isin(runs)]
     averages = board.averages[board.averages["run"].astype(str).isin(runs)]
+    counts = cells.groupby(cells["task"].astype(str))["run"].nunique()
+    order = list(dict.fromkeys(cells["task"].astype(str)))
+    drawn = sorted(order, key=lambda t: (-counts[t], order.index(t)))[:FOREST_TASKS]
+    cells = cells[cells["task"].astype(str).isin(drawn)]
     scales = _scales(cells, list(dict.fromkeys(cells["task"].astype(str))))
     forest = charts.forest_plot(cells, averages if len(averages) else None,
                                 method_label=score_method(board.method),
                                 confidence=board.confidence,
                                 percent={t: s == 100.0 for t, s in scales.items()},
-                                run_order=runs)
+                                run_order=[r for r in runs if r in set(cells["run"].astype(str))
+                                           or r in set(averages["run"].astype(str))])
+    some = (f" Drawn: the {FOREST_TASKS} tasks with the most runs of {len(order)}; the "
+            f"table above has every task." if len(order) > FOREST_TASKS else "")
     out.append('<div class="newpage">' + fig(
         forest, f"Scores with {level} intervals; open circles: the interval contains the "
-                f"chance level.") + "</div>")
+                f"chance level.{some}") + "</div>")
     out.append("</section>")
     return "".join(out)
 

@@ -38,6 +38,7 @@ METHOD_REASONS = {
                  "design-effect-adjusted n with G - 1 degrees of freedom)",
     "reported": "no item-level data, so the value +/- z times the harness-reported stderr",
 }
+MAX_LISTED = 12     # tasks named one by one in a sentence; more are counted
 REASON_COLUMNS = ("method_reason", "reason", "interval_reason", "routing_reason")
 # The test each comparison interval inverts (``interval_method`` of a compare row).
 VERDICT_TESTS = {
@@ -63,6 +64,14 @@ def _n_range(values) -> str:
     if not v:
         return "n unknown"
     return f"n = {v[0]:,}" if len(v) == 1 else f"n = {v[0]:,} to {v[-1]:,}"
+
+
+def _items(values) -> str:
+    """"n = 200 items", "n = 40 to 1,000 items", "n = 1 item" or "n unknown"."""
+    text = _n_range(values)
+    if text == "n unknown":
+        return text
+    return text + (" item" if text == "n = 1" else " items")
 
 
 def _list(words: list[str]) -> str:
@@ -92,11 +101,22 @@ def data_paragraph(report) -> str:
             (f" ({_list(parts)})" if parts else "") + ".")
     board = report.leaderboard
     if board is not None and len(board.cells):
-        tasks = []
+        tasks: list[str] = []
+        by_metric: dict[str, tuple[int, list]] = {}
         for t, g in board.cells.groupby("task", sort=True):
-            tasks.append(f"{t} ({board.metrics_by_task.get(t, g['metric'].iloc[0])}, "
-                         f"{_n_range(g['n'])} items)")
-        text += f" Scores are reported on {_plural(len(tasks), 'task')}: {_list(tasks)}."
+            metric = str(board.metrics_by_task.get(t, g["metric"].iloc[0]))
+            tasks.append(f"{t} ({metric}, {_items(g['n'])})")
+            k, ns = by_metric.get(metric, (0, []))
+            by_metric[metric] = (k + 1, ns + g["n"].tolist())
+        if len(tasks) <= MAX_LISTED:
+            text += f" Scores are reported on {_plural(len(tasks), 'task')}: {_list(tasks)}."
+        else:
+            # a long list of tasks says less than a count per metric (the report's tables
+            # name each task)
+            per = [f"{_plural(k, 'task')} on {m} ({_items(ns)})"
+                   for m, (k, ns) in sorted(by_metric.items())]
+            text += (f" Scores are reported on {_plural(len(tasks), 'task')}: "
+                     f"{_list(per)}.")
         text += (" An item's score is the mean over its answers, so an item with several "
                  "answers counts once.")
     return text
@@ -144,8 +164,9 @@ def interval_paragraph(report) -> str:
                 why = "the scores are not 0/1 (means over several answers or partial " \
                       "credit), so " + why
         tasks = sorted(set(map(str, g["task"])))
+        where = _list(tasks) if len(tasks) <= MAX_LISTED else _plural(len(tasks), "task")
         sentences.append(f"the {label} for {_plural(len(g), 'run x task cell')} on "
-                         f"{_list(tasks)}" + (f": {why}" if why else ""))
+                         f"{where}" + (f": {why}" if why else ""))
     text = f"Each score is given with a {level} interval. " + ". ".join(
         x[0].upper() + x[1:] for x in sentences) + "."
     asked = str(board.method)

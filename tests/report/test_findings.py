@@ -14,7 +14,7 @@ from evalcore import analysis
 from evalcore.analysis import AVERAGE_TASK
 from evalcore.errors import AnalysisError
 from evalcore.ingest import parse_paths
-from evalcore.report import ReportSpec, build_report
+from evalcore.report import ReportSpec, build_report, methods_text
 from evalcore.report.findings import key_findings
 from evalcore.report.format import cut, name
 from evalcore.report.html import render_html
@@ -201,3 +201,35 @@ def test_sentences_never_print_nan():
     head, line = comparison_sentences(f)
     assert "nan" not in (head + line).lower()
     assert line == "B − A: +1.0 points, no interval."
+
+
+@pytest.fixture(scope="module")
+def wide_report(tmp_path_factory):
+    """Three runs of a tidy table on 14 tasks of 30 items (0/1 scores)."""
+    tmp = tmp_path_factory.mktemp("report-wide")
+    rows = ["model,task,item_id,score"]
+    for m, shift in (("lab/alpha", 0), ("lab/beta", 1), ("lab/gamma", 2)):
+        for t in range(14):
+            rows += [f"{m},task_{t:02d},{i},{int((i + shift * t) % 3 != 0)}" for i in range(30)]
+    (tmp / "wide.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    store = Store(tmp / "store")
+    store.ingest(parse_paths([tmp / "wide.csv"]))
+    return build_report(store, ReportSpec(sections=("leaderboard", "methods"), n_resamples=100))
+
+
+def test_a_wide_board_is_split_into_tables_that_fit_a_page(wide_report):
+    from evalcore.report.html_board import COLUMNS_PER_TABLE, FOREST_TASKS
+    board = _section(render_html(wide_report), "leaderboard")
+    tables = re.findall(r'<table class="board">.*?</table>', board)
+    assert len(tables) == -(-(1 + 14) // COLUMNS_PER_TABLE)      # the average and 14 tasks
+    for t in tables:
+        head = t.split("</thead>")[0]
+        assert head.count("</th>") <= COLUMNS_PER_TABLE + 1 and ">Run</th>" in head
+        assert t.count("<tr>") == 1 + 3                               # the header, 3 runs
+    for k in range(14):
+        assert sum(f">task_{k:02d}</span>" in t for t in tables) == 1
+    assert "Macro average" in tables[0]
+    assert f"Drawn: the {FOREST_TASKS} tasks with the most runs of 14" in board
+    text = methods_text(wide_report)
+    assert "Scores are reported on 14 tasks: 14 tasks on score (n = 30 items)" in text
+    assert "task_00, task_01" not in text                            # counted, not listed
