@@ -58,10 +58,34 @@ COMPARISON_KINDS = {
     "macro average of per-task differences": "macro average of the per-task differences",
 }
 
+# the format of a stored source file (``ingest.detect.FORMATS``), as the report's provenance
+# names it
+FILE_FORMATS = {
+    "lm_eval_results": "lm_eval results",
+    "lm_eval_samples_jsonl": "lm_eval samples (JSONL)",
+    "lm_eval_samples_json": "lm_eval samples (JSON)",
+    "lighteval_results": "lighteval results",
+    "inspect_eval": "inspect log (.eval)",
+    "inspect_json": "inspect log (JSON)",
+    "helm_per_instance_stats": "HELM per-instance stats",
+    "helm_run_spec": "HELM run spec",
+    "helm_stats": "HELM stats",
+    "helm_scenario_state": "HELM scenario state",
+    "helm_display_predictions": "HELM predictions",
+    "helm_instances": "HELM instances",
+    "helm_schema": "HELM schema",
+    "helm_scenario": "HELM scenario",
+    "helm_display_requests": "HELM requests",
+    "helm_suite_file": "HELM suite file",
+    "tidy_csv": "table (CSV)",
+    "tidy_jsonl": "table (JSONL)",
+    "tidy_parquet": "table (Parquet)",
+}
+
 MISSING = "–"
 
 _KINDS = {"score": SCORE_INTERVALS, "paired": PAIRED_INTERVALS, "se": STANDARD_ERRORS,
-          "adjust": ADJUSTMENTS, "kind": COMPARISON_KINDS}
+          "adjust": ADJUSTMENTS, "kind": COMPARISON_KINDS, "file": FILE_FORMATS}
 
 # the decision a verdict sentence starts with (``analysis.verdicts``), in the order tried
 VERDICT_HEADS = (
@@ -76,8 +100,8 @@ VERDICT_HEADS = (
 
 
 def label(kind: str, key: Any) -> str:
-    """The readable name of ``key`` among ``kind`` ("score", "paired", "se", "adjust" or
-    "kind"); the key itself when it has none, and ``MISSING`` for None/NaN."""
+    """The readable name of ``key`` among ``kind`` ("score", "paired", "se", "adjust",
+    "kind" or "file"); the key itself when it has none, and ``MISSING`` for None/NaN."""
     if key is None or (isinstance(key, float) and math.isnan(key)):
         return MISSING
     return _KINDS[kind].get(str(key), str(key))
