@@ -1,12 +1,11 @@
 """A synthetic store shaped like a lab's leaderboard: many runs, tens of tasks.
 
 Runs come as checkpoint series and seeds of a few model families (names such as
-``lab/falcon-3-mix1-step4000-seed2``), so the leaderboard's group filter (model series,
-``analysis.run_groups``) has something to group; half of the runs are tagged ``sweep-a``,
-the other half ``sweep-b``, and every third run is stored as an lm_eval run (the others as
-tidy tables), so the tag and harness filters have something to filter. Item scores are 0/1
-from an item-response simulation with shared item difficulties per task, through
-``bench_pages.make_run`` (the page benchmark's builder).
+``lab/falcon-1b-mix1-step4000-seed2``), so the leaderboard's series filter
+(``analysis.run_groups``) has something to group; the last checkpoint of each series is
+tagged ``final`` and every third run is stored as an lm_eval run (the others as tidy
+tables), so the tag and harness filters have something to filter. Item scores are 0/1 from
+an item-response simulation with shared item difficulties per task; runs carry no texts.
 
 Run:  python bench/board_store.py PATH [--runs 500 --tasks 60 --items 60]
 """
@@ -14,19 +13,21 @@ Run:  python bench/board_store.py PATH [--runs 500 --tasks 60 --items 60]
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import hashlib
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 for p in (ROOT, ROOT / "bench"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from bench_pages import make_run  # noqa: E402
+from evalcore.model import (SCORE_COLUMNS, SUMMARY_COLUMNS, TASK_COLUMNS,  # noqa: E402
+                            TEXT_COLUMNS, ParsedRun, SourceFile)
 from evalcore.store import Store  # noqa: E402
 
 FAMILIES = ("falcon", "heron", "ibis", "kestrel", "osprey")
@@ -59,10 +60,35 @@ def task_names(n_tasks: int) -> list[str]:
     return out
 
 
+def board_run(name: str, tasks: list[str], correct: np.ndarray, *, lm_eval: bool = False
+              ) -> ParsedRun:
+    """One ParsedRun of 0/1 scores (``correct``: tasks x items) in one frame, clusters of 20
+    items, no texts (a store of hundreds of runs is built in seconds, not minutes)."""
+    n_tasks, n_items = correct.shape
+    item = np.tile(np.arange(n_items), n_tasks)
+    ids = item.astype(str)
+    scores = pd.DataFrame({
+        "task": np.repeat(np.asarray(tasks, dtype=object), n_items), "metric": "acc",
+        "item_id": ids, "answer_idx": 0, "score": correct.reshape(-1).astype(float),
+        "cluster": (item // 20).astype(str), "item_hash": np.char.add("h", ids),
+        "prompt_hash": np.char.add("p", ids)})[list(SCORE_COLUMNS)]
+    digest = hashlib.sha256(name.encode()).hexdigest()
+    return ParsedRun(
+        name=name, model=name, source_format="lm_eval" if lm_eval else "tidy",
+        harness="lm-evaluation-harness" if lm_eval else None, harness_version=None,
+        protocol={"bench": True}, files=[SourceFile(f"{name}.csv", digest, len(scores),
+                                                    "tidy_csv")],
+        scores=scores, summaries=pd.DataFrame(columns=list(SUMMARY_COLUMNS)),
+        texts=pd.DataFrame(columns=list(TEXT_COLUMNS)),
+        tasks=pd.DataFrame([{"task": t, "n_choices": 4, "protocol": {}} for t in tasks],
+                           columns=list(TASK_COLUMNS)))
+
+
 def build_board_store(path: Path, n_runs: int = 500, n_tasks: int = 60, n_items: int = 60,
                       seed: int = 0, verbose: bool = True) -> Store:
     """The store at ``path`` (created; it must not exist yet) with ``n_runs`` runs of
-    ``n_tasks`` tasks of ``n_items`` 0/1 items each."""
+    ``n_tasks`` tasks of ``n_items`` 0/1 items each; the last checkpoint of every series is
+    tagged ``final``, every third run is an lm_eval run (the others tidy tables)."""
     rng = np.random.default_rng(seed)
     store = Store(path)
     names, tasks = run_names(n_runs), task_names(n_tasks)
@@ -73,19 +99,16 @@ def build_board_store(path: Path, n_runs: int = 500, n_tasks: int = 60, n_items:
     for r, name in enumerate(names):
         p = 0.25 + 0.75 / (1 + np.exp(-(ability[r] - difficulty)))
         correct = (rng.random((n_tasks, n_items)) < p).astype(float)
-        run = make_run(name, {(t, "acc"): correct[i] for i, t in enumerate(tasks)})
-        if r % 3 == 0:
-            run = dataclasses.replace(run, source_format="lm_eval",
-                                      harness="lm-evaluation-harness")
-        batch.append(run)
-        if len(batch) == 25:
+        batch.append(board_run(name, tasks, correct, lm_eval=r % 3 == 0))
+        if len(batch) == 50:
             store.ingest(batch)
             batch = []
     if batch:
         store.ingest(batch)
     runs = store.runs()
-    for i, rid in enumerate(runs["run_id"].tolist()):
-        store.set_tags(int(rid), ["sweep-a" if i % 2 == 0 else "sweep-b"])
+    for rid, name in zip(runs["run_id"].tolist(), runs["name"].tolist()):
+        if f"-step{STEPS_PER_SERIES * 1000}-" in str(name):
+            store.set_tags(int(rid), ["final"])
     if verbose:
         print(f"built {path}: {n_runs} runs x {n_tasks} tasks x {n_items} items in "
               f"{time.perf_counter() - t0:.1f} s")

@@ -191,7 +191,7 @@ def geometry(n_panels: int, n_runs: int, label_chars: int, titles: Sequence[str]
     """
     n_panels, n_runs = max(n_panels, 1), max(n_runs, 1)
     right = 1.5 * fonts.tick
-    x_band = 1.6 * fonts.tick + 1.6 * fonts.axis_title + 4     # tick labels + axis title
+    x_band = 1.6 * fonts.tick + 1.6 * fonts.axis_title + 10    # tick labels + axis title
     note_band = note_lines * 1.35 * fonts.note + 8
     head_band = 1.8 * fonts.head
     gap_w = 1.6 * fonts.tick

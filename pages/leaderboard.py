@@ -17,10 +17,11 @@ from urllib.parse import urlencode
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from evalcore.analysis import METHODS
 from evalcore.words import label
-from ui import charts, common, leaderboard_view as view
+from ui import charts, common, present, leaderboard_view as view
 from ui.leaderboard_controls import url_picks, url_text
 
 ALL = "*"
@@ -29,6 +30,7 @@ DEFAULT_TOP = 30            # rows shown until Top N is changed (the demo's 30 r
 DEFAULT_COLUMNS = 4         # task columns shown beside the macro average: 1440 px, no scroll
 FOREST_MAX_RUNS = 30        # runs in the forest plot: every label readable on a slide
 RUN_COLUMN_PX, CELL_PX = 230, 140   # 230 + 5 x 140 px fit the 978 px wide table at 1440 px
+PRESENT_RUN_PX, PRESENT_CELL_PX = 380, 260     # presentation mode: 1920 px, names whole
 
 common.ensure_app_navigation()
 st.title("Leaderboard")
@@ -170,11 +172,13 @@ def _scores_table() -> None:
     columns = average_column + task_columns
     table = view.scores_table(lb, rows, columns, percent_by_task,
                               average_text=view.average_texts(lb.averages))
+    run_px, cell_px = (PRESENT_RUN_PX, PRESENT_CELL_PX) if present.is_on() else \
+        (RUN_COLUMN_PX, CELL_PX)
     config = {view.RUN: st.column_config.TextColumn(
-        view.RUN, pinned=True, width=RUN_COLUMN_PX,
+        view.RUN, pinned=True, width=run_px,
         help="Best first by the Rank by column; a header click sorts by that column's score")}
     for col in columns:
-        config[col.key] = st.column_config.Column(col.label, help=col.help, width=CELL_PX,
+        config[col.key] = st.column_config.Column(col.label, help=col.help, width=cell_px,
                                                   alignment="left")
     st.dataframe(view.styled(table), hide_index=True, column_config=config, key="lb_pivot_df",
                  height=min(35 * (len(rows) + 1) + 3, 600))
@@ -205,6 +209,19 @@ _scores_table()
 
 
 # ---- selection: carried to the forest plot and the Compare page --------------------------
+def _compare_link(a: str, b: str) -> None:
+    """A link opening Compare on runs ``a`` (A) and ``b`` (B), in this tab."""
+    params = {"run_a": a, "run_b": b} | ({"task": task} if task != ALL else {})
+    text = (f"Compare these two: is {common.md_escape(b)} better than "
+            f"{common.md_escape(a)}?")
+    try:
+        st.page_link("pages/compare.py", label=text, icon=":material/compare_arrows:",
+                     query_params=params)
+    except StreamlitAPIException:
+        # the page runs without the app's navigation (a test of this script alone)
+        st.markdown(f":material/compare_arrows: [{text}](compare?{urlencode(params)})")
+
+
 def _selection() -> list[str]:
     picks = url_picks("Selected runs (for the forest plot and Compare)", ranked, "pick",
                       key="lb_pick", format_func=common.run_label(runs),
@@ -214,11 +231,7 @@ def _selection() -> list[str]:
                            "compared on the Compare page (A = the first picked, B = the "
                            "second).")
     if len(picks) == 2:
-        a, b = picks
-        query = urlencode({"run_a": a, "run_b": b}
-                          | ({"task": task} if task != ALL else {}))
-        st.markdown(f":material/compare_arrows: [Compare these two: is "
-                    f"{common.md_escape(b)} better than {common.md_escape(a)}?](compare?{query})")
+        _compare_link(*picks)
     elif picks:
         st.caption("Pick exactly two runs to compare them on the Compare page.")
     return picks

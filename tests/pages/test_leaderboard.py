@@ -15,8 +15,8 @@ from statsmodels.stats.proportion import proportion_confint
 from evalcore.store import Store
 from tests.pages.builders import parsed_run
 from ui import charts as charts_mod
-from tests.pages.conftest import (LLAMA_SUMMARY, MISTRAL, charts, no_exception, page, plain,
-                                  store_file, texts)
+from tests.pages.conftest import (LLAMA_SUMMARY, MISTRAL, app, charts, no_exception, page,
+                                  plain, store_file, texts)
 
 
 def cell(k: int, n: int, method: str) -> str:
@@ -518,6 +518,15 @@ def test_selection_carries_to_the_forest_plot_and_the_compare_link(toy_store):
     at.multiselect(key="lb_pick").set_value(["gamma", "beta", "alpha"]).run()
     assert not any("Compare these two" in m.value for m in at.markdown)
     assert any("exactly two" in t for t in texts(at.caption))
+    # inside the app (st.navigation): a page link to the Compare page, in this tab
+    whole = app()
+    whole.query_params.update({"pick": ["gamma", "beta"]})
+    whole.run()
+    no_exception(whole)
+    (link,) = whole.get("page_link")
+    assert link.proto.page == "compare"
+    assert link.proto.query_string == "run_a=gamma&run_b=beta"
+    assert "Compare these two" in link.proto.label
 
 
 def test_no_control_keeps_a_value_the_page_does_not_use(tmp_path):
