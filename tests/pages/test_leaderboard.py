@@ -562,3 +562,12 @@ def test_hidden_columns_and_rank_reset(toy_store):
     assert at.query_params.get("rank") in (None, "Macro average")
     assert list(board_texts(at).columns) == ["Run", "Macro average", "gen"]
     assert list(pivot(at)) == ["beta", "alpha", "gamma"]
+
+
+def test_a_task_search_without_matches_keeps_the_page_whole(toy_store):
+    at = page("leaderboard")
+    at.query_params["tq"] = "no such task"
+    at.run()
+    no_exception(at)
+    assert list(board_texts(at).columns) == ["Run", "Macro average"]
+    assert any("0 of 0 task columns" in t for t in texts(at.caption))
