@@ -138,6 +138,15 @@ def _group_texts(lb, percent_by_task: dict[str, bool]
     return gtext, gmetric
 
 
+def _group_metrics(lb) -> dict[str, str | None]:
+    """group -> its metric (None when its rows have none)."""
+    gc = lb.group_cells
+    if not len(gc):
+        return {}
+    return {str(g): (m if isinstance(m, str) else None)
+            for g, m in zip(gc["group"].tolist(), gc["metric"].tolist())}
+
+
 def _leaves(group: str, tree: dict, depth: int = 0) -> list[str]:
     out: list[str] = []
     for sub in tree.get(group, []):
@@ -193,7 +202,7 @@ def board_columns(lb, *, expanded: Sequence[str] = (), query: str = "",
     kinds = _note_kinds(lb.task_notes)
     group_of = {t: g for g, ts in lb.groups.items() for t in ts}
     tree = getattr(lb, "group_tree", {}) or {}
-    _, gmetric = _group_texts(lb, {})
+    gmetric = _group_metrics(lb)
 
     def task_column(t: str) -> BoardColumn:
         info = lb.metric_info.get(t)
