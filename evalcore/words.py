@@ -82,10 +82,31 @@ FILE_FORMATS = {
     "tidy_parquet": "table (Parquet)",
 }
 
+# a score interval's method in a few words, where a table cell names it beside the numbers
+SCORE_INTERVALS_SHORT = {
+    "wilson": "Wilson",
+    "clopper-pearson": "exact",
+    "bayes": "Bayesian",
+    "clt": "normal approx.",
+    "bootstrap": "bootstrap",
+    "clustered": "cluster-robust",
+    "reported": "reported SE",
+}
+
+# the harness (``source_format``) a run was read from
+HARNESSES = {
+    "lm_eval": "lm-evaluation-harness",
+    "inspect": "inspect_ai",
+    "helm": "HELM",
+    "lighteval": "lighteval",
+    "tidy": "tidy table",
+}
+
 MISSING = "–"
 
 _KINDS = {"score": SCORE_INTERVALS, "paired": PAIRED_INTERVALS, "se": STANDARD_ERRORS,
-          "adjust": ADJUSTMENTS, "kind": COMPARISON_KINDS, "file": FILE_FORMATS}
+          "adjust": ADJUSTMENTS, "kind": COMPARISON_KINDS, "file": FILE_FORMATS,
+          "score_short": SCORE_INTERVALS_SHORT, "harness": HARNESSES}
 
 # the decision a verdict sentence starts with (``analysis.verdicts``), in the order tried
 VERDICT_HEADS = (
@@ -101,7 +122,8 @@ VERDICT_HEADS = (
 
 def label(kind: str, key: Any) -> str:
     """The readable name of ``key`` among ``kind`` ("score", "paired", "se", "adjust",
-    "kind" or "file"); the key itself when it has none, and ``MISSING`` for None/NaN."""
+    "kind", "file", "score_short" or "harness"); the key itself when it has none, and
+    ``MISSING`` for None/NaN."""
     if key is None or (isinstance(key, float) and math.isnan(key)):
         return MISSING
     return _KINDS[kind].get(str(key), str(key))

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from evalcore.commands._shared import (EXIT_OK, _cell_text, _cut, _interval, _open_store, _out,
                                        _short_list, dump_json, records, render, to_table)
+from evalcore.words import label
 
 
 def _leaderboard_table(lb) -> pd.DataFrame:
@@ -35,7 +39,7 @@ def _leaderboard_table(lb) -> pd.DataFrame:
     for r in cells.itertuples(index=False):
         f = []
         if not r.has_items:
-            f.append("no items")
+            f.append("summary only")
         if r.contains_chance:
             f.append("contains chance")
         if isinstance(r.audit_flag, str) and r.audit_flag:
@@ -69,19 +73,92 @@ def _average_table(lb) -> pd.DataFrame:
     return av[cols]
 
 
-def _group_table(lb) -> pd.DataFrame:
-    """One line per run and group (nested groups indented under theirs)."""
+TIER_WORDS = {"best": "best", "~best": "tied with best", "below best": "below best"}
+MISSING = "–"
+
+
+def _is_proportion(values: pd.Series) -> bool:
+    """True when every score is in [0, 1]: shown in % (SEs in pp), as the pages show it."""
+    v = pd.to_numeric(values, errors="coerce").dropna()
+    return bool(len(v)) and bool(((v >= 0) & (v <= 1)).all())
+
+
+def _num(v: Any, scale: float, digits: int = 1) -> str:
+    """A number for reading: x ``scale`` with ``digits`` decimals (4 significant digits for
+    raw units); "–" for a missing one."""
+    if v is None or v is pd.NA or (isinstance(v, float) and not math.isfinite(v)):
+        return MISSING
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return MISSING
+    if not math.isfinite(x):
+        return MISSING
+    return f"{x * scale:.{digits}f}" if scale == 100.0 else f"{x:.4g}"
+
+
+def _readable_task_table(g: pd.DataFrame, pct: int) -> pd.DataFrame:
+    """One task's rows of ``_leaderboard_table`` for reading: units in the headers (% and
+    pp for proportions), the interval as one text, methods, tiers and flags in words."""
+    scale = 100.0 if _is_proportion(g["score"]) else 1.0
+    u, pp = (" (%)", " (pp)") if scale == 100.0 else ("", "")
+    return pd.DataFrame({
+        "run": g["run"], "n": g["n"],
+        f"score{u}": [_num(v, scale) for v in g["score"]],
+        f"{pct}% interval{u}": [f"[{_num(lo, scale)}, {_num(hi, scale)}]"
+                                for lo, hi in zip(g["low"], g["high"])],
+        "method": [label("score_short", m) for m in g["method"]],
+        "tier": [TIER_WORDS.get(t, t) for t in g["tier"]],
+        f"rank [{pct}% interval]": g["rank"],
+        f"chance{u}": [_num(v, scale) for v in g["chance"]],
+        f"harness value{u}": [_num(v, scale) for v in g["reported"]],
+        f"harness SE{pp}": [_num(v, scale, 2) for v in g["reported_stderr"]],
+        f"our SE{pp}": [_num(v, scale, 2) for v in g["our_se"]],
+        "flags": g["flags"]})
+
+
+def _readable_average_table(av: pd.DataFrame, pct: int) -> pd.DataFrame:
+    """``_average_table`` for reading (the macro average is over [0, 1] metrics: in %)."""
+    out = {"run": av["run"], "tasks": av["n_tasks"]}
+    if "n_units" in av:
+        out["units"] = av["n_units"]
+    out.update({"score (%)": [_num(v, 100.0) for v in av["score"]],
+                f"{pct}% interval (%)": [f"[{_num(lo, 100.0)}, {_num(hi, 100.0)}]"
+                                         for lo, hi in zip(av["low"], av["high"])],
+                "SE (pp)": [_num(v, 100.0, 2) for v in av["se"]]})
+    if "indistinguishable_from_best" in av:
+        out["tied with best"] = [MISSING if not isinstance(v, (bool, np.bool_)) else
+                                 "yes" if v else "no" for v in av["indistinguishable_from_best"]]
+        out["p (Holm)"] = [MISSING if pd.isna(p) else "<0.0001" if p < 1e-4 else f"{p:.4f}"
+                           for p in av["p_holm"]]
+    out["tasks averaged"] = av["tasks"]
+    if "left_out" in av:
+        out["left out"] = av["left_out"]
+    return pd.DataFrame(out)
+
+
+def _readable_group_table(lb) -> pd.DataFrame:
+    """One line per run and group (nested groups indented under theirs), a group's values
+    in % when its scores are in [0, 1]."""
     gc = lb.group_cells
+    scale = {g: (100.0 if _is_proportion(part["score"]) else 1.0)
+             for g, part in gc.groupby("group", sort=False)}
+    k = [scale.get(g, 1.0) for g in gc["group"]]
+    unit = ["%" if x == 100.0 else "metric units" for x in k]
     return pd.DataFrame({
         "group": ["  " * int(d) + str(g) for g, d in zip(gc["group"], gc["depth"])],
         "run": gc["run"], "metric": gc["metric"],
-        "tasks": [f"{k}/{K}" for k, K in zip(gc["n_tasks"], gc["n_tasks_group"])],
-        "score": gc["score"], "low": gc["low"], "high": gc["high"], "source": gc["source"],
-        "reported": gc["reported"], "reported_stderr": gc["reported_stderr"],
-        "recomputed": gc["recomputed"], "recomputed_se": gc["recomputed_se"],
-        "weighting": gc["weighting"],
+        "tasks": [f"{a}/{b}" for a, b in zip(gc["n_tasks"], gc["n_tasks_group"])],
+        "score": [_num(v, x) for v, x in zip(gc["score"], k)],
+        "interval": [f"[{_num(lo, x)}, {_num(hi, x)}]"
+                     for lo, hi, x in zip(gc["low"], gc["high"], k)],
+        "unit": unit, "source": gc["source"],
+        "harness value": [_num(v, x) for v, x in zip(gc["reported"], k)],
+        "recomputed": [_num(v, x) for v, x in zip(gc["recomputed"], k)],
+        "weighting": [MISSING if w is None or (isinstance(w, float) and math.isnan(w)) else w
+                      for w in gc["weighting"]],
         "missing / note": [_cut("; ".join(x for x in (f"missing: {m}" if m else "", n) if x), 60)
-                           for m, n in zip(gc["missing"], gc["note"])]})
+                           for m, n in zip(gc["missing"].fillna(""), gc["note"].fillna(""))]})
 
 
 GROUP_LEGEND = ("task groups (nested groups indented; source: recomputed = from the "
@@ -125,14 +202,17 @@ def cmd_leaderboard(args) -> int:
         _out(render(table, args.format))
         return EXIT_OK
     pct = int(round(lb.confidence * 100))
-    parts = [f"Leaderboard: {an.METHOD_LABELS[lb.method]} {pct}% intervals "
-             f"(method column: what each cell used)"]
+    name = label("score", lb.method)
+    heading = (f"{name.removesuffix(' interval')} {pct}% intervals"
+               if name.endswith(" interval") else f"{pct}% intervals: {name}")
+    parts = [f"Leaderboard: {heading} (the method column names the interval each cell "
+             f"used; scores and intervals in % for proportions, SEs in percentage points)"]
     tnotes = lb.task_notes
     for t, g in table.groupby("task", sort=True):
         info = lb.metric_info.get(t)
         what = f"{g['metric'].iloc[0]}; {info.label}" if info is not None else g['metric'].iloc[0]
         parts.append(f"\n== {t} ({what}) ==")
-        parts.append(to_table(g.drop(columns=["task", "metric"])))
+        parts.append(to_table(_readable_task_table(g, pct)))
         parts += [f"  note ({k}): {n}" for k, n in
                   zip(tnotes.loc[tnotes["task"] == t, "kind"], tnotes.loc[tnotes["task"] == t, "note"])]
     if len(lb.averages):
@@ -142,10 +222,10 @@ def cmd_leaderboard(args) -> int:
             parts.append("\n== macro average over tasks (" + (
                 "a task group counts once: SE = sqrt(sum w_t^2 SE_t^2)/sum w_t, n_units = "
                 "units averaged" if grouped else "SE = sqrt(sum SE_t^2)/k") + ") ==")
-            parts.append(to_table(av))
+            parts.append(to_table(_readable_average_table(av, pct)))
     if len(lb.group_cells):
         parts.append(f"\n== {GROUP_LEGEND} ==")
-        parts.append(to_table(_group_table(lb)))
+        parts.append(to_table(_readable_group_table(lb)))
     if lb.notes or len(tnotes):
         parts.append("\nNotes:")
         parts += [f"- {n}" for n in lb.notes]
@@ -154,10 +234,12 @@ def cmd_leaderboard(args) -> int:
         parts.append("- task notes (listed under each task above): "
                      + ", ".join(f"{k} {int(v)}" for k, v in counts.items()))
     if len(lb.tiers):
-        parts.append("- tier: 'best' = highest score (lowest when lower is better); '~best' = "
-                     "not distinguishable from it (paired test on shared items, "
+        parts.append("- tier: 'best' = highest score (lowest when lower is better); 'tied "
+                     "with best' = not distinguishable from it (paired test on shared items, "
                      "Holm-adjusted); rank = paired-bootstrap rank interval. Tasks whose "
                      "metric has no direction are not tiered or ranked.")
+    parts.append("- flags: 'summary only' = no item-level data (interval from the harness's "
+                 "stderr); 'contains chance' = the interval contains the chance level.")
     _out("\n".join(parts))
     return EXIT_OK
 
