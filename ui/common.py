@@ -518,7 +518,9 @@ def url_choice(label: str, options: Sequence[str], param: str, *, key: str,
         url_set(param, None)
         return None
     held = st.session_state.get(key)          # the value the user just chose, if any
-    wanted = str(held) if held is not None else url_get(param)
+    # a held value that is not among these options (the box showed other options on the
+    # last run, e.g. a placeholder) gives way to the URL's, which kept the last real choice
+    wanted = str(held) if held is not None and str(held) in options else url_get(param)
     initial = wanted if wanted in options else default if default in options else options[0]
     index = options.index(initial)
     common = dict(key=key, format_func=format_func, help=help, disabled=disabled)
