@@ -120,228 +120,19 @@ def _sorted_keys(value, subplots: bool = False):
     return value
 
 
-TITLE_WIDTH = 28       # characters per line of a panel title (3 panels per row)
-TITLE_LINES = 3
+# the forest plot (``evalcore.charts_forest``) builds on this module; its names stay
+# importable from here, loaded on first use (PEP 562)
+_FOREST_NAMES = frozenset({"CHAR_EM", "PAGE_WIDTH", "RUN_LABEL_CHARS", "TITLE_LINES",
+                           "TITLE_WIDTH", "forest_plot", "is_forest", "relayout_forest",
+                           "short_labels", "subplot_grid", "wrap_title"})
 
 
-def wrap_title(text: str, width: int = TITLE_WIDTH, lines: int = TITLE_LINES) -> str:
-    """A panel title that fits its column: broken after ``, : = _ -`` or spaces into lines of
-    at most ``width`` characters, at most ``lines`` lines (the rest cut with an ellipsis;
-    the hover keeps the full name). Plotly-escaped (``plot_text``), joined by ``<br>``."""
-    text = str(text)
-    out: list[str] = []
-    while text and len(out) < lines:
-        if len(text) <= width:
-            out.append(text)
-            text = ""
-            break
-        cut = max((text.rfind(ch, 0, width) for ch in ",:=_- /"), default=-1)
-        cut = cut + 1 if cut >= width // 3 else width
-        out.append(text[:cut])
-        text = text[cut:]
-    if text:
-        out[-1] = out[-1][:width - 1] + "…"
-    return "<br>".join(plot_text(line) for line in out)
+def __getattr__(name: str):
+    if name in _FOREST_NAMES:
+        from evalcore import charts_forest
+        return getattr(charts_forest, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-
-def subplot_grid(rows: int, cols: int, horizontal_spacing: float, vertical_spacing: float,
-                 titles: Sequence[str] = ()) -> tuple[dict, list[tuple[str, str]], list[dict]]:
-    """The layout of ``make_subplots(rows, cols, horizontal_spacing=, vertical_spacing=,
-    subplot_titles=titles)`` as plain dicts, without building a Figure (``make_subplots``
-    builds and validates one, with the default template, which costs as much as the whole
-    forest plot otherwise).
-
-    Returns (axes: {"xaxis3": {"anchor": "y3", "domain": [x0, x1]}, ...}, one (xaxis, yaxis)
-    layout-key pair per cell in row-major order from the top left, the title annotations).
-    Same arithmetic as plotly's ``_subplots.make_subplots`` (default ``start_cell``
-    "top-left", equal widths and heights); a test holds the two equal.
-    """
-    widths = [(1.0 - horizontal_spacing * (cols - 1)) / cols] * cols
-    heights = [(1.0 - vertical_spacing * (rows - 1)) / rows] * rows
-    grid = [[(sum(widths[:c]) + c * horizontal_spacing,
-              sum(heights[:r]) + r * vertical_spacing) for c in range(cols)]
-            for r in range(rows)[::-1]]
-
-    def clamp(v: float) -> float:
-        return 0.0 if -0.01 < v < 0.0 else 1.0 if 1.0 < v < 1.01 else v
-
-    axes: dict[str, dict] = {}
-    keys: list[tuple[str, str]] = []
-    domains: list[tuple[list[float], list[float]]] = []
-    for r in range(rows):
-        for c in range(cols):
-            n = len(keys) + 1
-            suffix = str(n) if n > 1 else ""
-            x_dom = [grid[r][c][0], grid[r][c][0] + widths[c]]
-            y_dom = [clamp(grid[r][c][1]), clamp(grid[r][c][1] + heights[-1 - r])]
-            axes["xaxis" + suffix] = {"anchor": "y" + suffix, "domain": x_dom}
-            axes["yaxis" + suffix] = {"anchor": "x" + suffix, "domain": y_dom}
-            keys.append(("xaxis" + suffix, "yaxis" + suffix))
-            domains.append((x_dom, y_dom))
-    notes = [{"font": {"size": 16}, "showarrow": False, "text": text,
-              "x": sum(x_dom) / 2.0, "xanchor": "center", "xref": "paper",
-              "y": y_dom[1], "yanchor": "bottom", "yref": "paper"}
-             for text, (x_dom, y_dom) in zip(titles, domains)]
-    return axes, keys, notes
-
-
-def _chance_marks(keys: dict[tuple[int, int], tuple[str, str]],
-                  lines: list[tuple[int, int, float]]) -> tuple[list[dict], list[dict]]:
-    """Dotted vertical chance lines labelled "chance" in the given subplots, as the shapes and
-    annotations ``fig.add_vline(x, row=, col=, annotation_text="chance")`` would add (plain
-    dicts for one layout). ``keys``: (row, col) -> the subplot's (xaxis, yaxis) layout keys."""
-    shapes, notes = [], []
-    for row, col, x in lines:
-        xname, yname = keys[(row, col)]
-        xref = "x" + xname[len("xaxis"):]
-        yref = "y" + yname[len("yaxis"):] + " domain"
-        shapes.append(dict(type="line", x0=x, x1=x, xref=xref, y0=0, y1=1, yref=yref,
-                           line=dict(color="#888", dash="dot")))
-        notes.append(dict(text="chance", x=x, xref=xref, y=1, yref=yref, xanchor="center",
-                          yanchor="bottom", showarrow=False, font=dict(size=10)))
-    return shapes, notes
-
-
-def _panel_columns(frame: pd.DataFrame, position: dict[str, int]
-                   ) -> dict[str | None, dict[str, np.ndarray]]:
-    """``forest_plot``'s rows of each task (key None: a frame without a task column, the
-    averages) as column arrays, ordered by ``position`` (run -> rank); rows of runs without
-    a position or without a score are left out. Columns: run (str), score, low, high,
-    chance (float, NaN none), n (object), contains_chance (NA -> False), has_items (NA ->
-    True)."""
-    runs = frame["run"].astype(str).to_numpy(dtype=object)
-    def num(c: str) -> np.ndarray:
-        return pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-
-    score = num("score")
-    rank = np.array([position.get(r, -1) for r in runs], dtype=np.int64)
-    keep = (rank >= 0) & ~np.isnan(score)
-    cols = {"run": runs, "score": score, "low": num("low"), "high": num("high"),
-            "chance": num("chance"), "n": frame["n"].to_numpy(dtype=object),
-            "contains_chance": frame["contains_chance"].fillna(False).to_numpy(dtype=bool),
-            "has_items": frame["has_items"].fillna(True).to_numpy(dtype=bool)}
-    keys = (frame["task"].astype(str).to_numpy(dtype=object) if "task" in frame
-            else np.full(len(frame), None, dtype=object))
-    out: dict[str | None, dict[str, np.ndarray]] = {}
-    for key in dict.fromkeys(keys[keep].tolist()):
-        rows = np.flatnonzero(keep & (keys == key))
-        rows = rows[np.argsort(rank[rows], kind="stable")]
-        out[key] = {c: v[rows] for c, v in cols.items()}
-    return out
-
-
-def forest_plot(cells: pd.DataFrame, averages: pd.DataFrame | None, *, method_label: str,
-                confidence: float, percent: bool | dict[str, bool] = True,
-                run_order: Sequence[str] | None = None,
-                max_cols: int = 3, directions: dict[str, str] | None = None) -> go.Figure:
-    """Score and interval of every run, one panel per task (+ the macro average).
-
-    Parameters
-    ----------
-    cells : Leaderboard.cells (run, task, n, score, low, high, chance, contains_chance,
-        has_items).
-    averages : Leaderboard.averages (run, n_tasks, score, se, low, high) or None; drawn as
-        the last panel when there is more than one task.
-    method_label, confidence : named in the hover and the title.
-    percent : draw scores x100 (proportions); a dict gives it per task (the average panel is
-        in percent only when every task is).
-    run_order : runs top to bottom (default: by macro average or first task, best on top).
-        Each panel lists only the runs that have its task, in this order.
-    directions : task -> "higher" / "lower" / "target" / "unknown" (named in the panel
-        title when not "higher").
-
-    Panel titles are wrapped (``wrap_title``) so long names (HELM's
-    ``bbq:subject=all,method=multiple_choice_joint``) do not run into each other.
-
-    Marks: filled circle = interval excludes chance; open circle = interval contains
-    chance (cannot rank anything); diamond = summary-only run (interval from the reported
-    stderr). Dotted vertical line = chance level of a multiple-choice task.
-    """
-    tasks = list(dict.fromkeys(cells["task"].astype(str).tolist()))
-    by_panel = dict(percent) if isinstance(percent, dict) else {t: bool(percent) for t in tasks}
-    by_panel[AVERAGE_PANEL] = all(by_panel.get(t, True) for t in tasks)
-    panels = tasks + ([AVERAGE_PANEL] if averages is not None and len(averages) and len(tasks) > 1
-                      else [])
-    if not panels:
-        return _base_layout(go.Figure(), "No scores to draw", 200)
-    if run_order is None:
-        ref = averages if panels[-1] == AVERAGE_PANEL else cells[cells["task"] == tasks[0]]
-        run_order = list(ref.sort_values("score", ascending=False)["run"].astype(str))
-        run_order += [r for r in dict.fromkeys(cells["run"].astype(str).tolist()) if r not in run_order]
-    ncols = max(1, min(max_cols, len(panels)))
-    nrows = math.ceil(len(panels) / ncols)
-    directions = directions or {}
-    marks = {"lower": " (lower is better)", "target": " (no direction)",
-             "unknown": " (direction unknown)"}
-    titles = [wrap_title(p + marks.get(directions.get(p, "higher"), "")) for p in panels]
-    n_lines = max((t.count("<br>") + 1 for t in titles), default=1)
-    row_px, gap_px = 70 + 26 * len(run_order), 60 + 16 * n_lines
-    plot_px = nrows * row_px + (nrows - 1) * gap_px
-    axes, cell_keys, title_notes = subplot_grid(
-        nrows, ncols, 0.22 if ncols > 1 else 0.04,
-        gap_px / plot_px if nrows > 1 else 0.0, titles)
-    subplot_titles = [dict(a, font=dict(size=12)) for a in title_notes]
-    level = f"{confidence:.0%}"
-    # each panel's rows in ``run_order`` (runs not in it, and rows without a score, left out),
-    # from column arrays taken once (not a frame copy + reindex per panel)
-    position = {r: i for i, r in enumerate(run_order)}
-    by_task = _panel_columns(cells, position)
-    traces: list[dict] = []
-    chance_lines: list[tuple[int, int, float]] = []    # (row, col, x): drawn after the loop
-    for idx, panel in enumerate(panels):
-        row, col = idx // ncols + 1, idx % ncols + 1
-        k = _scale(by_panel.get(panel, True))
-        unit = "%" if by_panel.get(panel, True) else ""
-        if panel == AVERAGE_PANEL:
-            avg = averages.assign(n=averages.get("n_tasks"), contains_chance=False,
-                                  has_items=True, chance=np.nan)
-            cols = _panel_columns(avg, position).get(None)
-            what = "macro average over tasks (SE = sqrt(sum SE_t^2)/k)"
-        else:
-            cols = by_task.get(panel)
-            what = method_label
-        if cols is None:
-            continue
-        panel_runs = [plot_text(r) for r in cols["run"]]
-        score, low, high = cols["score"] * k, cols["low"] * k, cols["high"] * k
-        open_mark = cols["contains_chance"]
-        symbols = np.where(~cols["has_items"], "diamond",
-                           np.where(open_mark, "circle-open", "circle"))
-        n_text = ["unknown" if pd.isna(v) else str(int(v)) for v in cols["n"]]
-        custom = np.column_stack([low, high, np.array(n_text, dtype=object),
-                                  np.where(open_mark, "yes", "no")])
-        n_label = "tasks" if panel == AVERAGE_PANEL else "n"
-        xname, yname = cell_keys[idx]
-        traces.append(dict(
-            type="scatter", x=_list(score), y=panel_runs, mode="markers",
-            marker=dict(symbol=list(symbols), size=10, color=COLORS[0],
-                        line=dict(width=2, color=COLORS[0])),
-            error_x=dict(type="data", symmetric=False, array=_list(high - score),
-                         arrayminus=_list(score - low), thickness=1.6, width=4, color=COLORS[0]),
-            customdata=_list(custom), name=plot_text(panel),
-            hovertemplate=(f"<b>%{{y}}</b> · {plot_text(panel)}<br>score %{{x:.2f}}{unit}<br>"
-                           f"{level} CI [%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]<br>"
-                           f"{n_label} = %{{customdata[2]}}<br>contains chance: %{{customdata[3]}}"
-                           f"<br>{plot_text(what)}<extra></extra>"),
-            xaxis="x" + xname[len("xaxis"):], yaxis="y" + yname[len("yaxis"):]))
-        chance = cols["chance"][~np.isnan(cols["chance"])]
-        if len(chance):
-            chance_lines.append((row, col, float(chance[0]) * k))
-        axes[xname] = dict(axes[xname], title=dict(text="score (%)" if by_panel.get(panel, True) else "score",
-                                      font=dict(size=11)))
-        axes[yname] = dict(axes[yname], categoryorder="array", categoryarray=list(reversed(panel_runs)),
-                           type="category", range=[-0.6, len(panel_runs) - 0.4])
-    # one construction of the whole figure from plain dicts (each update_layout on a figure
-    # with 40 axes re-walks them all), without per-property validation
-    shapes, notes = _chance_marks({(i // ncols + 1, i % ncols + 1): k
-                                   for i, k in enumerate(cell_keys)}, chance_lines)
-    height = 110 + 18 * n_lines + plot_px
-    layout = dict(axes, **_BASE_LAYOUT, annotations=subplot_titles + notes, shapes=shapes,
-                  title=dict(text=f"Scores with {level} intervals ({plot_text(method_label)})",
-                             x=0, xanchor="left"), height=height)
-    # room for the wrapped panel titles of the first row under the figure title
-    layout["margin"] = dict(_BASE_LAYOUT["margin"], t=50 + 18 * n_lines)
-    return figure_from_dicts(traces, layout)
 
 def verdict_colors(rows: pd.DataFrame, confidence: float) -> list[str]:
     """The colour of each comparison row's mark, from its verdict: green where B is called
@@ -552,23 +343,26 @@ def pass_at_k_plot(table: pd.DataFrame, *, confidence: float) -> go.Figure:
 
 def ci_width_plot(n: Sequence[int], wilson: Sequence[float], clt: Sequence[float], *, p: float,
                   confidence: float, chosen_n: int | None = None) -> go.Figure:
-    """Half-width of the interval for one score against the number of items.
+    """Half-width of the interval for one score against the number of items, in points.
 
     wilson, clt : half-widths (proportions) from evalcore.stats for each n.
     """
     w = np.asarray(wilson, dtype=float) * 100
     c = np.asarray(clt, dtype=float) * 100
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=_list(n), y=_list(w), mode="lines", name="Wilson score",
+    fig.add_trace(go.Scatter(x=_list(n), y=_list(w), mode="lines", name="Wilson score interval",
                              line=dict(color=COLORS[0]),
-                             hovertemplate="n = %{x}<br>Wilson ± %{y:.2f} pp<extra></extra>"))
-    fig.add_trace(go.Scatter(x=_list(n), y=_list(c), mode="lines", name="CLT (normal)",
+                             hovertemplate="n = %{x:,}<br>Wilson ± %{y:.2f} points"
+                                           "<extra></extra>"))
+    fig.add_trace(go.Scatter(x=_list(n), y=_list(c), mode="lines",
+                             name="normal-approximation interval",
                              line=dict(color=COLORS[1], dash="dash"),
-                             hovertemplate="n = %{x}<br>CLT ± %{y:.2f} pp<extra></extra>"))
+                             hovertemplate="n = %{x:,}<br>normal approximation ± %{y:.2f} "
+                                           "points<extra></extra>"))
     if chosen_n:
         _vline_log(fig, chosen_n, f"n = {chosen_n:,}")
     fig.update_xaxes(title_text="number of items n", type="log")
-    fig.update_yaxes(title_text="half-width of the interval (pp)", rangemode="tozero")
+    fig.update_yaxes(title_text="half-width of the interval (points)", rangemode="tozero")
     fig = _base_layout(fig, f"{confidence:.0%} interval half-width for a score of {100 * p:.0f}%",
                        420)
     fig.update_layout(showlegend=True, legend=dict(orientation="h", y=-0.2))
@@ -578,21 +372,24 @@ def ci_width_plot(n: Sequence[int], wilson: Sequence[float], clt: Sequence[float
 def power_curve(n: Sequence[int], mde: Sequence[float], *, alpha: float, power: float,
                 required_n: int | None = None, target: float | None = None,
                 label: str = "paired") -> go.Figure:
-    """Minimum detectable effect (pp) against number of items, with the required n marked."""
+    """Smallest detectable gap (minimum detectable effect, points) against the number of
+    items, with the gap asked for and the items it needs marked."""
     y = np.asarray(mde, dtype=float) * 100
+    level = f"{100 * (1 - alpha):.4g}% confidence, {100 * power:.4g}% power"
     fig = go.Figure(go.Scatter(
-        x=_list(n), y=_list(y), mode="lines", line=dict(color=COLORS[2]), name=f"MDE ({label})",
-        hovertemplate=(f"n = %{{x}}<br>MDE %{{y:.2f}} pp<br>alpha {alpha:g}, power {power:.0%}"
+        x=_list(n), y=_list(y), mode="lines", line=dict(color=COLORS[2]),
+        name=f"smallest detectable gap ({label})",
+        hovertemplate=(f"n = %{{x:,}}<br>smallest detectable gap %{{y:.2f}} points<br>{level}"
                        f"<extra></extra>")))
     if target:
         fig.add_hline(y=target * 100, line_dash="dot", line_color=COLORS[1],
-                      annotation_text=f"target gap {100 * target:.1f} pp")
+                      annotation_text=f"gap to detect {100 * target:.4g} points")
     if required_n:
-        _vline_log(fig, required_n, f"required n = {required_n:,}")
+        _vline_log(fig, required_n, f"items needed {required_n:,}")
     fig.update_xaxes(title_text="number of items n", type="log")
-    fig.update_yaxes(title_text="minimum detectable effect (pp)", rangemode="tozero")
-    return _base_layout(fig, f"Minimum detectable effect ({label}, alpha {alpha:g}, "
-                             f"power {power:.0%})", 420)
+    fig.update_yaxes(title_text="smallest detectable gap (points)", rangemode="tozero")
+    return _base_layout(fig, f"Smallest detectable gap against the number of items ({label}, "
+                             f"{level})", 420)
 
 
 def coverage_plot(methods: Sequence, *, nominal: float, tolerance: float,
@@ -660,65 +457,147 @@ def _wrap(text: str, width: int) -> str:
     return "<br>".join(plot_text(line) for line in textwrap.wrap(str(text), width) or [""])
 
 
+ANSWER_LABEL_CHARS = 40   # a task name longer than this is shortened in the chart (full on hover)
+ANSWER_LIST_TASKS = 6     # up to this many tasks the footer names each task's n
+
+
+def short_label(text: str, limit: int = ANSWER_LABEL_CHARS) -> str:
+    """``text`` cut in the middle to ``limit`` characters ("mmlu_high_school_…_history"), so
+    the start and the distinguishing end of a long task or run name both stay readable."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) * 3 // 5
+    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
+
+
+def _answer_rows(per_task: pd.DataFrame, overall: dict | None) -> pd.DataFrame:
+    """The per-task rows and, with several tasks, the macro average as the last row
+    (``is_overall``), with the display factor of each row (``k``: 100 = percentage points)."""
+    rows = per_task.copy()
+    rows["label"] = rows["task"].astype(str)
+    rows["is_overall"] = False
+    if overall and len(per_task) > 1:
+        extra = {c: overall.get(c, np.nan) for c in rows.columns}
+        extra["label"] = f"Macro average ({len(per_task)} tasks)"
+        extra["is_overall"] = True
+        rows = pd.concat([rows, pd.DataFrame([extra])], ignore_index=True)
+    # the tasks decide the unit; the macro average is drawn in theirs
+    scale = per_task["points_scale"].astype(float) if "points_scale" in per_task else \
+        pd.Series(100.0, index=per_task.index)
+    rows["k"] = 100.0 if bool((scale == 100.0).all()) else 1.0
+    return rows
+
+
+def _row_words(rows: pd.DataFrame, colors: Sequence[str]) -> list[str]:
+    """Each row's verdict in a few words (``words.verdict_word``), from its own verdict and
+    ``better`` columns; rows without a verdict say what their colour says."""
+    from evalcore import words
+    if "verdict" in rows:
+        better = rows["better"] if "better" in rows else pd.Series("", index=rows.index)
+        return [words.verdict_word(v, b) for v, b in zip(rows["verdict"], better)]
+    return ["no difference detected" if c == NO_DIFFERENCE_COLOR else "different"
+            for c in colors]
+
+
+def answer_notes(per_task: pd.DataFrame, *, run_a: str, run_b: str,
+                 confidence: float) -> list[str]:
+    """The footer of the one-slide answer as plain-text lines (escape them for the surface):
+    which run is A and B, the shared items per task, the interval methods by their readable
+    names (``evalcore.words``), the confidence level and the adjustment the verdicts used."""
+    from evalcore import words
+    ns = list(per_task["n"]) if "n" in per_task else []
+    known = [int(n) for n in ns if n is not None and not pd.isna(n)]
+    if len(per_task) <= ANSWER_LIST_TASKS:
+        n_text = ", ".join(f"{t} " + ("n unknown" if n is None or pd.isna(n) else f"{int(n):,}")
+                           for t, n in zip(per_task["task"], ns))
+    else:
+        n_text = (f"{sum(known):,} over {len(per_task)} tasks "
+                  f"({min(known):,} to {max(known):,} per task)" if known
+                  else f"unknown for {len(per_task)} tasks")
+        if known and len(known) < len(per_task):
+            n_text += f", unknown for {len(per_task) - len(known)}"
+    col = "interval_method" if "interval_method" in per_task else "kind"
+    methods = ([words.label("paired" if col == "interval_method" else "kind", m)
+                for m in dict.fromkeys(map(str, per_task[col]))] if col in per_task
+               else [words.label("kind", "paired")])
+    adj = sorted(set(map(str, per_task.get("adjustment", pd.Series(dtype=str)))) - {"none"})
+    level = f"{confidence:.0%}"
+    decision = (f"{level} CI, unadjusted; colour and verdict follow the "
+                f"{' / '.join(words.label('adjust', a) for a in adj)}-adjusted p" if adj
+                else f"{level} CI; colour: the verdict")
+    return [f"A = {run_a} · B = {run_b}", f"n shared items: {n_text}",
+            f"Interval: {' / '.join(methods)}; {decision}"]
+
+
 def answer_figure(per_task: pd.DataFrame, overall: dict | None, *, run_a: str, run_b: str,
-                  confidence: float, verdict: str, method_note: str | None = None) -> go.Figure:
+                  confidence: float, verdict: str, method_note: str | None = None,
+                  headline: bool = True) -> go.Figure:
     """"Is B better than A?" on one slide: the paired difference B - A with its interval per
-    task and for the macro average, the verdict in words, n and method in the footer.
+    task and for the macro average, each row's verdict in words beside its name, and (with
+    ``headline``) the question and the verdict as the title and n and method in the footer.
 
     per_task, overall, verdict : from ``evalcore.analysis.compare`` (``Comparison``); rows are
     drawn in percentage points when every task is on a [0, 1] scale (``points_scale``).
     Colour says what the row's verdict says (``verdict_colors``): green = B called better,
     red = A called better, blue = different on a metric without a direction, grey = no
     difference detected (after the adjustment, when one was applied: the interval drawn is
-    then unadjusted and may exclude 0 on a grey row). method_note : extra footer text (e.g.
-    the interval method's name and reason from the analysis layer).
+    then unadjusted and may exclude 0 on a grey row). Each row's label carries its numbers
+    and its verdict in words (``words.verdict_word``); a task name longer than
+    ``ANSWER_LABEL_CHARS`` is shortened in the middle, whole on hover. method_note : extra
+    footer text. ``headline=False`` gives the chart alone, for a page that prints the verdict
+    and :func:`answer_notes` as text around it.
     """
-    rows = per_task.copy()
-    rows["label"] = rows["task"].astype(str)
-    if overall and len(per_task) > 1:
-        extra = {c: overall.get(c, np.nan) for c in rows.columns}
-        extra["label"] = "Overall (macro average)"
-        rows = pd.concat([rows, pd.DataFrame([extra])], ignore_index=True)
-    scale = rows["points_scale"].astype(float) if "points_scale" in rows else \
-        pd.Series(100.0, index=rows.index)
-    percent = bool((scale == 100.0).all())
-    k = 100.0 if percent else 1.0
+    rows = _answer_rows(per_task, overall)
+    k = float(rows["k"].iloc[0]) if len(rows) else 100.0
+    percent = k == 100.0
     diff, low, high = (rows[c].astype(float) * k for c in ("diff", "low", "high"))
-    colors = np.array(verdict_colors(rows, confidence), dtype=object)
-    overall_row = rows["label"] == "Overall (macro average)"
-    labels = [("<b>" + plot_text(v) + "</b>") if o else plot_text(v)
-              for v, o in zip(rows["label"], overall_row)]
+    colors = verdict_colors(rows, confidence)
+    said = _row_words(rows, colors)
     unit = "pp" if percent else "units"
+    num = (lambda v: f"{v:.1f}") if percent else (lambda v: f"{v:.3g}")   # noqa: E731
+    labels = []
+    for name, top, d, lo, hi, c, w in zip(rows["label"], rows["is_overall"], diff, low, high,
+                                          colors, said):
+        first = plot_text(short_label(name))
+        first = f"<b>{first}</b>" if top else first
+        numbers = (f"{'+' if d > 0 else ''}{num(d)} [{num(lo)}, {num(hi)}] {unit}"
+                   if np.isfinite(d) else "–")
+        labels.append(f"{first}<br><span style='font-size:0.85em;color:{c}'>"
+                      f"{numbers} · {plot_text(w)}</span>")
+    overall_row = rows["is_overall"].to_numpy(dtype=bool)
+    full = [plot_text(v) for v in rows["label"]]
     trace = dict(
         type="scatter", x=_list(diff), y=labels, mode="markers",
-        marker=dict(size=np.where(overall_row, 18, 13).tolist(), color=colors.tolist(),
+        marker=dict(size=np.where(overall_row, 18, 13).tolist(), color=list(colors),
                     symbol=np.where(overall_row, "diamond", "square").tolist()),
         error_x=dict(type="data", symmetric=False, array=_list(high - diff),
                      arrayminus=_list(diff - low), thickness=3, width=8, color="#444"),
-        customdata=_list(np.column_stack([low, high, rows["n"].astype(object)])),
-        hovertemplate=(f"<b>%{{y}}</b><br>B − A = %{{x:+.2f}} {unit}<br>{confidence:.0%} CI "
-                       f"[%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]<br>n = "
-                       f"%{{customdata[2]}}<extra></extra>"))
-    col = "interval_method" if "interval_method" in per_task else "kind"
-    kinds = " / ".join(dict.fromkeys(map(str, per_task[col]))) if col in per_task else "paired"
-    adj = sorted(set(map(str, per_task.get("adjustment", pd.Series(dtype=str)))) - {"none"})
-    n_text = ", ".join(f"{plot_text(t)} " + ("n unknown" if n is None or pd.isna(n) else f"{int(n):,}")
-                       for t, n in zip(per_task["task"], per_task["n"]))
-    footer = (f"A = {plot_text(run_a)} · B = {plot_text(run_b)}<br>n shared items: {n_text}"
-              f"<br>Method: difference by {plot_text(kinds)}, {confidence:.0%} CI"
-              + (f" (unadjusted); colour and verdict follow the p adjusted ({', '.join(adj)})"
-                 if adj else "; colour: the verdict")
-              + (f"; {plot_text(method_note)}" if method_note else ""))
+        customdata=_list(np.column_stack([low, high, rows["n"].astype(object), full,
+                                          [plot_text(w) for w in said]])),
+        hovertemplate=(f"<b>%{{customdata[3]}}</b><br>B − A = %{{x:+.2f}} {unit}<br>"
+                       f"{confidence:.0%} CI [%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]"
+                       f"<br>n = %{{customdata[2]}}<br>verdict: %{{customdata[4]}}"
+                       f"<extra></extra>"))
+    row_px = 52 if len(labels) <= 12 else 40
+    axes = dict(
+        zero_line=dict(color="#222", width=2),
+        xaxis=dict(title=dict(text=f"difference B − A ({'percentage points' if percent else 'score units'}), "
+                                   f"{confidence:.0%} interval"), zeroline=False),
+        yaxis=dict(categoryorder="array", categoryarray=list(reversed(labels)),
+                   type="category", automargin=True))
+    if not headline:
+        return _difference_figure(trace, **axes, title="", height=110 + row_px * len(labels),
+                                  margin=dict(l=10, r=30, t=20, b=60))
+    notes = answer_notes(per_task, run_a=run_a, run_b=run_b, confidence=confidence)
+    footer = "<br>".join(plot_text(line) for line in notes) + \
+        (f"; {plot_text(method_note)}" if method_note else "")
     title = (f"<b>Is {plot_text(run_b)} better than {plot_text(run_a)}?</b><br>"
              f"<span style='font-size:0.8em'>{_wrap(verdict[:1].upper() + verdict[1:], 110)}</span>")
     return _difference_figure(
-        trace, zero_line=dict(color="#222", width=2),
-        xaxis=dict(title=dict(text=f"difference B − A ({unit}), {confidence:.0%} interval"),
-                   zeroline=False),
-        yaxis=dict(categoryorder="array", categoryarray=list(reversed(labels)),
-                   type="category", automargin=True),
+        trace, **axes,
         annotations=[dict(text=footer, xref="paper", yref="paper", x=0, y=0, yshift=-62,
                           yanchor="top", xanchor="left", showarrow=False, align="left",
                           font=dict(size=12, color="#555"))],
-        title=title, height=200 + 56 * len(labels) + 140,
+        title=title, height=300 + row_px * len(labels) + 60,
         margin=dict(l=10, r=30, t=110, b=150))

@@ -382,6 +382,7 @@ def cmd_report(args) -> int:
                       comparisons=tuple((a, b) for a, b in (args.compare or ())),
                       method=args.method, confidence=args.confidence, adjust=args.adjust,
                       n_resamples=args.resamples, seed=args.seed, title=args.title,
+                      gap=args.gap,
                       **({"sections": tuple(args.sections)} if args.sections else {}))
     report = build_report(store, spec)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -541,9 +542,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="two-sided significance level (default 0.05)")
     p.add_argument("--power", type=_confidence, default=0.8, help="power (default 0.8)")
     p.add_argument("--design-effect", type=_positive_float, dest="design_effect",
-                   help="design effect of clustered items (default 1, or the pilot's)")
+                   help="design effect of clustered items (default 1, or the pilot's "
+                        "when above 1)")
     p.add_argument("--pilot", nargs=2, metavar=("RUN_A", "RUN_B"),
-                   help="estimate sd_diff (and the design effect) from two runs in the store")
+                   help="estimate sd_diff (and the design effect) from two runs in the "
+                        "store; when they never differ, the exact 95%% upper bound of their "
+                        "disagreement rate is used")
     p.add_argument("--task", help="task of the pilot pair (with --pilot)")
     p.add_argument("--metric", help="metric of the pilot pair (default per task)")
     _add_format(p)
@@ -620,13 +624,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="one self-contained HTML report (and --pdf)",
                        description="Write one self-contained HTML file (Plotly inlined once, "
-                                   "no network request when opened): leaderboard with "
-                                   "intervals and forest plot, the pairwise comparisons asked "
-                                   "for (verdict, paired CI, McNemar, 2x2 table, example "
-                                   "disagreements), repeats and clusters where the data has "
-                                   "them, planner numbers, a methods section written from what "
-                                   "was computed, and provenance (files, SHA-256, upload "
-                                   "times). --pdf prints the same HTML with headless Chromium.")
+                                   "no network request when opened). Page 1: key findings "
+                                   "(each comparison's verdict with its interval, the "
+                                   "leaderboard's top group, the items needed for --gap); then "
+                                   "the leaderboard with intervals and forest plot (runs "
+                                   "without item scores named in one line per series), the "
+                                   "pairwise comparisons asked for (verdict, paired CI, "
+                                   "McNemar, 2x2 table, a few example disagreements), repeats "
+                                   "and clusters where the data has them, planner numbers, a "
+                                   "methods section written from what was computed, and an "
+                                   "appendix (summary-only runs, provenance: files, SHA-256, "
+                                   "upload times). --pdf prints the same HTML with headless "
+                                   "Chromium.")
     p.add_argument("runs", nargs="*", metavar="RUN", help="runs to include (default: all)")
     p.add_argument("--task", action="append", metavar="TASK",
                    help="only this task (repeat for several; default: every task)")
@@ -650,6 +659,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 2000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--title", default="Evaluation report", help="the report's title")
+    p.add_argument("--gap", type=_positive_float, default=0.02,
+                   help="the gap of interest in metric units (default 0.02 = 2 points): the "
+                        "key findings give the items needed to detect it")
     p.add_argument("--latex", metavar="FILE.tex",
                    help="also write the leaderboard and comparison tables as a LaTeX document "
                         "(booktabs, captions naming the method)")

@@ -66,20 +66,21 @@ _DOUBLE = r'"(?:[^"\\]|\\.)*(?:"|\Z)'
 _BARE = r"[^ \t\n\r\f\v]*"   # to the next ASCII white space, the end of a libpq value
 # a quoted value and what sticks to its closing quote (libpq reads ``"ab"cd`` as one value)
 _QUOTED = rf"(?:{_SINGLE}|{_DOUBLE})[^\s,;)\]}}&\"']*"
-# NAME = VALUE outside a URL query
+# NAME = VALUE outside a URL query (re.A: only ASCII white space separates, as in libpq; a
+# no-break space is part of a value)
 _ASSIGN = re.compile(rf"(?<![A-Za-z0-9_.?&-])(?P<name>{_NAME})(?P<eq>\s*=\s*)"
-                     rf"(?P<value>{_QUOTED}|{_BARE})", re.S)
+                     rf"(?P<value>{_QUOTED}|{_BARE})", re.S | re.A)
 # NAME=VALUE as a URL query parameter
 _QUERY = re.compile(rf"(?<=[?&])(?P<name>{_NAME})(?P<eq>=)(?P<value>[^ \t\n\r\f\v&#]*)")
 # NAME 'VALUE' (SQL: CREATE SECRET, ATTACH options)
 _SQL_OPTION = re.compile(rf"(?<![A-Za-z0-9_.-])(?P<name>{_NAME})(?P<eq>\s+)"
-                         rf"(?P<value>{_SINGLE}[^\s,;)\]}}&\"']*)", re.S)
+                         rf"(?P<value>{_SINGLE}[^\s,;)\]}}&\"']*)", re.S | re.A)
 # "NAME": "VALUE" / 'NAME': 'VALUE'
 _KEY_VALUE = re.compile(rf"(?P<q>[\"'])(?P<name>{_NAME})(?P=q)(?P<eq>\s*:\s*)"
-                        rf"(?P<value>{_QUOTED}|[^\s,}}\]]*)", re.S)
+                        rf"(?P<value>{_QUOTED}|[^\s,}}\]]*)", re.S | re.A)
 _URL = re.compile(rf"[A-Za-z][A-Za-z0-9+.-]*://{_BARE}")
 _BEARER = re.compile(r"(?i)(?<![A-Za-z0-9_])(?P<name>bearer)(?P<eq>\s+)"
-                     r"(?P<value>[A-Za-z0-9._~+/=-]+)")
+                     r"(?P<value>[A-Za-z0-9._~+/=-]+)", re.A)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from evalcore import words
 from evalcore.analysis.items import SUSPECT_COLUMNS, VARIANTS
 from evalcore.errors import EvalbarsError
 from ui import common, scratch
@@ -44,8 +45,21 @@ def _metric_label(m: str) -> str:
     return "primary metric (as on the leaderboard)" if m == PRIMARY else m
 
 
+def _text(value: object) -> str:
+    """A stored text or pick for display ("–" when missing)."""
+    return words.MISSING if value is None or (isinstance(value, float) and pd.isna(value)) \
+        else str(value)
+
+
 def _pct(x: float) -> str:
-    return "" if pd.isna(x) else f"{100 * x:.1f}"
+    return words.MISSING if pd.isna(x) else f"{100 * x:.1f}"
+
+
+# the suspect list's own columns as people read them (the models' picks keep the run names)
+SUSPECT_HEADINGS = {"task": "Task", "item_id": "Item", "prompt": "Prompt", "gold": "Gold",
+                    "consensus": "Consensus pick", "n_agree": "Strong models agreeing",
+                    "n_strong": "Strong models", "share_correct": "Share of all models right (%)",
+                    "n_models": "Models"}
 
 
 
@@ -98,11 +112,18 @@ with tab_sus:
             for note in report.notes:
                 st.caption(common.md_escape(note))
             with st.expander("Models and their accuracy (picks against the gold)"):
-                st.dataframe(report.models, hide_index=True, key="it_models")
+                st.dataframe(common.text_table(report.models, {
+                    "run": ("Run", "text", 1), "accuracy": ("Accuracy of its picks (%)", ".1f", 100),
+                    "strong": ("Among the strongest", "yes", 1),
+                    "items": ("Items with a pick", ".0f", 1)}), hide_index=True, key="it_models")
             if report.suspects.empty:
                 st.info("No item meets the rule with these settings.")
             else:
-                view = report.suspects.rename(columns={"share_correct": "difficulty (share right)"})
+                view = report.suspects.assign(
+                    share_correct=[_pct(x) for x in report.suspects["share_correct"]],
+                    prompt=[_text(x) for x in report.suspects["prompt"]],
+                    **{c: [_text(x) for x in report.suspects[c]] for c in report.suspects.columns
+                       if c not in SUSPECT_COLUMNS}).rename(columns=SUSPECT_HEADINGS)
                 common.show_table(view, f"suspect_labels_{task}", "it_sus")
                 st.download_button("CSV for a relabelling pass (fill new_gold)",
                                    data=report.export_csv(), file_name=f"relabel_{common.slug(task)}.csv",
@@ -116,9 +137,9 @@ with tab_sus:
                             f"{int(row['n_strong'])} strong models agree  ·  share of all models "
                             f"right: {_pct(row['share_correct'])}%")
                 st.text(str(row["prompt"] or ""))
-                who = pd.DataFrame({"run": [c for c in report.suspects.columns
+                who = pd.DataFrame({"Run": [c for c in report.suspects.columns
                                             if c not in SUSPECT_COLUMNS],
-                                    "pick": [row[c] for c in report.suspects.columns
+                                    "Pick": [_text(row[c]) for c in report.suspects.columns
                                              if c not in SUSPECT_COLUMNS]})
                 st.dataframe(who, hide_index=True, key="it_who")
 
@@ -163,7 +184,8 @@ with tab_rs:
             board = res.board.assign(cell=[common.fmt_interval(s, lo, hi, pct, 1) for s, lo, hi in
                                            zip(res.board["score"], res.board["low"], res.board["high"])])
             wide = board.pivot(index="run", columns="variant", values="cell")
-            wide = wide[[v for v in VARIANTS if v in wide.columns]].reset_index()
+            wide = wide[[v for v in VARIANTS if v in wide.columns]].reset_index() \
+                .rename(columns={"run": "Run"}).fillna(words.MISSING)
             st.subheader("Leaderboard before and after")
             st.caption(f"{res.metric}{', points' if pct else ''} with {confidence:.0%} intervals "
                        f"({res.board['method'].iloc[0] if len(res.board) else ''}); "
@@ -176,7 +198,8 @@ with tab_rs:
                                                                         res.comparisons["low"],
                                                                         res.comparisons["high"])])
                 cw = cmp.pivot(index="run", columns="variant", values="cell")
-                cw = cw[[v for v in VARIANTS if v in cw.columns]].reset_index()
+                cw = cw[[v for v in VARIANTS if v in cw.columns]].reset_index() \
+                    .rename(columns={"run": "Run"}).fillna(words.MISSING)
                 st.subheader(f"Paired differences to {res.ref_run}")
                 st.caption(f"Run minus reference on the same items{', points' if pct else ''}, with "
                            f"{confidence:.0%} intervals ({', '.join(sorted(set(m.split(':')[0] for m in res.comparisons['method'])))}).")
@@ -185,7 +208,10 @@ with tab_rs:
                 st.caption(common.md_escape(note))
             if len(res.consistency):
                 with st.expander("Do the stored picks follow this metric?"):
-                    st.dataframe(res.consistency, hide_index=True, key="rs_consistency")
+                    st.dataframe(common.text_table(res.consistency, {
+                        "run": ("Run", "text", 1),
+                        "agreement": ("Items where the score matches the pick (%)", ".1f", 100),
+                        "items": ("Items", ".0f", 1)}), hide_index=True, key="rs_consistency")
 
 # ---- contamination -----------------------------------------------------------------------
 @st.cache_resource(show_spinner="Indexing the bundled demo corpus ...")
@@ -268,14 +294,16 @@ with tab_ov:
                 cols[2].metric("Corpus documents", f"{rep.index.documents:,}")
                 cols[3].metric(f"{rep.index.n}-grams indexed", f"{rep.index.ngrams:,}")
                 st.warning(rep.causal_note, icon=":material/warning:")
-                view = rep.runs.assign(
-                    clean=[_pct(x) for x in rep.runs["score_clean"]],
-                    overlapping=[_pct(x) for x in rep.runs["score_overlap"]],
-                    **{"overlapping - clean": [common.fmt_interval(d, lo, hi, True, 1, signed=True)
-                                               for d, lo, hi in zip(rep.runs["diff"], rep.runs["low"],
-                                                                    rep.runs["high"])]})
-                view = view[["run", "n_clean", "n_overlap", "clean", "overlapping",
-                             "overlapping - clean", "method"]]
+                view = pd.DataFrame({
+                    "Run": rep.runs["run"].astype(str),
+                    "Clean items": [common.fmt_n(v) for v in rep.runs["n_clean"]],
+                    "Overlapping items": [common.fmt_n(v) for v in rep.runs["n_overlap"]],
+                    "Score on clean items (%)": [_pct(x) for x in rep.runs["score_clean"]],
+                    "Score on overlapping items (%)": [_pct(x) for x in rep.runs["score_overlap"]],
+                    f"Overlapping − clean [{confidence:.0%} CI] (pp)":
+                        [common.fmt_interval(d, lo, hi, True, 1, signed=True)
+                         for d, lo, hi in zip(rep.runs["diff"], rep.runs["low"], rep.runs["high"])],
+                    "Method": [_text(m) for m in rep.runs["method"]]})
                 st.caption(f"{rep.metric} in points; two-sample {confidence:.0%} intervals (the "
                            "two groups are different items).")
                 common.show_table(view, f"contamination_{task_ov}", "ov_runs")
@@ -284,6 +312,12 @@ with tab_ov:
                 hits = rep.items[rep.items["hits"] > 0].sort_values("hits", ascending=False)
                 if len(hits):
                     st.subheader("Items sharing n-grams with the corpus")
-                    common.show_table(hits, f"overlap_items_{task_ov}", "ov_items")
+                    common.show_table(common.text_table(hits, {
+                        "item_id": ("Item", "text", 1), "words": ("Words", ".0f", 1),
+                        "ngrams": (f"{rep.index.n}-grams", ".0f", 1),
+                        "hits": ("In the corpus", ".0f", 1),
+                        "share": ("Share in the corpus (%)", ".1f", 100),
+                        "overlapping": ("Overlapping", "yes", 1),
+                        "example": ("Example", "text", 1)}), f"overlap_items_{task_ov}", "ov_items")
         elif not files:
             st.info("Upload corpus files to check the items against them.")

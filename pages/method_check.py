@@ -109,14 +109,16 @@ common.show_chart(fig, f"coverage_{report.setting}_n{report.n}", "mc_chart")
 average = "Coverage, average (%)" if report.window is not None else "Coverage (%)"
 lowest = ("Lowest pointwise (%)" if report.exact else f"Lowest of {cov.SLICES} slices (%)")
 rows = [{"Method": m.label, "Default": "yes" if m.is_default else "",
-         average: round(100 * m.coverage, 2),
-         "MC SE (pts)": round(100 * m.coverage_se, 2) if not m.exact else None,
-         lowest: None if m.min_coverage != m.min_coverage else round(100 * m.min_coverage, 2),
-         "Lowest MC SE (pts)": round(100 * m.min_coverage_se, 2) if not m.exact else None,
-         "Mean width (pts)": round(100 * m.mean_width, 2), "Verdict": m.verdict}
+         average: 100 * m.coverage,
+         "Monte Carlo SE (pp)": None if m.exact else 100 * m.coverage_se,
+         lowest: 100 * m.min_coverage,
+         "Monte Carlo SE of the lowest (pp)": None if m.exact else 100 * m.min_coverage_se,
+         "Mean width (pp)": 100 * m.mean_width, "Verdict": m.verdict}
         for m in report.methods]
-table = pd.DataFrame(rows).dropna(axis=1, how="all")
-common.show_table(table, f"method_check_{report.setting}_n{report.n}", "mc_table")
+table = pd.DataFrame(rows).dropna(axis=1, how="all")   # exact: no Monte Carlo columns
+# numbers as text with two decimals: a value that could not be estimated shows "–"
+common.show_table(common.display_frame(table, decimals=2),
+                  f"method_check_{report.setting}_n{report.n}", "mc_table")
 for note in report.notes:
     st.caption(common.md_escape(note))
 
@@ -141,5 +143,8 @@ with st.expander("How to read this"):
         "of it with its Monte Carlo SE (simulated).\n"
         f"- **Verdict**: within {100 * cov.TOLERANCE:g} points of nominal, undercovers, or "
         "overcovers.\n"
-        "- **Mean width**: the average width of the interval, in points of the score.\n"
+        "- **Mean width**: the average width of the interval, in percentage points (pp) "
+        "of the score.\n"
+        "- **Monte Carlo SE**: how far a simulated coverage may be off because the number of "
+        "simulated samples is finite.\n"
         "- Command line: `python -m evalcore coverage --n N --p P` (see `--help`).")

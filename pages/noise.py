@@ -9,8 +9,10 @@ sd_gap, ck_task, sp_run, sp_task, sp_k.
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
+from evalcore import words
 from ui import charts, common
 
 common.ensure_app_navigation()
@@ -27,6 +29,12 @@ label = common.run_label(runs)
 
 def _pct(*frames) -> bool:
     return all(common.is_proportion(f) for f in frames if len(f))
+
+
+def _with_unit(x: float, pct: bool, digits: int = 1) -> str:
+    """A score difference or spread with its unit (pp for proportions), "–" when missing."""
+    text = common.fmt_value(x, pct, digits)
+    return text if text == "–" else f"{text} {'pp' if pct else 'score units'}"
 
 
 # ---- 1. protocols -------------------------------------------------------------------------
@@ -52,31 +60,50 @@ def _protocols() -> None:
         cells = pr.cells[pr.cells["group"] == grow["group"]]
         cols = st.columns(4)
         cols[0].metric("Protocols", int(grow["n_protocols"]))
-        cols[1].metric("Range (max − min)", common.fmt_value(grow["range"], pct),
-                       help="Spread of the score across the protocols, in points for proportions.")
-        cols[2].metric("SD across protocols", common.fmt_value(grow["sd"], pct),
+        cols[1].metric("Range (max − min)", _with_unit(grow["range"], pct),
+                       help="Spread of the score across the protocols.")
+        cols[2].metric("SD across protocols", _with_unit(grow["sd"], pct, 2),
                        help="Sample SD (ddof = 1) of the protocol scores.")
-        cols[3].metric("Item SE of one protocol", common.fmt_value(grow["item_se"], pct),
+        cols[3].metric("Item SE of one protocol", _with_unit(grow["item_se"], pct, 2),
                        help="Root mean square of the protocols' item standard errors.")
         common.show_chart(charts.protocol_spread_plot(
             cells, title=f"{model} on {task}", percent=pct, confidence=confidence),
             f"protocol spread {model} {task}", "pr_chart")
-        table = cells[["protocol", "differs", "n", "score", "low", "high"]].copy()
-        table.insert(3, f"score [{confidence:.0%} CI]",
-                     [common.fmt_interval(s, lo, hi, pct) for s, lo, hi in
-                      zip(table["score"], table["low"], table["high"])])
-        common.show_table(common.display_frame(table.drop(columns=["score", "low", "high"])),
-                          f"protocols {model} {task}", "pr_cells")
-        st.caption("`differs`: the settings that differ from the group's first run (protocol "
-                   "records of the files). Intervals: Wilson for 0/1 item scores, CLT otherwise, "
-                   "the reported stderr for runs without item scores.")
+        table = pd.DataFrame({
+            "Protocol": cells["protocol"].astype(str), "Differs from the first run":
+                ["–" if v is None or v != v else str(v) for v in cells["differs"]],
+            "n": [common.fmt_n(v) for v in cells["n"]],
+            f"Score [{confidence:.0%} CI]" + (" (%)" if pct else ""):
+                [common.fmt_interval(s, lo, hi, pct) for s, lo, hi in
+                 zip(cells["score"], cells["low"], cells["high"])]})
+        common.show_table(table, f"protocols {model} {task}", "pr_cells")
+        st.caption("Differs from the first run: the settings that differ from the group's "
+                   "first run (protocol records of the files). Intervals: Wilson for 0/1 item "
+                   "scores, CLT otherwise, the reported stderr for runs without item scores.")
+        u = "pp" if pct else "score units"
         with st.expander("All protocol groups and the per-task band"):
-            common.show_table(common.display_frame(pr.groups.drop(columns=["sentence"])),
-                              "protocol groups", "pr_groups")
+            common.show_table(common.text_table(pr.groups, {
+                "model": ("Model", "text", 1), "task": ("Task", "text", 1),
+                "metric_family": ("Metric", "text", 1),
+                "n_protocols": ("Protocols", ".0f", 1),
+                "mean": ("Mean score" + (" (%)" if pct else ""), ".1f" if pct else ".4g",
+                         100 if pct else 1),
+                "range": (f"Range ({u})", ".1f" if pct else ".4g", 100 if pct else 1),
+                "sd": (f"SD across protocols ({u})", ".2f" if pct else ".4g", 100 if pct else 1),
+                "item_se": (f"Item SE ({u})", ".2f" if pct else ".4g", 100 if pct else 1),
+                "nearest_model": ("Nearest other model", "text", 1),
+                "nearest_gap": (f"Gap to it ({u})", "+.1f" if pct else "+.4g",
+                                100 if pct else 1),
+                "spread_exceeds_gap": ("Spread larger than the gap", "yes", 1)}),
+                "protocol groups", "pr_groups")
             st.caption("The band per task is the largest protocol range known for it: a gap "
                        "between two models on the leaderboard smaller than this band may be a "
                        "protocol effect.")
-            common.show_table(common.display_frame(pr.task_bands), "protocol bands", "pr_bands")
+            common.show_table(common.text_table(pr.task_bands, {
+                "task": ("Task", "text", 1), "metric_family": ("Metric", "text", 1),
+                "n_groups": ("Models with several protocols", ".0f", 1),
+                "max_range_points": ("Band: largest range (pp)", ".1f", 1)}),
+                "protocol bands", "pr_bands")
 
 # ---- 2. seeds -----------------------------------------------------------------------------
 def _seeds() -> None:
@@ -104,24 +131,47 @@ def _seeds() -> None:
             st.markdown(common.md_escape(row.sentence))
         common.show_chart(charts.seed_scores_plot(r, task=task, percent=pct, confidence=confidence),
                           f"seeds {task}", "sd_chart")
-        common.show_table(common.display_frame(g.drop(columns=["sentence"])), f"seed groups {task}",
-                          "sd_groups")
-        st.caption("between_sd = sqrt(max(S² − mean SE², 0)), S the SD of the seed scores and SE "
-                   "each run's item SE (one-way random-effects ANOVA); a negative between_var means "
-                   "the seeds spread no more than item noise alone would make them.")
+        u = "pp" if pct else "score units"
+        k = 100 if pct else 1
+        num = ".2f" if pct else ".4g"
+        common.show_table(common.text_table(g, {
+            "config": ("Configuration", "text", 1), "metric": ("Metric", "text", 1),
+            "k": ("Seeds", ".0f", 1),
+            "mean": ("Mean score" + (" (%)" if pct else ""), num, k),
+            "sd_observed": (f"SD of the seed scores ({u})", num, k),
+            "between_sd": (f"Between-seed SD beyond item noise ({u})", num, k),
+            "item_se": (f"Item SE of one run ({u})", num, k),
+            "seed_to_item_ratio": ("Between-seed SD / item SE", ".2f", 1),
+            "between_var": ("Between-seed variance (" + ("pp²" if pct else "(score units)²")
+                            + ")", ".4g", k * k),
+            "runs": ("Runs", "text", 1)}), f"seed groups {task}", "sd_groups")
+        st.caption("Between-seed SD = √max(S² − mean SE², 0), S the SD of the seed scores and "
+                   "SE each run's item SE (one-way random-effects ANOVA); a negative "
+                   "between-seed variance means the seeds spread no more than item noise alone "
+                   "would make them.")
         if c.empty:
             st.info("One configuration only: upload a second configuration with two or more "
                     "seeds (or tag runs config=NAME) to compare them.")
         for row in c.itertuples(index=False):
             st.markdown(common.md_escape(row.sentence))
         if len(c):
-            common.show_table(common.display_frame(c.drop(columns=["sentence"])),
-                              f"seed comparisons {task}", "sd_cmp")
+            common.show_table(common.text_table(c, {
+                "config_a": ("Configuration A", "text", 1),
+                "config_b": ("Configuration B", "text", 1),
+                "k_a": ("Seeds A", ".0f", 1), "k_b": ("Seeds B", ".0f", 1),
+                "diff": (f"B − A ({u})", "+.2f" if pct else "+.4g", k),
+                "low": (f"CI low ({u})", num, k), "high": (f"CI high ({u})", num, k),
+                "df": ("Degrees of freedom", ".1f", 1), "p_value": ("p", ".4g", 1),
+                "floored": ("Variance floored at item noise", "text", 1),
+                "gap": (f"Gap planned for ({u})", num, k),
+                "seeds_needed": ("Seeds needed per configuration", ".0f", 1)}),
+                f"seed comparisons {task}", "sd_cmp")
             st.caption("SE² = V_A/k_A + V_B/k_B with V the variance of one run's score (the "
-                       "observed seed variance, floored at the item variance; `floored` names "
-                       "the configurations where the floor applied). Seeds needed: the smallest "
-                       "k per configuration with (t_{1−α/2} + t_power)·sqrt(2V/k) ≤ gap, α = 0.05, "
-                       "power 0.8; more items lower only the item part of V.")
+                       "observed seed variance, floored at the item variance; the floored "
+                       "column names the configurations where the floor applied). Seeds "
+                       "needed: the smallest k per configuration with (t_{1−α/2} + t_power)"
+                       "·√(2V/k) ≤ gap, α = 0.05, power 0.8; more items lower only the item "
+                       "part of V.")
 
 # ---- 3. checkpoints -----------------------------------------------------------------------
 def _checkpoints() -> None:
@@ -145,14 +195,16 @@ def _checkpoints() -> None:
         if len(snr):
             row = snr.iloc[0]
             cols = st.columns(3)
-            cols[0].metric("Signal", common.fmt_value(row["signal"], False),
-                           help="max |m_j − m_k| / mean(m) over the scores named below")
-            cols[1].metric("Noise", common.fmt_value(row["noise"], False),
+            cols[0].metric("Signal (relative spread)", common.fmt_value(row["signal"], False),
+                           help="max |m_j − m_k| / mean(m) over the scores named below: a "
+                                "ratio, without unit")
+            cols[1].metric("Noise (relative SD)", common.fmt_value(row["noise"], False),
                            help=f"sd / mean of the last {row['last_n']} checkpoints: of the "
                                 "series, or of all series pooled (as the reference script of "
-                                "Heineman et al. pools them)")
+                                "Heineman et al. pools them); a ratio, without unit")
             cols[2].metric("Signal-to-noise", common.fmt_value(row["snr"], False))
-            basis = common.md_escape(row["signal_basis"]) if row["signal_basis"] else "–"
+            basis = common.md_escape(row["signal_basis"]) if row["signal_basis"] \
+                else words.MISSING
             st.caption(f"Signal from: {basis} ({int(row['n_models'])} scores). "
                        + (common.md_escape(row["note"]) if row["note"] else ""))
         dec = ck.decisions[ck.decisions["task"] == task]
@@ -162,12 +214,26 @@ def _checkpoints() -> None:
         else:
             st.markdown("**Decision accuracy** at each early step (share of series pairs ordered "
                         "as at their final checkpoints; a tie counts one half):")
-            common.show_table(common.display_frame(dec), f"decision accuracy {task}", "ck_dec")
+            common.show_table(common.text_table(dec, {
+                "step": ("Step", ".0f", 1), "n_series": ("Series", ".0f", 1),
+                "accuracy": ("Decision accuracy", ".2f", 1),
+                "n_pairs": ("Series pairs", ".0f", 1), "agree": ("Ordered as at the end", ".0f", 1),
+                "ties": ("Ties", ".0f", 1)}), f"decision accuracy {task}", "ck_dec")
             if int(dec["n_pairs"].max()) == 1:
                 st.caption("With two series each step is a single pair: 1 (agrees), 0 (reversed) "
                            "or ½ (tied). More series make this a rate.")
         with st.expander("Every checkpoint"):
-            common.show_table(common.display_frame(cur), f"checkpoints {task}", "ck_curve")
+            common.show_table(common.text_table(cur, {
+                "series": ("Series", "text", 1), "seed": ("Seed", "text", 1),
+                "step": ("Step", ".0f", 1), "run": ("Run", "text", 1), "n": ("n", ".0f", 1),
+                "score": ("Score" + (" (%)" if pct else ""), ".2f" if pct else ".4g",
+                          100 if pct else 1),
+                "se": ("SE" + (" (pp)" if pct else ""), ".2f" if pct else ".4g",
+                       100 if pct else 1),
+                "low": (f"CI low ({confidence:.0%})", ".2f" if pct else ".4g",
+                        100 if pct else 1),
+                "high": (f"CI high ({confidence:.0%})", ".2f" if pct else ".4g",
+                         100 if pct else 1)}), f"checkpoints {task}", "ck_curve")
 
 # ---- 4. splits ----------------------------------------------------------------------------
 def _splits() -> None:

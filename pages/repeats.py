@@ -10,9 +10,12 @@ mv_b) and conf.
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import streamlit as st
 
+from evalcore import words
 from ui import charts, common
 
 common.ensure_app_navigation()
@@ -43,6 +46,25 @@ def _is_binary(run: str, task: str, metric: str | None) -> bool:
     return bool(len(rows)) and bool(rows["binary"].fillna(False).astype(bool).all())
 
 
+def _unit(pct: bool) -> str:
+    return "pp" if pct else "score units"
+
+
+def _sd_metric(col, label: str, variance: float, pct: bool, help: str) -> None:
+    """A variance component shown as an SD in the score's unit (pp for 0/1 scores), with the
+    variance itself and its squared unit underneath. A negative estimate (the items differ
+    less than the answers' noise alone would make them) shows as SD 0 and says so."""
+    if variance is None or not math.isfinite(variance):
+        col.metric(label, words.MISSING, help=help)
+        return
+    k = 100.0 if pct else 1.0
+    unit = _unit(pct)
+    col.metric(label, f"{math.sqrt(max(variance, 0.0)) * k:.2f} {unit}", help=help)
+    squared = "pp²" if pct else "(score units)²"
+    col.caption(f"variance {variance * k * k:.4g} {squared}"
+                + (" (estimated below 0: taken as 0)" if variance < 0 else ""))
+
+
 def _pick_run_task(rows: pd.DataFrame, prefix: str, container=None) -> tuple[str, str]:
     """Run and task selectors limited to the (run, task) pairs in ``rows``."""
     cols = (container or st).columns(2)
@@ -71,28 +93,37 @@ def _answers_per_item() -> None:
         if rep is not None:
             metric = rep.metric
             pct = _is_binary(run, task, metric)
-            u = "pp" if pct else ""
+            u = _unit(pct)
             cols = st.columns(5)
             cols[0].metric("Items × answers", f"{rep.n_items} × {rep.k_observed}")
-            cols[1].metric("Between-item variance", f"{rep.between:.4g}",
-                           help="s_b² = var(item means, ddof=1) − s_w²/K")
-            cols[2].metric("Within-item variance", f"{rep.within:.4g}",
-                           help="s_w² = mean of per-item variances (ddof=1)")
+            _sd_metric(cols[1], "Between-item SD", rep.between, pct,
+                       "How much the items' true scores differ: s_b, with s_b² = the variance "
+                       "of the item means (ddof = 1) − s_w²/K.")
+            _sd_metric(cols[2], "Within-item SD", rep.within, pct,
+                       "How much one item's answers differ: s_w, with s_w² = the mean of the "
+                       "per-item variances (ddof = 1).")
             cols[3].metric(f"SE with K = {rep.k_observed}",
-                           f"{common.fmt_value(rep.se_observed, pct, 2)} {u}".strip(),
-                           help="sqrt((s_b² + s_w²/K)/n)")
+                           f"{common.fmt_value(rep.se_observed, pct, 2)} {u}",
+                           help="√((s_b² + s_w²/K)/n)")
             cols[4].metric("Smallest sufficient K", str(rep.k_sufficient),
                            help="The smallest K at which one more answer per item cuts the SE "
                                 "by less than 1%.")
-            st.caption("Variance components of item scores (METHODS: several answers per item). "
-                       "More answers only shrink the within-item term; the dashed floor is the "
-                       "SE with infinitely many answers, which only more items lower.")
+            st.caption("Variance components of item scores (docs/methods.md, several answers "
+                       "per item). More answers only shrink the within-item term; the dashed "
+                       "floor is the SE with infinitely many answers, which only more items "
+                       "lower.")
             fig = charts.se_vs_k_plot(rep.curve, k_observed=rep.k_observed,
                                       se_observed=rep.se_observed,
                                       k_sufficient=rep.k_sufficient, percent=pct)
             common.show_chart(fig, f"se_vs_k_{run}_{task}", "rep_curve")
+            k = 100.0 if pct else 1.0
             with st.expander("SE against K (table)"):
-                common.show_table(rep.curve, f"se_vs_k_{run}_{task}", "rep_curve_t")
+                common.show_table(common.text_table(rep.curve, {
+                    "k": ("Answers per item K", ".0f", 1.0),
+                    "se": (f"SE ({u})", ".3f", k),
+                    "low_floor": (f"Floor: SE with unlimited answers ({u})", ".3f", k),
+                    "measured": ("K measured", "yes", 1.0)}),
+                    f"se_vs_k_{run}_{task}", "rep_curve_t")
             st.markdown("**pass@k** (unbiased estimator 1 − C(N−c, k)/C(N, k), averaged over "
                         "items; SE over items)")
             if rep.pass_at_k is None or rep.pass_at_k.empty:
@@ -100,9 +131,13 @@ def _answers_per_item() -> None:
             else:
                 common.show_chart(charts.pass_at_k_plot(rep.pass_at_k, confidence=confidence),
                                   f"pass_at_k_{run}_{task}", "rep_pass")
-                common.show_table(rep.pass_at_k, f"pass_at_k_{run}_{task}", "rep_pass_t",
-                                  column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                                 for c in ("estimate", "se", "low", "high")})
+                common.show_table(common.text_table(rep.pass_at_k, {
+                    "k": ("k", ".0f", 1.0), "estimate": ("pass@k (%)", ".2f", 100.0),
+                    "se": ("SE (pp)", ".2f", 100.0),
+                    "low": (f"CI low ({confidence:.0%}, %)", ".2f", 100.0),
+                    "high": (f"CI high ({confidence:.0%}, %)", ".2f", 100.0),
+                    "n_items": ("Items", ".0f", 1.0), "method": ("Method", "text", 1.0)}),
+                    f"pass_at_k_{run}_{task}", "rep_pass_t")
 
 # ---- reruns ------------------------------------------------------------------------------
 def _reruns() -> None:
@@ -139,15 +174,18 @@ def _reruns() -> None:
                 cols[0].metric("Flip rate f", f"{100 * rr.flip_rate:.1f}%",
                                help="Share of items whose correctness changed between passes.")
                 cols[0].caption(f"{round(rr.flip_rate * rr.n)} of {rr.n} items flipped")
-                cols[1].metric("Variance term in a mean", f"{rr.variance_term:.3g}",
-                               help="f / (2n)")
-                cols[1].caption(f"as an SE: {100 * rr.variance_term ** 0.5:.2f} pp")
+                cols[1].metric("Rerun noise as an SE of the mean",
+                               f"{100 * rr.variance_term ** 0.5:.2f} pp",
+                               help="√(f / (2n)): the part of a score's SE that comes from "
+                                    "answers flipping between passes.")
+                cols[1].caption(f"variance term f/(2n) = {1e4 * rr.variance_term:.3g} pp²")
                 share = rr.share_of_paired_se2
                 cols[2].metric("Share of a paired comparison's SE²",
-                               "–" if share is None or pd.isna(share) else f"{100 * share:.0f}%",
+                               words.MISSING if share is None or pd.isna(share)
+                               else f"{100 * share:.0f}%",
                                help="How much of the squared paired SE rerun noise explains.")
-                st.caption("Method: rerun noise from two passes (METHODS: reruns); metric "
-                           + common.md_escape(rr.metric) + ".")
+                st.caption("Rerun noise from two passes of the same run (docs/methods.md, "
+                           "reruns); metric " + common.md_escape(rr.metric) + ".")
 
 # ---- clusters ----------------------------------------------------------------------------
 def _clusters() -> None:
@@ -161,23 +199,25 @@ def _clusters() -> None:
         cr = common.compute("clusters", run, task, confidence=confidence, stop=False)
         if cr is not None:
             pct = _is_binary(run, task, cr.metric) or common.is_proportion([cr.score])
-            u = "pp" if pct else ""
+            u = _unit(pct)
             cols = st.columns(5)
             cols[0].metric(f"Score ({confidence:.0%} clustered CI)",
                            f"{common.fmt_value(cr.score, pct)}{'%' if pct else ''}")
             cols[0].caption(f"[{common.fmt_value(cr.low, pct)}, {common.fmt_value(cr.high, pct)}]"
                             " (as on the leaderboard with the clustered method)")
-            cols[1].metric("SE, iid", f"{common.fmt_value(cr.se_iid, pct, 2)} {u}".strip(),
-                           help="se_iid = sd(x, ddof=1)/sqrt(n)")
+            cols[1].metric(words.label("se", "se_iid"), f"{common.fmt_value(cr.se_iid, pct, 2)} {u}",
+                           help="sd(x, ddof = 1)/√n: as if every item were independent")
             cols[1].caption(f"{common.md_escape(cr.iid_method)} interval ignoring clusters: "
                             f"[{common.fmt_value(cr.iid_low, pct)}, "
                             f"{common.fmt_value(cr.iid_high, pct)}]")
-            cols[2].metric("SE, clustered", f"{common.fmt_value(cr.se_clustered, pct, 2)} {u}".strip(),
-                           help="se_clustered: CR1 cluster-robust SE (G/(G−1) factor)")
+            cols[2].metric(words.label("se", "se_clustered"),
+                           f"{common.fmt_value(cr.se_clustered, pct, 2)} {u}",
+                           help="The cluster-robust SE (CR1, with the G/(G−1) factor): items "
+                                "of one cluster count as one draw")
             cols[2].caption(f"t interval on it ({cr.df} df), for reference: "
                             f"[{common.fmt_value(cr.clustered_low, pct)}, "
                             f"{common.fmt_value(cr.clustered_high, pct)}]")
-            cols[3].metric("Design effect", f"{cr.design_effect:.2f}",
+            cols[3].metric("Design effect (variance ratio)", f"{cr.design_effect:.2f}",
                            help="SE_clustered² / SE_iid²: the ratio of the variances. The "
                                 "intervals shown differ by more than √deff: the clustered one "
                                 "also uses t (or Korn-Graubard's) degrees of freedom with G − 1.")
@@ -212,16 +252,16 @@ def _metric_variants() -> None:
         if mv is not None and len(mv.per_task):
             row = mv.per_task.iloc[0]
             pct = common.is_proportion([row["score_a"], row["score_b"]])
-            u = "pp" if pct else ""
+            u = _unit(pct)
             st.info(common.md_escape(mv.verdict))
             cols = st.columns(4)
             cols[0].metric(f"B − A ({confidence:.0%} CI)",
-                           f"{common.fmt_value(row['diff'], pct, 1, True)} {u}".strip())
+                           f"{common.fmt_value(row['diff'], pct, 1, True)} {u}")
             cols[0].caption(f"[{common.fmt_value(row['low'], pct, 1, True)}, "
                             f"{common.fmt_value(row['high'], pct, 1, True)}] {u}")
             cols[1].metric("Scores A / B",
                            f"{common.fmt_value(row['score_a'], pct)} / "
-                           f"{common.fmt_value(row['score_b'], pct)}")
+                           f"{common.fmt_value(row['score_b'], pct)}" + (" %" if pct else ""))
             if not pd.isna(row.get("b")):
                 cols[2].metric("Items only B credits / only A", f"{int(row['b'])} / {int(row['c'])}")
                 cols[3].metric("Exact McNemar p", common.fmt_p(row.get("p_exact")))
@@ -230,7 +270,20 @@ def _metric_variants() -> None:
                        + common.md_escape(str(row.get("method_reason", ""))) + ". p = "
                        + common.fmt_p(row.get("p_value")) + ": "
                        + common.md_escape(str(row.get("test", ""))) + ".")
-            common.show_table(mv.per_task, f"variants_{run}_{task}", "mv_table")
+            k = 100.0 if pct else 1.0
+            common.show_table(common.text_table(mv.per_task, {
+                "task": ("Task", "text", 1.0), "metric": ("Variants (B − A)", "text", 1.0),
+                "n": ("n", ".0f", 1.0), "score_a": (f"A ({'%' if pct else u})", ".2f", k),
+                "score_b": (f"B ({'%' if pct else u})", ".2f", k),
+                "diff": (f"B − A ({u})", "+.2f", k), "low": (f"CI low ({u})", ".2f", k),
+                "high": (f"CI high ({u})", ".2f", k),
+                "se_iid": (f"{words.label('se', 'se_iid')} ({u})", ".2f", k),
+                "b": ("Only B credits", ".0f", 1.0), "c": ("Only A credits", ".0f", 1.0),
+                "p_value": ("p (the verdict's test)", ".4g", 1.0),
+                "p_exact": ("p exact McNemar", ".4g", 1.0),
+                "verdict": ("Verdict", "text", 1.0),
+                "method_reason": ("Interval method", "text", 1.0)}),
+                f"variants_{run}_{task}", "mv_table")
 
 
 # one section per tab; only the open tab's section runs (its tab is in the URL: rp_tab)

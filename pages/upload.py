@@ -8,6 +8,7 @@ Work: ``evalcore.ingest.read_uploads`` then ``Store.ingest`` (one transaction);
 
 from __future__ import annotations
 
+import hashlib
 import shlex
 
 import pandas as pd
@@ -19,13 +20,101 @@ from evalcore.unreachable import unreachable_reason
 from evalcore.ingest.tidy import CANONICAL, format_columns, suggest_columns
 from ui import common
 
-FORMATS_HELP = ("lm-evaluation-harness results JSON and sample logs (samples_*.jsonl), "
-                "lighteval / Open LLM Leaderboard results_*.json (summaries), "
-                "inspect_ai logs (.eval, .json), HELM run folders, suites or a whole "
-                "benchmark_output/ folder as .zip, tidy tables "
-                "(CSV/JSONL/Parquet with model, task, item_id, score; other column names "
-                "can be mapped once the table is dropped). Upload a results file "
+FORMATS_HELP = ("lm-evaluation-harness results JSON and sample logs (`samples_*.jsonl`), "
+                "lighteval / Open LLM Leaderboard `results_*.json` (summaries), "
+                "inspect_ai logs (`.eval`, `.json`), HELM run folders, suites or a whole "
+                "`benchmark_output/` folder as `.zip`, tidy tables "
+                "(CSV/JSONL/Parquet with columns `model`, `task`, `item_id`, `score`; other "
+                "column names can be mapped once the table is dropped). Upload a results file "
                 "together with its sample logs so they become one run.")
+NAMES_SHOWN = 8          # run names listed in one line before "and N more"
+
+
+def names_text(names: list[str]) -> str:
+    """Run or file names for one line of text, the first few and how many more."""
+    shown = ", ".join(names[:NAMES_SHOWN])
+    more = len(names) - NAMES_SHOWN
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def readable(df: pd.DataFrame) -> pd.DataFrame:
+    """``common.display_frame`` (missing values as "–", never None) with a column that mixes
+    numbers and "–" turned into text, so the table can be drawn."""
+    out = common.display_frame(df)
+    for c in out.columns:
+        col = out[c]
+        if col.dtype == object and any(isinstance(v, str) for v in col) \
+                and not all(isinstance(v, str) for v in col):
+            out[c] = [v if isinstance(v, str) else str(v) for v in col]
+    return out
+
+
+def sort_uploads(listed: list[tuple[str, bytes]], options: tuple) -> dict:
+    """The uploader's files (it keeps every file added in this session) against what this
+    session already did with them, by content (sha256): ``fresh`` files to read now, files
+    ``stored`` earlier (-> their runs), files that ``failed`` earlier with the same settings
+    (read again only when the cluster or column settings change), and ``duplicates`` of
+    another file in the list."""
+    done = st.session_state.setdefault("up_done", {})
+    failed = st.session_state.setdefault("up_failed", {})
+    seen: set[str] = set()
+    out: dict = {"fresh": [], "stored": [], "failed": [], "duplicates": [], "shas": []}
+    for name, data in listed:
+        sha = hashlib.sha256(data).hexdigest()
+        out["shas"].append(sha)
+        if sha in seen:
+            out["duplicates"].append(name)
+        elif sha in done:
+            out["stored"].append({"file": name, "runs": list(done[sha])})
+        elif failed.get(sha) == options:
+            out["failed"].append(name)
+        else:
+            out["fresh"].append((name, data))
+        seen.add(sha)
+    return out
+
+
+def read_fresh(sorted_files: dict, options: tuple, cluster_key: str | None,
+               columns: dict | None) -> dict:
+    """Store the files not read before in this session; remember what became of each."""
+    fresh = sorted_files["fresh"]
+    result: dict = {"report": None, "problems": [], "files": [], "run_ids": [],
+                    "column_choices": {}}
+    if fresh:
+        bar = st.progress(0.0, text="Reading the files ...")
+
+        def _progress(done: int, total: int, current: str) -> None:
+            share = min(1.0, done / total) if total else 0.0
+            bar.progress(share, text=f"Reading {common.md_escape(current)} ({share:.0%})")
+
+        result = common.ingest_uploads(fresh, store, _progress, cluster_key=cluster_key,
+                                       columns=columns)
+        bar.progress(1.0, text="Done.")
+    if "error" in result:
+        if unreachable_reason(result["error"]) is not None:
+            return {**result, "retry": True}          # nothing remembered: tried again
+        for name, data in fresh:
+            st.session_state["up_failed"][hashlib.sha256(data).hexdigest()] = options
+        return result
+    stored = {f["sha256"]: f["runs"] for f in result["files"] if f["status"] != "none"}
+    for name, data in fresh:
+        sha = hashlib.sha256(data).hexdigest()
+        if sha in stored:
+            st.session_state["up_done"][sha] = tuple(stored[sha])
+        else:                                  # not stored: its reason is in the problems
+            st.session_state["up_failed"][sha] = options
+    report = result.get("report")
+    new_ids = [] if report is None else [
+        int(r) for r, status in zip(report.runs["run_id"], report.runs["status"])
+        if status != "already present"]
+    if new_ids:
+        st.session_state["up_new_ids"] = new_ids
+    already = sorted_files["stored"] + [{"file": f["file"], "runs": f["runs"]}
+                                        for f in result["files"]
+                                        if f["status"] == "already stored"]
+    return {**result, "already": already, "duplicates": sorted_files["duplicates"],
+            "failed_before": sorted_files["failed"], "read": len(fresh)}
+
 
 common.ensure_app_navigation()
 st.title("Upload & runs")
@@ -50,20 +139,14 @@ cluster_field = c_field.text_input("Cluster field", key="up_cluster_field",
 cluster_key = {"auto": None, "none": ""}.get(cluster_mode, cluster_field.strip() or None)
 columns = st.session_state.get("up_columns") or None
 if uploads:
-    signature = tuple((f.name, f.size, getattr(f, "file_id", "")) for f in uploads) + (
-        cluster_key, format_columns(columns or {}))
+    options = (cluster_key, format_columns(columns or {}))
+    listed = [(f.name, f.getvalue()) for f in uploads]
+    sorted_files = sort_uploads(listed, options)
+    signature = (tuple(sorted_files["shas"]), options)
     if st.session_state.get("up_sig") != signature:
-        bar = st.progress(0.0, text="Reading the files ...")
-
-        def _progress(done: int, total: int, current: str) -> None:
-            share = min(1.0, done / total) if total else 0.0
-            bar.progress(share, text=f"Reading {common.md_escape(current)} ({share:.0%})")
-
-        result = common.ingest_uploads([(f.name, f.getvalue()) for f in uploads], store, _progress,
-                                       cluster_key=cluster_key, columns=columns)
-        bar.progress(1.0, text="Done.")
-        if "error" not in result or unreachable_reason(result["error"]) is None:
-            st.session_state["up_sig"] = signature   # else: tried again on the next run
+        result = read_fresh(sorted_files, options, cluster_key, columns)
+        if not result.get("retry"):
+            st.session_state["up_sig"] = signature
         st.session_state["up_result"] = result
 
 result = st.session_state.get("up_result") if uploads else None
@@ -71,6 +154,7 @@ if result is not None:
     report = result.get("report")
     problems = pd.DataFrame(result.get("problems") or [],
                             columns=["file", "where", "kind", "reason"])
+    already = result.get("already") or []
     if "error" in result:
         exc = result["error"]
         common.stop_if_unreachable(exc)
@@ -79,30 +163,45 @@ if result is not None:
             problems = pd.DataFrame([problem_row(exc)])
         else:
             st.text(common.masked(exc))
-    elif report is None:
-        st.error(f"Nothing was written to the store: none of the {len(problems)} file(s) "
+    elif report is None and len(problems):
+        st.error(f"Nothing was written to the store: none of the {len(problems)} new file(s) "
                  "could be stored (listed below).")
-    elif report.already_present and problems.empty:
-        st.info("Every file was already in the store; nothing changed.")
-    else:
-        added = int((report.runs["status"] != "already present").sum())
-        st.success(f"Recognised {len(report.runs)} run(s); {added} added or merged.")
+    elif report is not None:
+        new_runs = report.runs[report.runs["status"] != "already present"]
+        if len(new_runs):
+            st.success(f"Recognised {len(report.runs)} run(s); {len(new_runs)} added or merged. "
+                       f"New: {common.md_escape(names_text(list(new_runs['name'])))} (first in "
+                       "the runs table below).")
+    if already:
+        runs_before = list(dict.fromkeys(r for f in already for r in f["runs"]))
+        st.info(f"Already stored: {len(already)} file(s) (runs "
+                f"{common.md_escape(names_text(runs_before))}); nothing was written for them.")
+    if result.get("duplicates"):
+        st.caption(f"{len(result['duplicates'])} file(s) in the list have the same content as "
+                   f"another one and were read once: "
+                   f"{common.md_escape(names_text(result['duplicates']))}.")
+    if result.get("failed_before"):
+        st.caption(f"{len(result['failed_before'])} file(s) that could not be stored before were "
+                   "not read again (change the cluster or column settings to read them again): "
+                   f"{common.md_escape(names_text(result['failed_before']))}.")
     if len(problems):
         bad = int((problems["kind"] != "no scores").sum())
         if report is not None:
-            st.warning(f"{len(problems)} file(s) were not stored ({bad} bad, "
+            st.warning(f"{len(problems)} new file(s) were not stored ({bad} bad, "
                        f"{len(problems) - bad} without scores); every other run was stored "
                        "whole.")
         st.markdown("**Not stored**")
-        common.show_table(problems.rename(columns={"file": "File", "where": "Where",
-                                                   "kind": "Kind", "reason": "Reason"}),
-                          "ingest_not_stored", "up_problems")
+        common.show_table(readable(problems.rename(columns={
+            "file": "File", "where": "Where", "kind": "Kind", "reason": "Reason"})),
+            "ingest_not_stored", "up_problems")
     if report is not None and len(report.runs):
-        st.markdown("**What was recognised**")
+        st.markdown("**What was recognised in the new files**")
         cols = [c for c in ("name", "model", "source_format", "tasks", "metrics", "n_items",
                             "n_scores", "k_max", "status", "warnings") if c in report.runs]
         recognised = report.runs[cols].rename(columns={"k_max": "answers per item"})
-        common.show_table(recognised, "ingest_report", "up_report")
+        order = (recognised["status"] == "already present").to_numpy().argsort(kind="stable")
+        common.show_table(recognised.iloc[order].reset_index(drop=True), "ingest_report",
+                          "up_report")
         if report.warnings:
             st.markdown(f"**Warnings ({len(report.warnings)})**")
             st.text("\n".join(f"- {w}" for w in report.warnings[:50]))
@@ -114,7 +213,7 @@ if result is not None:
         if len(flagged):
             st.markdown(f"**Audit flags ({len(flagged)})**: reported stderr checked against the "
                         "item scores")
-            common.show_table(flagged, "ingest_audit", "up_audit")
+            common.show_table(readable(flagged), "ingest_audit", "up_audit")
 
 
 # ---- tidy tables whose columns were not recognised: a column map -----------------------
@@ -164,7 +263,19 @@ if "tags" in view:
 show_cols = [c for c in ("run_id", "name", "model", "source_format", "harness",
                          "harness_version", "tags", "created_at", "n_tasks", "n_scores",
                          "has_items") if c in view]
-common.show_table(view[show_cols], "runs", "up_runs")
+# the runs the last upload stored come first, marked and highlighted
+just_stored = set(st.session_state.get("up_new_ids") or [])
+is_new = view["run_id"].astype(int).isin(just_stored)
+table = readable(view[show_cols])
+table.insert(0, "new", ["new" if x else "" for x in is_new])
+table = table.iloc[(~is_new).to_numpy().argsort(kind="stable")].reset_index(drop=True)
+if just_stored & set(view["run_id"].astype(int)):
+    st.caption(f"The {int(is_new.sum())} run(s) stored by the last upload are first and "
+               "marked *new*.")
+st.dataframe(table.style.apply(
+    lambda row: ["background-color: #fff3c4" if row["new"] else "" for _ in row], axis=1),
+    hide_index=True, key="up_runs_df")
+common.table_downloads(table, "runs", "up_runs")
 without_items = view[~view["has_items"].fillna(False).astype(bool)] if "has_items" in view else []
 if len(without_items):
     st.caption(f"{len(without_items)} run(s) have no item-level data (results JSON only): the "
@@ -174,11 +285,11 @@ if len(without_items):
 ov = common.compute("overview", stop=False)
 if ov is not None:
     with st.expander("Tasks and metrics per run"):
-        common.show_table(ov.tasks, "tasks", "up_tasks")
+        common.show_table(readable(ov.tasks), "tasks", "up_tasks")
     if ov.audit is not None and len(ov.audit):
         flagged = ov.audit[ov.audit["flag"].notna()] if "flag" in ov.audit else ov.audit
         with st.expander(f"Stderr audit ({len(flagged)} flag(s))"):
-            common.show_table(ov.audit, "audit", "up_audit_all")
+            common.show_table(readable(ov.audit), "audit", "up_audit_all")
     for note in ov.notes:
         st.caption(common.md_escape(note))
 

@@ -4,7 +4,9 @@ figure must carry every panel, axis setting and chance line."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -40,17 +42,22 @@ def _cells(n_runs: int = 4, tasks=("arc", "hellaswag", "mmlu")) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_forest_plot_panels_axes_and_chance_line():
-    cells = _cells()
+def _averages(cells: pd.DataFrame) -> pd.DataFrame:
     averages = cells.groupby("run", as_index=False).agg(score=("score", "mean"),
                                                         low=("low", "mean"), high=("high", "mean"))
-    averages["n_tasks"] = 3
+    averages["n_tasks"] = cells["task"].nunique()
+    return averages
+
+
+def test_forest_plot_panels_axes_and_chance_line():
+    cells = _cells()
+    averages = _averages(cells)
     fig = charts.forest_plot(cells, averages, method_label="Wilson", confidence=0.95,
                              directions={"mmlu": "lower"})
     spec = json.loads(fig.to_json())
     traces = spec["data"]
     assert [t["name"] for t in traces] == ["arc", "hellaswag", "mmlu", "Macro average"]
-    # each trace sits on its own subplot, whose y axis lists its runs best first (top)
+    # each trace sits on its own subplot, whose y axis lists every run best first (top)
     assert [(t["xaxis"], t["yaxis"]) for t in traces] == [("x", "y"), ("x2", "y2"),
                                                           ("x3", "y3"), ("x4", "y4")]
     lay = spec["layout"]
@@ -61,17 +68,149 @@ def test_forest_plot_panels_axes_and_chance_line():
     assert lay["xaxis"]["title"]["text"] == "score (%)"
     assert lay["xaxis2"]["domain"][0] > lay["xaxis"]["domain"][1]
     # the lower-is-better task is named so in its panel title; titles at 12 px
-    titles = [a for a in lay["annotations"] if a["text"] != "chance"]
+    titles = lay["annotations"][:4]
     assert [a["text"] for a in titles][2] == "mmlu (lower is better)"
     assert {a["font"]["size"] for a in titles} == {12}
-    # one chance line, in the arc panel, at 25 %
+    # one chance line, in the arc panel, at 25 %, explained in the footnote, never written
+    # above a panel (where the titles are)
     (shape,) = lay["shapes"]
     assert (shape["xref"], shape["yref"], shape["x0"]) == ("x", "y domain", 25.0)
-    assert [a["xref"] for a in lay["annotations"] if a["text"] == "chance"] == ["x"]
+    assert not any(a["text"] == "chance" for a in lay["annotations"])
+    assert "dotted line: chance level" in lay["annotations"][-1]["text"].replace("<br>", " ")
     # a summary-only run is a diamond; run names are escaped for Plotly
     assert "diamond" in traces[0]["marker"]["symbol"]
     assert "run&lt;0&gt;" in traces[0]["y"]
     assert lay["template"]["layout"]["plot_bgcolor"] == "white"       # plotly_white
+
+
+def test_forest_panels_share_rows_and_one_x_range_in_percent():
+    """Every panel lists the same runs (one categoryarray; labels only left of the first
+    panel of a row, so they never run into a neighbour) and the panels in percent share one
+    x range that holds every interval and chance line; a raw-unit panel keeps its own."""
+    cells = _cells(n_runs=6, tasks=("arc", "hellaswag", "mmlu", "gsm8k", "ppl"))
+    cells.loc[cells.task == "ppl", ["score", "low", "high"]] *= 40
+    cells = cells[~((cells.task == "gsm8k") & (cells.run == "run<2>"))]      # one gap
+    fig = charts.forest_plot(cells, _averages(cells), method_label="Wilson", confidence=0.95,
+                             percent={"arc": True, "hellaswag": True, "mmlu": True,
+                                      "gsm8k": True, "ppl": False}, max_cols=4)
+    lay = json.loads(fig.to_json())["layout"]
+    n_runs = 6
+    ys = [lay["yaxis" + s] for s in ("", "2", "3", "4", "5", "6")]
+    assert all(len(y["categoryarray"]) == n_runs for y in ys)
+    assert len({tuple(y["categoryarray"]) for y in ys}) == 1
+    assert [y["showticklabels"] for y in ys] == [True, False, False, False, True, False]
+    xs = {t["name"]: lay["xaxis" + t["xaxis"][1:]] for t in json.loads(fig.to_json())["data"]}
+    # the macro average is in % only when every task is: here ppl is not
+    pct = [xs[p] for p in ("arc", "hellaswag", "mmlu", "gsm8k")]
+    assert len({tuple(x["range"]) for x in pct}) == 1
+    low, high = pct[0]["range"]
+    pcells = cells[cells.task != "ppl"]
+    assert low <= 100 * pcells["low"].min() and high >= 100 * pcells["high"].max()
+    assert low <= 25.0                                  # the arc chance line is inside
+    assert all(x.get("matches") == "x" for x in pct[1:]) and "matches" not in pct[0]
+    assert "range" not in xs["ppl"] and "matches" not in xs["ppl"]
+    # no empty axes in the unfilled last row (6 panels in 2 rows of 4)
+    assert "xaxis7" not in lay and "xaxis8" not in lay
+
+
+def test_long_run_names_are_cut_unique_with_the_full_name_on_hover_and_in_the_footnote():
+    names = ["demo-org/boreal-8b @ 2026-03-03 14:40", "demo-org/boreal-8b @ 2026-03-03 08:21",
+             "lab/falcon-1b-mix3-stage1-step140000-tokens587B-seed1",
+             "lab/falcon-1b-mix3-stage1-step140000-tokens587B-seed2", "short"]
+    labels = charts.short_labels(names)
+    assert len(set(labels)) == len(labels)
+    assert all(len(x) <= charts.RUN_LABEL_CHARS for x in labels)
+    assert labels[4] == "short"
+    # the start (model) and the end (step, seed, date) survive the cut
+    assert labels[2].startswith("lab/falcon-1b") and labels[2].endswith("seed1")
+    assert labels[0].endswith("14:40") and "…" in labels[0]
+    rows = [dict(run=n, task="t", n=50, score=0.5 + i / 20, low=0.4, high=0.7, chance=np.nan,
+                 contains_chance=False, has_items=True) for i, n in enumerate(names)]
+    fig = charts.forest_plot(pd.DataFrame(rows), None, method_label="Wilson", confidence=0.95)
+    spec = json.loads(fig.to_json())
+    trace = spec["data"][0]
+    assert sorted(trace["y"]) == sorted(charts.plot_text(x) for x in labels)
+    assert sorted(c[4] for c in trace["customdata"]) == sorted(names)
+    assert "%{customdata[4]}" in trace["hovertemplate"]
+    note = spec["layout"]["annotations"][-1]["text"].replace("<br>", " ")
+    assert "Names cut:" in note and names[0] in note
+    # the label margin holds the longest label at the tick font
+    lay = spec["layout"]
+    assert lay["margin"]["l"] >= max(map(len, labels)) * 12 * charts.CHAR_EM
+
+
+SLIDES = {"1920x1080": (1920, 1080), "1280x720": (1280, 720)}
+
+
+def _board(n_runs: int, n_tasks: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    tasks = tuple(f"task_{i:02d}" if i % 3 else
+                  f"bbq:subject=all,method=multiple_choice_joint,split={i}" for i in range(n_tasks))
+    cells = _cells(n_runs=n_runs, tasks=tasks)
+    cells["run"] = [f"lab/falcon-1b-mix{i % 3}-step{1000 * (i + 1)}-seed{i % 2}"
+                    for i in range(len(cells))]
+    cells["run"] = cells.groupby("task").cumcount().map(
+        lambda i: f"lab/falcon-1b-mix{i % 3}-stage1-step{1000 * (i + 1)}-tokens587B-seed{i % 2}")
+    return cells, _averages(cells)
+
+
+@pytest.mark.parametrize("size", list(SLIDES))
+@pytest.mark.parametrize("n_runs,n_tasks", [(30, 5), (12, 11), (30, 11)])
+def test_slide_relayout_keeps_every_label_and_title(size, n_runs, n_tasks):
+    """ui.export.slide_figure re-lays a forest plot out for the slide: every run label has
+    room for its font (Plotly drops category labels that would overlap), every title line
+    fits its panel, the label margin holds the longest label, and the footnote fits."""
+    from ui import export
+
+    cells, averages = _board(n_runs, n_tasks)
+    fig = charts.forest_plot(cells, averages, method_label="Wilson score interval",
+                             confidence=0.95)
+    w, h = SLIDES[size]
+    slide = json.loads(export.slide_figure(fig, w, h).to_json())["layout"]
+    assert (slide["width"], slide["height"]) == (w, h)
+    m = slide["margin"]
+    plot_w, plot_h = w - m["l"] - m["r"], h - m["t"] - m["b"]
+    n_panels = n_tasks + 1
+    tick = slide["yaxis"]["tickfont"]["size"]
+    assert tick >= 18 * w / 1920 - 1e-9             # readable from the back of a room
+    labels = slide["yaxis"]["categoryarray"]
+    assert len(labels) == n_runs
+    assert m["l"] >= max(map(len, labels)) * tick * charts.CHAR_EM
+    title_px = slide["annotations"][0]["font"]["size"]
+    for i in range(n_panels):
+        s = str(i + 1) if i else ""
+        y, x = slide["yaxis" + s], slide["xaxis" + s]
+        rows_px = (y["domain"][1] - y["domain"][0]) * plot_h
+        assert rows_px >= n_runs * y["tickfont"]["size"] * 1.15       # every label has a row
+        panel_px = (x["domain"][1] - x["domain"][0]) * plot_w
+        for line in slide["annotations"][i]["text"].split("<br>"):
+            assert len(html.unescape(line)) * title_px * charts.CHAR_EM <= panel_px + 1
+        assert y["showticklabels"] == (x["domain"][0] < 1e-9)
+    head = slide["title"]["font"]["size"]
+    assert len("Scores with 95% intervals (Wilson score interval)") * head * 0.5 < w
+    note = slide["annotations"][-1]
+    note_lines = note["text"].count("<br>") + 1
+    assert -note["yshift"] + note_lines * note["font"]["size"] * 1.3 <= m["b"] + 1
+
+
+@pytest.mark.parametrize("size", list(SLIDES))
+def test_slide_svg_draws_every_run_label(size):
+    """In the exported image (kaleido, the system Chromium), the first panel of each row
+    carries one tick label per run: none dropped, and the figure title is drawn whole."""
+    from ui import export
+
+    if not export.images_available():
+        pytest.skip("kaleido cannot start Chromium")
+    cells, averages = _board(30, 11)
+    fig = charts.forest_plot(cells, averages, method_label="Wilson score interval",
+                             confidence=0.95)
+    svg = export.figure_image(fig, "svg", size).decode()
+    ticks = re.findall(r'class="ytick"><text[^>]*>([^<]*)</text>', svg)
+    labels = [html.unescape(t) for t in ticks if t]
+    rows = json.loads(export.slide_figure(fig, *SLIDES[size]).to_json())["layout"]
+    first_col = sum(1 for k, v in rows.items() if k.startswith("yaxis") and v.get("showticklabels"))
+    assert len(labels) == 30 * first_col
+    assert len(set(labels)) == 30
+    assert "Scores with 95% intervals (Wilson score interval)" in html.unescape(svg)
 
 
 @pytest.mark.parametrize("case", ["average", "one task", "points per task", "two columns"])

@@ -61,7 +61,7 @@ def test_clustered_text(capsys):
     code, out, _ = run(capsys, "coverage", "--n", 400, "--clusters", 8, "--icc", 0.1,
                        "--replicates", 3000)
     assert code == 0
-    assert "clustered items: n = 400, clusters 8, icc 0.1, p 0.5" in out
+    assert "clustered items: n = 400, clusters G 8, ICC 0.1, p 0.5" in out
     assert "3,000 simulated samples, seed 0" in out
     assert "undercovers" in next(li for li in out.splitlines() if "ignores clusters" in li)
     lo, hi = cov.neighbourhood_window(0.5)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from evalcore.redact import MASK, MIN_ECHO_LENGTH, is_secret_name, mask_location
@@ -132,6 +132,7 @@ def test_masking_a_masked_location_changes_nothing(db, host, port, password):
 
 @settings(max_examples=400, deadline=None)
 @given(db=names, host=hosts, port=ports, password=passwords)
+@example(db="_", host="a", port=1, password="\xa0")   # a no-break space is not a separator
 def test_error_quoting_the_location_masks_every_copy(db, host, port, password):
     """DuckDB quotes the conninfo in double quotes after our own message has named the
     location: each copy is masked, the quote and the words after it stay."""

@@ -7,4 +7,5 @@ re-exports them under the name the pages import.
 
 from evalcore.charts import *  # noqa: F401,F403
 from evalcore.charts import AVERAGE_PANEL, COLORS, FONT, plot_text  # noqa: F401
+from evalcore.charts_forest import *  # noqa: F401,F403  (forest plot)
 from evalcore.charts_noise import *  # noqa: F401,F403  (Noise page)

@@ -249,11 +249,11 @@ def ingest_uploads(files: list[tuple[str, bytes]], store: Store,
     bad file does not block the others.
 
     Returns ``{"ok": bool, "report": IngestReport | None, "run_ids": [int], "problems":
-    [dict], "column_choices": {file: [column]}}`` (``problems``: one
+    [dict], "column_choices": {file: [column]}, "files": [dict]}`` (``problems``: one
     ``evalcore.ingest.problem_row`` per file not stored; ``column_choices``: the columns of
-    each tidy table whose columns were not recognised) or, when the batch could not be read
-    at all or the store failed, ``{"ok": False, "error": exc}`` with nothing written. ``ok``
-    is False when no run was stored.
+    each tidy table whose columns were not recognised; ``files``: :func:`file_outcomes`) or,
+    when the batch could not be read at all or the store failed, ``{"ok": False, "error":
+    exc}`` with nothing written. ``ok`` is False when no run was stored.
     """
     from evalcore.ingest import problem_row, read_uploads
     from evalcore.ingest.tidy import TidyColumnsError
@@ -262,6 +262,7 @@ def ingest_uploads(files: list[tuple[str, bytes]], store: Store,
         batch = read_uploads(files, progress=progress, cluster_key=cluster_key,
                              columns=columns)
         report = store.ingest(batch.runs, skip_invalid=True) if batch.runs else None
+        outcomes = file_outcomes(files, report, store) if report is not None else []
     except EvalbarsError as exc:
         return {"ok": False, "error": exc}
     problems = [problem_row(e) for e in batch.problems]
@@ -270,7 +271,35 @@ def ingest_uploads(files: list[tuple[str, bytes]], store: Store,
     run_ids = [int(x) for x in report.runs["run_id"]] if report is not None else []
     choices = {e.file: list(e.found) for e in batch.problems if isinstance(e, TidyColumnsError)}
     return {"ok": bool(run_ids), "report": report, "run_ids": run_ids, "problems": problems,
-            "column_choices": choices}
+            "column_choices": choices, "files": outcomes}
+
+
+def file_outcomes(files: list[tuple[str, bytes]], report: Any, store: Store) -> list[dict]:
+    """What became of each uploaded file: ``{"file", "sha256", "status", "runs"}`` with status
+    "new" (a run it belongs to was added or merged), "already stored" (every run it belongs
+    to was already in the store, by the file's sha256) or "none" (no run holds it: it was not
+    stored, see the problems). A file belongs to a run that records its sha256 (the store's
+    idempotency key) or, for a zip, one of its members (``name!member``)."""
+    import hashlib
+
+    owners: dict[str, list[tuple[str, str]]] = {}      # sha256 or "name!" -> [(run, status)]
+    for row in report.runs.itertuples():
+        info = store.run_info(int(row.run_id))
+        for f in info.get("files", []):
+            key = str(f["sha256"]).lower()
+            name = str(f["name"])
+            entries = [key] + ([name.split("!", 1)[0] + "!"] if "!" in name else [])
+            for k in entries:
+                owners.setdefault(k, []).append((str(row.name), str(row.status)))
+    out = []
+    for name, data in files:
+        sha = hashlib.sha256(data).hexdigest()
+        held = owners.get(sha, []) + owners.get(f"{name}!", [])
+        runs = list(dict.fromkeys(r for r, _ in held))
+        status = ("none" if not held else
+                  "already stored" if all(s == "already present" for _, s in held) else "new")
+        out.append({"file": name, "sha256": sha, "status": status, "runs": runs})
+    return out
 
 
 def tab_sections(key: str, sections: dict[str, Callable[[], None]]) -> None:
@@ -410,6 +439,25 @@ def display_frame(df: pd.DataFrame, digits: int = 4, decimals: int | None = None
     return pd.DataFrame(out, index=df.index, columns=df.columns)
 
 
+def text_table(frame: pd.DataFrame, spec: dict[str, tuple[str, str, float]]) -> pd.DataFrame:
+    """``frame``'s columns for people: ``spec`` maps a column to (its heading, a format, a
+    factor) and lists the columns shown, in order. Formats: a Python number format applied
+    to value * factor (".2f", "+.1f", ".4g"), "text" (as written) or "yes" (a flag);
+    missing values are "–", so a table never shows None or NaN."""
+    out = {}
+    for col, (head, fmt, factor) in spec.items():
+        values = frame[col].tolist()
+        if fmt == "text":
+            out[head] = ["–" if v is None or (isinstance(v, float) and v != v) else str(v)
+                         for v in values]
+        elif fmt == "yes":
+            out[head] = ["yes" if v is True or v == 1 else "" for v in values]
+        else:
+            out[head] = ["–" if v is None or pd.isna(v) else format(float(v) * factor, fmt)
+                         for v in values]
+    return pd.DataFrame(out, index=frame.index)
+
+
 def fmt_p(p: float | None) -> str:
     """A p-value for display (``<0.0001`` below that)."""
     if p is None or pd.isna(p):
@@ -424,6 +472,13 @@ def method_caption(method: str, confidence: float) -> str:
 
 
 # ---- URL state ---------------------------------------------------------------------------
+# A URL-bound widget has one value, kept in ``?param=``. Its default is passed on every run
+# as that same value (the user's latest choice, else the URL's), because the browser draws a
+# widget that (re)appears from its default: a widget skipped for a run (an empty intermediate
+# selection, a ``st.stop`` above it) would come back showing its minimum or first option while
+# the server computes with the URL's value, and the next interaction would send that shown
+# value back as the user's choice. So the browser, the session state, the URL and the
+# computation hold one value.
 def url_get(param: str) -> str | None:
     """The value of ``?param=`` in the page URL, or None."""
     value = st.query_params.get(param)
@@ -447,35 +502,38 @@ def url_set(param: str, value: Any) -> None:
 
 def url_choice(label: str, options: Sequence[str], param: str, *, key: str,
                default: str | None = None, format_func: Callable[[Any], str] = str,
-               widget: str = "selectbox", help: str | None = None, container: Any = None) -> str | None:
+               widget: str = "selectbox", help: str | None = None, container: Any = None,
+               disabled: bool = False) -> str | None:
     """A single-choice widget whose value lives in ``?param=`` (URL first, then ``default``).
 
     ``options`` are strings (they round-trip through the URL). ``widget``: "selectbox",
-    "radio", "select_slider" or "segmented". Returns the chosen option (None when there are no options).
+    "radio", "select_slider" or "segmented" (which cannot be deselected). A value that is
+    no longer among the options falls back to ``default`` (or the first option), in the
+    browser as on the server. ``disabled`` shows the value without letting it change.
+    Returns the chosen option (None when there are no options).
     """
     box = container if container is not None else st
     options = [str(o) for o in options]
     if not options:
         url_set(param, None)
         return None
-    if key in st.session_state and st.session_state[key] not in options:
-        del st.session_state[key]
-    if key not in st.session_state:
-        wanted = url_get(param)
-        st.session_state[key] = (wanted if wanted in options
-                                 else default if default in options else options[0])
+    held = st.session_state.get(key)          # the value the user just chose, if any
+    # a held value that is not among these options (the box showed other options on the
+    # last run, e.g. a placeholder) gives way to the URL's, which kept the last real choice
+    wanted = str(held) if held is not None and str(held) in options else url_get(param)
+    initial = wanted if wanted in options else default if default in options else options[0]
+    index = options.index(initial)
+    common = dict(key=key, format_func=format_func, help=help, disabled=disabled)
     if widget == "radio":
-        value = box.radio(label, options, key=key, format_func=format_func, help=help,
-                          horizontal=True)
+        value = box.radio(label, options, index=index, horizontal=True, **common)
     elif widget == "select_slider":
-        value = box.select_slider(label, options, key=key, format_func=format_func, help=help)
+        value = box.select_slider(label, options, value=initial, **common)
     elif widget == "segmented":
-        value = box.segmented_control(label, options, key=key, format_func=format_func,
-                                      help=help, selection_mode="single")
-        if value is None:                      # a segmented control can be deselected
-            value = options[0]
+        value = box.segmented_control(label, options, default=initial, selection_mode="single",
+                                      required=True, **common)
     else:
-        value = box.selectbox(label, options, key=key, format_func=format_func, help=help)
+        value = box.selectbox(label, options, index=index, **common)
+    value = initial if value is None else str(value)
     url_set(param, value)
     return value
 
@@ -483,15 +541,20 @@ def url_choice(label: str, options: Sequence[str], param: str, *, key: str,
 def url_multi(label: str, options: Sequence[str], param: str, *, key: str,
               format_func: Callable[[Any], str] = str, help: str | None = None,
               container: Any = None) -> list[str]:
-    """A multiselect whose value lives in ``?param=a&param=b`` (absent = all options)."""
+    """A multiselect whose value lives in ``?param=a&param=b`` (absent = all options).
+
+    Chosen values that are no longer among the options are dropped; the rest stay chosen."""
     box = container if container is not None else st
     options = [str(o) for o in options]
+    wanted = [v for v in st.query_params.get_all(param) if v in options] or list(options)
     if key in st.session_state:
-        st.session_state[key] = [v for v in st.session_state[key] if v in options]
-    else:
-        wanted = [v for v in st.query_params.get_all(param) if v in options]
-        st.session_state[key] = wanted or list(options)
-    value = box.multiselect(label, options, key=key, format_func=format_func, help=help)
+        held = list(st.session_state[key] or [])
+        kept = [v for v in held if v in options]
+        if kept != held:        # a server-side change: the browser is told (set_value)
+            st.session_state[key] = kept
+        wanted = list(st.session_state[key])
+    value = box.multiselect(label, options, default=wanted, key=key, format_func=format_func,
+                            help=help)
     url_set(param, None if set(value) == set(options) else value)
     return list(value)
 
@@ -502,21 +565,23 @@ def url_number(param: str, default: float, *, cast: Callable[[str], Any] = float
     if raw is None:
         return default
     try:
-        return cast(raw)
+        value = cast(raw)
     except ValueError:
         return default
+    return value if value == value else default        # NaN: the default
 
 
 def url_numeric(kind: str, label: str, param: str, *, key: str, default: float,
                 min_value: float, max_value: float, step: float, fmt: str | None = None,
                 help: str | None = None, container: Any = None, cast: type = float) -> Any:
-    """A number input ("number") or slider ("slider") whose value lives in ``?param=``."""
+    """A number input ("number") or slider ("slider") whose value lives in ``?param=``
+    (``default`` when absent; clipped to [min_value, max_value])."""
     box = container if container is not None else st
-    if key not in st.session_state:
-        value = url_number(param, default, cast=cast)
-        st.session_state[key] = cast(min(max(value, min_value), max_value))
+    held = st.session_state.get(key)          # the value the user just chose, if any
+    start = held if isinstance(held, (int, float)) else url_number(param, default, cast=cast)
+    initial = cast(min(max(start, min_value), max_value))
     kwargs = dict(min_value=cast(min_value), max_value=cast(max_value), step=cast(step),
-                  key=key, help=help)
+                  value=initial, key=key, help=help)
     if fmt:
         kwargs["format"] = fmt
     if kind == "slider":
@@ -527,11 +592,12 @@ def url_numeric(kind: str, label: str, param: str, *, key: str, default: float,
     return value
 
 
-def confidence_choice(key: str, container: Any = None) -> float:
+def confidence_choice(key: str, container: Any = None, label: str = "Confidence",
+                      help: str | None = None) -> float:
     """The confidence level selector (URL ``conf``)."""
-    value = url_choice("Confidence", [f"{c:.2f}" for c in CONFIDENCES], "conf", key=key,
+    value = url_choice(label, [f"{c:.2f}" for c in CONFIDENCES], "conf", key=key,
                        default="0.95", format_func=lambda s: f"{float(s):.0%}",
-                       container=container)
+                       container=container, help=help)
     return float(value)
 
 
@@ -634,17 +700,23 @@ PLOTLY_CONFIG = {"displaylogo": False,
                  "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
-def show_chart(fig: Any, name: str, key: str) -> None:
+def show_chart(fig: Any, name: str, key: str, *, export_fig: Any = None) -> None:
     """Draw a Plotly figure (exact values on hover) with slide-size PNG/SVG downloads
     (``ui.export``; the figure also joins the page's "all figures" zip) and larger fonts in
-    presentation mode (``ui.present``)."""
+    presentation mode (``ui.present``, which also hides the chart's toolbar).
+
+    ``export_fig``: the figure the downloads and the zip hold when it differs from the one
+    drawn (a page that prints a chart's title and notes as text around it draws the chart
+    alone and exports it with them, so a slide stands on its own)."""
     from ui import export, present
 
     config = {**PLOTLY_CONFIG,
               "toImageButtonOptions": {**PLOTLY_CONFIG["toImageButtonOptions"],
                                        "filename": slug(name)}}
+    if present.is_on():
+        config["displayModeBar"] = False
     st.plotly_chart(present.present_figure(fig), key=key, config=config)
-    export.chart_exports(fig, name, key)
+    export.chart_exports(fig if export_fig is None else export_fig, name, key)
 
 
 def method_check_link(design: str, **params: float | int | None) -> str:

@@ -26,6 +26,8 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore.charts_forest import is_forest, relayout_forest
+
 SLIDE_SIZES = {"1920x1080": (1920, 1080), "1280x720": (1280, 720)}
 REFERENCE_WIDTH = 1920
 # font sizes in px at 1920 px wide (scaled linearly for other widths)
@@ -34,7 +36,9 @@ REGISTRY_KEY = "_export_figures"
 
 
 def readable_fonts(fig: Any, factor: float = 1.0) -> Any:
-    """A copy of ``fig`` with every text at slide size times ``factor`` (1 = 1920 px wide)."""
+    """A copy of ``fig`` with every text at slide size times ``factor`` (1 = 1920 px wide);
+    a forest plot is re-laid out for the larger fonts (``charts.relayout_forest``: margins
+    that hold its run labels and titles)."""
     out = copy.deepcopy(fig)
     tick, axis_title = round(TICK_PX * factor), round(AXIS_TITLE_PX * factor)
     base, title, least = round(BASE_PX * factor), round(TITLE_PX * factor), round(MIN_TEXT_PX * factor)
@@ -48,13 +52,17 @@ def readable_fonts(fig: Any, factor: float = 1.0) -> Any:
     for trace in out.data:
         if getattr(trace, "textfont", None) is not None and hasattr(trace.textfont, "size"):
             trace.textfont.size = max(round((trace.textfont.size or 0) * factor * 1.4), least)
-    return out
+    return relayout_forest(out)
 
 
 def slide_figure(fig: Any, width: int, height: int) -> Any:
-    """``fig`` laid out for a slide of ``width`` x ``height`` px with readable fonts."""
+    """``fig`` laid out for a slide of ``width`` x ``height`` px with readable fonts. A
+    forest plot is re-laid out for the canvas (panels per row, label margin, wrapped titles:
+    ``charts.relayout_forest``), so every run label and title is kept."""
     factor = width / REFERENCE_WIDTH
     out = readable_fonts(fig, factor)
+    if is_forest(out):
+        return relayout_forest(out, width, height)
     m = out.layout.margin
     pad = lambda v, lo: max(int((v or 0) * factor * 1.6), lo)   # noqa: E731
     out.update_layout(width=width, height=height, autosize=False,

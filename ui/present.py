@@ -1,10 +1,12 @@
 """Presentation mode: the page itself, projected.
 
 A sidebar toggle, mirrored in the URL (``?present=1``, so a presentation link opens in it),
-hides the controls (widgets, download buttons, the sidebar), the notes (captions, expanders)
-and the toolbar, and enlarges text, metrics and chart fonts. An "Exit presentation" button
-stays at the top of the page. ``app.py`` calls :func:`setup` before every page;
-``common.show_chart`` passes each figure through :func:`present_figure`.
+hides the controls (widgets, download buttons, the sidebar), the notes (captions, expanders),
+help icons, heading anchors and the toolbars (Streamlit's and Plotly's), and enlarges text,
+metrics and chart fonts. An "Exit presentation" button stays at the top of the page.
+``app.py`` calls :func:`setup` before every page; ``common.show_chart`` passes each figure
+through :func:`present_figure` and turns Plotly's toolbar off. A page asks :func:`is_on` to
+show its answer only (Compare: the question, the verdict, the chart and its notes).
 
 The stylesheet is a constant (no user text) injected with ``st.html``; it only hides and
 resizes Streamlit's own elements.
@@ -28,11 +30,14 @@ header[data-testid="stHeader"], [data-testid="stToolbar"],
 .stTextInput, .stTextArea, .stCheckbox, .stToggle, .stDateInput, .stFileUploader,
 .stDownloadButton, .stButton, [data-testid="stButtonGroup"], .stSegmentedControl,
 [data-testid="stCaptionContainer"], .stCaption, [data-testid="stExpander"],
-[data-testid="stPopover"], [data-testid="stElementToolbar"] { display: none !important; }
+[data-testid="stPopover"], [data-testid="stElementToolbar"], [data-testid="stTooltipIcon"],
+[data-testid="stHeaderActionElements"], .modebar-container, .modebar
+{ display: none !important; }
 .st-key-present_exit, .st-key-present_exit .stButton { display: block !important; }
 html, body, [data-testid="stAppViewContainer"] { font-size: 22px; }
 [data-testid="stMainBlockContainer"] { max-width: 100% !important; padding: 1.5rem 3rem !important; }
 .stMarkdown p, .stMarkdown li, [data-testid="stAlert"] p { font-size: 1.45rem !important; line-height: 1.45; }
+.stMarkdown small { font-size: 1.0rem !important; }
 h1 { font-size: 3.2rem !important; } h2 { font-size: 2.5rem !important; } h3 { font-size: 2.1rem !important; }
 [data-testid="stMetricValue"] { font-size: 3.4rem !important; }
 [data-testid="stMetricLabel"] p { font-size: 1.4rem !important; }

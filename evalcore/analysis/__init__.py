@@ -86,7 +86,12 @@ from evalcore.analysis.repeats import (  # noqa: F401
     rerun_noise,
 )
 from evalcore.analysis.planning import (  # noqa: F401
+    PairedPlan,
     PlanFromPair,
+    paired_plan,
+    pilot_design_effect,
+    pilot_sentence,
+    pilot_spread,
     plan_from_pair,
 )
 from evalcore.analysis.overview import (  # noqa: F401

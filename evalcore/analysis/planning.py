@@ -1,8 +1,9 @@
-"""Planning inputs estimated from a pilot pair of runs in the store."""
+"""Planning: inputs estimated from a pilot pair of runs in the store, and the plan of a paired
+comparison with the sentences every surface (page, CLI, report) states it in."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -81,3 +82,178 @@ def plan_from_pair(store, run_a: str | int, run_b: str | int, task: str,
                         design_effect=deff, disagreement_upper=upper, note=note)
 
 
+
+
+# ---------------------------------------------------------------------------------------
+# a paired plan: the assumptions, what they imply, and the same sentences everywhere
+# ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PairedPlan:
+    """The assumptions of a paired comparison (both runs on the same items) and the items
+    they require, as the Planner page, ``plan`` and the report state them.
+
+    ``gap`` and the MDE are in score units (0.02 = 2 points on a 0-1 score). ``spread`` is
+    "disagreement" (``spread_value`` = rho_d, planned with sd_d^2 = rho_d, the conservative
+    bound for 0/1 scores) or "sd" (``spread_value`` = sd_d). ``source``: "typed", "pilot"
+    (the pilot pair's sd of the per-item differences) or "pilot bound" (the pilot runs never
+    differed: the exact 95% upper bound of their disagreement rate). With K answers per item
+    and a share w of the variance that is answer-to-answer noise, the sd planned with is
+    sqrt(var (1 - w) + var w / K) (``stats.sd_diff_with_answers``).
+    """
+
+    alpha: float
+    power: float
+    spread: str
+    spread_value: float
+    design_effect: float = 1.0
+    answers_per_item: int = 1
+    within_share: float = 0.0
+    gap: float | None = None
+    required_n: int | None = None
+    source: str = "typed"
+    pilot: PlanFromPair | None = None
+
+    def spread_kwargs(self) -> dict[str, float]:
+        """``sd_diff=`` or ``disagreement=`` for the ``stats`` planning functions, with the K
+        answers per item applied."""
+        var = self.spread_value if self.spread == "disagreement" else self.spread_value ** 2
+        if self.answers_per_item > 1 and self.within_share > 0:
+            return {"sd_diff": st.sd_diff_with_answers(var * (1 - self.within_share),
+                                                       var * self.within_share,
+                                                       self.answers_per_item)}
+        if self.spread == "disagreement":
+            return {"disagreement": self.spread_value}
+        return {"sd_diff": self.spread_value}
+
+    def mde_at(self, n: int) -> float:
+        """The minimum detectable effect with ``n`` items (``stats.minimum_detectable_effect``)."""
+        return st.minimum_detectable_effect(int(n), alpha=self.alpha, power=self.power,
+                                            design_effect=self.design_effect,
+                                            **self.spread_kwargs())
+
+    def assumptions_text(self) -> str:
+        """The spread (and design effect, answers per item when they matter) in words."""
+        parts = [self._spread_text()]
+        if self.design_effect != 1.0:
+            parts.append(f"design effect {self.design_effect:.2f} for clustered items")
+        if self.answers_per_item > 1:
+            noise = (f", {percent(self.within_share)} of the variance being answer-to-answer "
+                     "noise" if self.within_share > 0 else
+                     ", with no answer-to-answer noise assumed")
+            parts.append(f"each item scored as the mean of {self.answers_per_item} answers"
+                         + noise)
+        return "; ".join(parts)
+
+    def _spread_text(self) -> str:
+        p = self.pilot
+        if self.source == "pilot" and p is not None:
+            return (f"using the pilot's SD of per-item differences, {self.spread_value:.4g}: "
+                    f"the two runs disagree on {percent(p.disagreement)} of {p.n:,} shared "
+                    f"items of {p.task}")
+        if self.source == "pilot bound" and p is not None:
+            return (f"assuming they disagree on at most {percent(self.spread_value)} of items: "
+                    f"the pilot runs never differed on {p.n:,} items of {p.task}, and "
+                    f"{percent(self.spread_value)} is the exact 95% upper bound")
+        if self.spread == "disagreement":
+            return f"assuming they disagree on {percent(self.spread_value)} of items"
+        return f"assuming per-item score differences with an SD of {self.spread_value:.4g}"
+
+    def _level(self) -> str:
+        return f"at {percent(1 - self.alpha)} confidence and {percent(self.power)} power"
+
+    def items_sentence(self) -> str:
+        """"To detect a 2-point gap between two models at 95% confidence and 80% power, you
+        need about 3,925 items (assuming they disagree on 20% of items)." """
+        if self.gap is None or self.required_n is None:
+            raise AnalysisError("this plan has no gap to detect")
+        return (f"To detect a {points(abs(self.gap))}-point gap between two models "
+                f"{self._level()}, you need about {self.required_n:,} items "
+                f"({self.assumptions_text()}).")
+
+    def mde_sentence(self, n: int, with_assumptions: bool = False) -> str:
+        """"With 500 items, the smallest gap detectable at 95% confidence with 80% power is
+        5.60 points." (the assumptions in brackets when asked)."""
+        level = f"at {percent(1 - self.alpha)} confidence with {percent(self.power)} power"
+        tail = f" ({self.assumptions_text()})" if with_assumptions else ""
+        return (f"With {int(n):,} items, the smallest gap detectable {level} is "
+                f"{100 * self.mde_at(n):.2f} points{tail}.")
+
+
+def percent(x: float) -> str:
+    """A share as a percentage with up to 4 significant digits: 0.2 -> "20%", 0.975 -> "97.5%"."""
+    return f"{100 * float(x):.4g}%"
+
+
+def points(x: float) -> str:
+    """A difference of 0-1 scores in points (hundredths) with up to 4 significant digits:
+    0.02 -> "2", 0.015 -> "1.5"."""
+    return f"{100 * float(x):.4g}"
+
+
+def pilot_sentence(pilot: PlanFromPair) -> str:
+    """What a pilot pair shows, in the words of the Planner page and ``plan --pilot``."""
+    design = ("no cluster key" if pilot.design_effect is None
+              else f"design effect of the differences {pilot.design_effect:.2f}")
+    return (f"Pilot: {pilot.run_b} vs {pilot.run_a} on {pilot.task} ({pilot.metric}), "
+            f"{pilot.n:,} shared items: they disagree on {percent(pilot.disagreement)} of them; "
+            f"SD of per-item differences {pilot.sd_diff:.4f}; {design}; observed difference "
+            f"B − A {100 * pilot.diff:+.1f} points (a pilot value, not the gap to plan for).")
+
+
+def pilot_spread(pilot: PlanFromPair) -> tuple[str, float, str]:
+    """The spread a pilot pair gives: ("sd", its sd of the per-item differences, "pilot"), or,
+    when the runs never differ (sd 0), ("disagreement", the exact 95% upper bound of the
+    disagreement rate, "pilot bound"): never plan with 0."""
+    if pilot.sd_diff > 0 and np.isfinite(pilot.sd_diff):
+        return "sd", float(pilot.sd_diff), "pilot"
+    return "disagreement", float(pilot.disagreement_upper), "pilot bound"
+
+
+def pilot_design_effect(pilot: PlanFromPair) -> float:
+    """The pilot's design effect of the per-item differences, at least 1 (1 without
+    clusters): a design effect below 1 from a pilot's few clusters is noise that would
+    promise more precision than independent items give."""
+    d = pilot.design_effect
+    return max(1.0, float(d)) if d is not None and np.isfinite(d) else 1.0
+
+
+def paired_plan(*, gap: float | None = None, alpha: float = 0.05, power: float = 0.8,
+                sd_diff: float | None = None, disagreement: float | None = None,
+                design_effect: float | None = None, answers_per_item: int = 1,
+                within_share: float = 0.0, pilot: PlanFromPair | None = None) -> PairedPlan:
+    """The plan for a paired comparison: required items for ``gap`` (None: no gap asked).
+
+    Give ``sd_diff`` or ``disagreement``, or a ``pilot`` (``plan_from_pair``) whose estimate
+    is used (:func:`pilot_spread`); a spread given with a pilot wins. ``design_effect``
+    None: the pilot's (:func:`pilot_design_effect`), else 1.
+    n = ceil((z_{1-alpha/2} + z_power)^2 sd_d^2 deff / gap^2) (``stats.required_items``).
+    """
+    if sd_diff is not None and disagreement is not None:
+        raise AnalysisError("give only one of sd_diff and disagreement")
+    if sd_diff is not None:
+        spread, value, source = "sd", float(sd_diff), "typed"
+    elif disagreement is not None:
+        spread, value, source = "disagreement", float(disagreement), "typed"
+    elif pilot is not None:
+        spread, value, source = pilot_spread(pilot)
+    else:
+        raise AnalysisError("give sd_diff, disagreement or a pilot pair")
+    if design_effect is None:
+        design_effect = pilot_design_effect(pilot) if pilot is not None else 1.0
+    k = int(answers_per_item)
+    if k < 1:
+        raise AnalysisError(f"answers per item must be at least 1, got {answers_per_item!r}")
+    if not 0.0 <= float(within_share) < 1.0:
+        raise AnalysisError(f"the answer-to-answer share must lie in [0, 1), got "
+                            f"{within_share!r}")
+    plan = PairedPlan(alpha=float(alpha), power=float(power), spread=spread,
+                      spread_value=value, design_effect=float(design_effect),
+                      answers_per_item=k, within_share=float(within_share), source=source,
+                      pilot=pilot)
+    if gap is None:
+        plan.mde_at(1)                      # checks every input once
+        return plan
+    need = st.required_items(float(gap), alpha=plan.alpha, power=plan.power,
+                             design_effect=plan.design_effect, **plan.spread_kwargs())
+    return replace(plan, gap=float(gap), required_n=int(need))

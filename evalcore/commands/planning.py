@@ -11,72 +11,55 @@ from evalcore.commands._shared import (EXIT_OK, _cell_text, _open_store, _out, _
 
 
 def cmd_plan(args) -> int:
-    from evalcore import stats as st
+    """Items needed for a gap (``--delta``) and the smallest gap detectable with ``--n`` items,
+    from typed assumptions or a pilot pair; the text output is the Planner page's sentences
+    (``analysis.PairedPlan``)."""
+    from evalcore import analysis as an
     pilot = None
-    sd_diff, disagreement = args.sd_diff, args.disagreement
     if args.pilot:
         if not args.task:
             raise _Usage("--pilot needs --task T (the task to estimate sd_diff on)")
-        from evalcore import analysis as an
         store = _open_store(args)
         pilot = an.plan_from_pair(store, args.pilot[0], args.pilot[1], args.task,
                                   metric=args.metric)
-        if sd_diff is None and disagreement is None:
-            if pilot.sd_diff > 0:
-                sd_diff = pilot.sd_diff
-            else:   # the runs never differ: plan with the upper bound of the rate, not 0
-                disagreement = pilot.disagreement_upper
-    if sd_diff is None and disagreement is None:
+    if pilot is None and args.sd_diff is None and args.disagreement is None:
         raise _Usage("give --sd-diff, --disagreement or --pilot RUN_A RUN_B --task T")
-    if sd_diff is not None and disagreement is not None:
+    if args.sd_diff is not None and args.disagreement is not None:
         raise _Usage("give only one of --sd-diff and --disagreement")
     if args.n is None and args.delta is None:
         raise _Usage("give --n (for the minimum detectable effect) and/or --delta (for "
-                        "the required number of items)")
-    deff = args.design_effect
-    if deff is None and pilot is not None and pilot.design_effect is not None and \
-            pilot.design_effect > 0:
-        deff = pilot.design_effect
-    deff = 1.0 if deff is None else deff
-    kw = dict(sd_diff=sd_diff, disagreement=disagreement, alpha=args.alpha, power=args.power,
-              design_effect=deff)
+                     "the required number of items)")
+    plan = an.paired_plan(gap=args.delta, alpha=args.alpha, power=args.power,
+                          sd_diff=args.sd_diff, disagreement=args.disagreement,
+                          design_effect=args.design_effect, pilot=pilot)
     n = args.n if args.n is not None else (pilot.n if pilot is not None and args.delta is None
                                            else None)
-    mde = float(st.minimum_detectable_effect(n, **kw)) if n is not None else None
-    req = int(st.required_items(args.delta, **kw)) if args.delta is not None else None
-    result = {"alpha": args.alpha, "power": args.power, "sd_diff": sd_diff,
-              "disagreement": disagreement, "design_effect": deff, "n": n, "mde": mde,
-              "delta": args.delta, "required_items": req,
+    mde = float(plan.mde_at(n)) if n is not None else None
+    spread = plan.spread_kwargs()
+    result = {"alpha": args.alpha, "power": args.power, "sd_diff": spread.get("sd_diff"),
+              "disagreement": spread.get("disagreement"), "design_effect": plan.design_effect,
+              "n": n, "mde": mde, "delta": args.delta, "required_items": plan.required_n,
               "pilot": None if pilot is None else dict(pilot.__dict__)}
     if args.format == "json":
         _out(dump_json(result))
         return EXIT_OK
-    rows = [{"quantity": k, "value": v} for k, v in result.items() if k != "pilot"]
-    if pilot is not None:
-        rows += [{"quantity": f"pilot.{k}", "value": v} for k, v in pilot.__dict__.items()]
-    df = pd.DataFrame(rows)
-    df["value"] = [_cell_text(v, 6) if not isinstance(v, str) else v for v in df["value"]]
     if args.format != "table":
+        rows = [{"quantity": k, "value": v} for k, v in result.items() if k != "pilot"]
+        if pilot is not None:
+            rows += [{"quantity": f"pilot.{k}", "value": v} for k, v in pilot.__dict__.items()]
+        df = pd.DataFrame(rows)
+        df["value"] = [_cell_text(v, 6) if not isinstance(v, str) else v for v in df["value"]]
         _out(render(df, args.format))
         return EXIT_OK
     lines = []
     if pilot is not None:
-        lines.append(f"Pilot: {pilot.run_b} - {pilot.run_a} on {pilot.task} ({pilot.metric}), "
-                     f"n = {pilot.n}: sd_diff = {pilot.sd_diff:.4f}, disagreement = "
-                     f"{pilot.disagreement:.4f}, observed diff = {pilot.diff:+.4f}"
-                     + (f", design effect = {pilot.design_effect:.3f}"
-                        if pilot.design_effect is not None else ""))
+        lines.append(an.pilot_sentence(pilot))
         if pilot.note:
-            lines.append(f"Note: {pilot.note}")
-    spread = (f"sd_diff = {sd_diff:.4g}" if sd_diff is not None else
-              f"disagreement = {disagreement:.4g} (sd_diff^2 <= disagreement, conservative)")
-    lines.append(f"Assumptions: {spread}, alpha = {args.alpha:g} (two-sided), power = "
-                 f"{args.power:g}, design effect = {deff:.4g}")
-    if mde is not None:
-        lines.append(f"Minimum detectable effect with n = {n}: {mde:.4f} "
-                     f"({mde * 100:.2f} points on a 0-1 scale)")
-    if req is not None:
-        lines.append(f"Items needed to detect a gap of {args.delta:g}: {req}")
+            lines.append(f"Note: {pilot.note}.")
+    if plan.required_n is not None:
+        lines.append(plan.items_sentence())
+    if n is not None:
+        lines.append(plan.mde_sentence(n, with_assumptions=plan.required_n is None))
     _out("\n".join(lines))
     return EXIT_OK
 

@@ -10,6 +10,11 @@ run's files with SHA-256 and upload time, harness and version). Rendering is
 Sections are optional (``ReportSpec.sections``); a section whose data is missing (no
 comparison asked for, no run with several answers per item, no cluster key) is left out and
 the reason is recorded in ``Report.notes``.
+
+Runs without item scores (summary-only: a results file without its samples) are gathered in
+``Report.summary_only``, one group per checkpoint series or seed configuration
+(``analysis.run_groups``), so the rendered leaderboard can name them in one line and list
+them in an appendix when runs with item scores are on the board.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from evalcore.redact import mask_location
 
 SECTIONS = ("leaderboard", "comparisons", "repeats", "planner", "methods", "provenance")
 DEFAULT_DELTAS = (0.01, 0.02, 0.05)   # gaps (metric units) the planner section sizes for
+DEFAULT_GAP = 0.02                    # the gap of interest the key findings size for
 DEFAULT_POWER = 0.8
 MAX_REPEATS = 8      # repeats / cluster rows shown at most (the rest is counted in a note)
 
@@ -43,7 +49,10 @@ class ReportSpec:
         (``analysis.leaderboard``); confidence is used everywhere.
     adjust : p-value adjustment across tasks in a comparison ("holm" or "bh").
     deltas : gaps (metric units, 0.02 = 2 points) the planner section gives item counts for.
-    n_examples : example disagreements shown per comparison and cell (b and c).
+    gap : the gap of interest (metric units) whose item counts the key findings give; it is
+        sized with the deltas.
+    n_examples : example disagreements shown per comparison and cell (b and c), taken from
+        the compared tasks in turn.
     sections : which of ``SECTIONS`` to include.
     """
 
@@ -56,6 +65,7 @@ class ReportSpec:
     seed: int = 0
     adjust: str = "holm"
     deltas: tuple[float, ...] = DEFAULT_DELTAS
+    gap: float = DEFAULT_GAP
     n_examples: int = 3
     sections: tuple[str, ...] = SECTIONS
     title: str = "Evaluation report"
@@ -63,13 +73,16 @@ class ReportSpec:
 
 @dataclass(frozen=True)
 class ComparisonSection:
-    """One pairwise comparison: the ``analysis.Comparison`` and a few disagreements per
-    task (``examples[task]`` = rows of ``discordant_items`` from cells b and c, with a
-    ``cell`` column)."""
+    """One pairwise comparison: the ``analysis.Comparison`` and a few of its disagreements.
+
+    ``examples``: up to ``ReportSpec.n_examples`` rows of ``discordant_items`` per cell (b:
+    only B right, c: only A right), taken from the compared tasks in turn (the first item of
+    each task, then the second, ...), with ``task`` and ``cell`` columns. ``n_discordant``:
+    task -> (b, c), the counts they were chosen from."""
 
     comparison: analysis.Comparison
-    examples: dict = field(default_factory=dict)
-    n_discordant: dict = field(default_factory=dict)   # task -> (b, c) counts listed from
+    examples: pd.DataFrame = field(default_factory=pd.DataFrame)
+    n_discordant: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -102,6 +115,18 @@ class RunProvenance:
 
 
 @dataclass(frozen=True)
+class SummaryOnlyGroup:
+    """Runs of the leaderboard without item scores that belong together: a checkpoint
+    series (``kind`` "checkpoint series", runs with a training step), a seed configuration
+    ("seeds"), or the remaining ones ("other", ``name`` empty); ``name`` is the series or
+    configuration (``analysis.run_groups``)."""
+
+    kind: str
+    name: str
+    runs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything a report shows, as computed by the analysis layer."""
 
@@ -116,6 +141,18 @@ class Report:
     plans: tuple[PlanRow, ...]
     provenance: tuple[RunProvenance, ...]
     notes: tuple[str, ...] = ()
+    summary_only: tuple[SummaryOnlyGroup, ...] = ()
+
+    def collapsed_runs(self) -> set[str]:
+        """Summary-only runs the leaderboard names in one line instead of a row: all of them
+        when the board also has runs with item scores (they alone carry paired tests and
+        tiers), none when every run is summary-only (then they are the board)."""
+        board = self.leaderboard
+        if board is None or not len(board.cells) or not self.summary_only:
+            return set()
+        runs = {r for g in self.summary_only for r in g.runs}
+        with_items = set(map(str, board.cells.loc[board.cells["has_items"].astype(bool), "run"]))
+        return runs if with_items - runs else set()
 
     def has(self, section: str) -> bool:
         """True when ``section`` was asked for and has something to show."""
@@ -137,6 +174,11 @@ def build_report(store, spec: ReportSpec | None = None) -> Report:
     should not silently drop a comparison the user asked for.
     """
     spec = spec or ReportSpec()
+    if not (0.0 < float(spec.gap) and all(float(d) > 0 for d in spec.deltas)):
+        raise AnalysisError(f"the gaps to plan for must be positive (gap {spec.gap}, deltas "
+                            f"{', '.join(map(str, spec.deltas))})")
+    if int(spec.n_examples) < 0:
+        raise AnalysisError(f"n_examples must be 0 or more, got {spec.n_examples}")
     unknown = [s for s in spec.sections if s not in SECTIONS]
     if unknown:
         raise AnalysisError(f"unknown report section(s) {', '.join(unknown)}; "
@@ -159,8 +201,10 @@ def build_report(store, spec: ReportSpec | None = None) -> Report:
     notes: list[str] = []
 
     board = None
+    summary_only: tuple[SummaryOnlyGroup, ...] = ()
     if "leaderboard" in spec.sections:
         board = _leaderboard(store, spec, ids, tasks, known_tasks, notes)
+        summary_only = _summary_only(store, board)
     sections = []
     if "comparisons" in spec.sections:
         for a, b in spec.comparisons:
@@ -178,7 +222,8 @@ def build_report(store, spec: ReportSpec | None = None) -> Report:
                   version=__version__,
                   store_path=mask_location(str(getattr(store, "location", ""))),
                   leaderboard=board, comparisons=tuple(sections), repeats=reps, clusters=cls,
-                  plans=plans, provenance=prov, notes=tuple(notes))
+                  plans=plans, provenance=prov, notes=tuple(notes),
+                  summary_only=summary_only)
 
 
 # ---- sections ------------------------------------------------------------------------------
@@ -230,18 +275,66 @@ def _comparison(store, spec: ReportSpec, run_a: str, run_b: str) -> ComparisonSe
                                    adjust=spec.adjust,
                                    **({"task": chosen[0]} if len(chosen) == 1
                                       else {"tasks": chosen}))
-    examples, counts = {}, {}
+    per_cell: dict[str, list[pd.DataFrame]] = {"b": [], "c": []}
+    counts = {}
     for row in cmp.per_task.itertuples(index=False):
         if pd.isna(row.b):
             continue
-        parts = []
-        for cell in ("b", "c"):
+        for cell in per_cell:
             items = analysis.discordant_items(store, run_a, run_b, str(row.task),
                                               str(row.metric), cell=cell)
-            parts.append(items.head(spec.n_examples).assign(cell=cell))
-        examples[str(row.task)] = pd.concat(parts, ignore_index=True)
+            per_cell[cell].append(items.head(spec.n_examples).assign(task=str(row.task),
+                                                                     cell=cell))
         counts[str(row.task)] = (int(row.b), int(row.c))
+    examples = pd.concat([_in_turn(frames, spec.n_examples) for frames in per_cell.values()],
+                         ignore_index=True) if counts else pd.DataFrame()
     return ComparisonSection(comparison=cmp, examples=examples, n_discordant=counts)
+
+
+def _in_turn(frames: list[pd.DataFrame], k: int) -> pd.DataFrame:
+    """The first ``k`` rows taking one row of each frame in turn (first rows first)."""
+    if not frames:
+        return pd.DataFrame()
+    ranked = pd.concat([f.assign(_turn=range(len(f)), _frame=i) for i, f in enumerate(frames)],
+                       ignore_index=True)
+    return (ranked.sort_values(["_turn", "_frame"], kind="stable").head(k)
+            .drop(columns=["_turn", "_frame"]).reset_index(drop=True))
+
+
+def _summary_only(store, board: analysis.Leaderboard) -> tuple[SummaryOnlyGroup, ...]:
+    """The board's runs without any item score, grouped by checkpoint series and seed
+    configuration (``analysis.run_groups``); groups of one run join "other"."""
+    cells = board.cells
+    if not len(cells):
+        return ()
+    has = cells.groupby(cells["run"].astype(str))["has_items"].agg(lambda v: bool(v.any()))
+    bare = [r for r in dict.fromkeys(cells["run"].astype(str)) if not has[r]]
+    if not bare:
+        return ()
+    groups = analysis.run_groups(store)
+    groups = groups[groups["run"].astype(str).isin(bare)]
+    found: dict[tuple[str, str], list[tuple[float, str]]] = {}
+    for g in groups.itertuples(index=False):
+        # a run with a step belongs to its checkpoint series, else one with a seed to its
+        # seed configuration; runs in step (seed) order
+        if not pd.isna(g.step):
+            key, order = ("checkpoint series", str(g.config)), float(g.step)
+        elif not pd.isna(g.seed):
+            key, order = ("seeds", str(g.config)), float(g.seed)
+        else:
+            key, order = ("other", ""), 0.0
+        found.setdefault(key, []).append((order, str(g.run)))
+    grouped = set(groups["run"].astype(str))
+    out, other = [], [r for r in bare if r not in grouped]
+    for (kind, cfg), members in sorted(found.items()):
+        runs = [r for _, r in sorted(members, key=lambda m: m[0])]
+        if kind == "other" or len(runs) < 2:
+            other += runs
+        else:
+            out.append(SummaryOnlyGroup(kind=kind, name=cfg, runs=tuple(runs)))
+    if other:
+        out.append(SummaryOnlyGroup(kind="other", name="", runs=tuple(dict.fromkeys(other))))
+    return tuple(out)
 
 
 def _repeats_and_clusters(store, spec, ids, tasks, task_table, names, notes):
@@ -278,6 +371,7 @@ def _plans(store, spec, sections, board, notes) -> tuple[PlanRow, ...]:
             if len(top) == 2:
                 pairs.append((top[1], top[0], str(t), "two best runs on the leaderboard"))
     alpha = 1.0 - spec.confidence
+    deltas = sorted({float(d) for d in (*spec.deltas, spec.gap)})
     rows = []
     for a, b, t, source in pairs:
         try:
@@ -296,7 +390,7 @@ def _plans(store, spec, sections, board, notes) -> tuple[PlanRow, ...]:
                                                  power=DEFAULT_POWER, design_effect=deff))
         req = tuple((float(d), int(st.required_items(float(d), sd_diff=sd, alpha=alpha,
                                                      power=DEFAULT_POWER, design_effect=deff)))
-                    for d in spec.deltas)
+                    for d in deltas)
         rows.append(PlanRow(pilot=pilot, source=source, alpha=alpha, power=DEFAULT_POWER,
                             design_effect=deff, mde=mde, required=req))
     return tuple(rows)

@@ -19,7 +19,8 @@ import math
 
 import pandas as pd
 
-from evalcore.analysis import AVERAGE_TASK, METHOD_LABELS
+from evalcore import words
+from evalcore.analysis import AVERAGE_TASK
 
 STYLES = ("brackets", "pm")
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -130,7 +131,7 @@ def leaderboard_table(board, *, style: str = "brackets") -> str:
                 row.append(text)
         rows.append(row)
     header = ["Run"] + [latex_escape(t) for t in tasks] + (["Macro avg."] if avg is not None and len(avg) else [])
-    methods = ", ".join(METHOD_LABELS.get(m, m) for m in dict.fromkeys(cells["method"].astype(str)))
+    methods = ", ".join(words.label("score", m) for m in dict.fromkeys(cells["method"].astype(str)))
     ns = "; ".join(f"{latex_escape(t)}: n = {_n(cells[cells['task'] == t]['n'])}" for t in tasks)
     unit = " in percent" if all(v == 100.0 for v in scales.values()) else ""
     caption = (f"Scores{unit} with {level} intervals ({latex_escape(methods)}). Items per task: "
@@ -160,7 +161,7 @@ def comparison_table(cmp, *, style: str = "brackets", label: str = "tab:comparis
         rows.append([r"\textit{Macro average}" if overall else latex_escape(r["task"]),
                      str(int(r["n"])), _fmt(r["score_a"], k, 1), _fmt(r["score_b"], k, 1), text,
                      _p(r.get("p_value", r.get("p_exact"))), _p(r.get("p_adjusted"))])
-    kinds = ", ".join(dict.fromkeys(map(str, pt["kind"])))
+    kinds = ", ".join(dict.fromkeys(words.label("paired", m) for m in pt["interval_method"]))
     adj = sorted(set(map(str, pt["adjustment"])) - {"none"})
     names = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
     points = bool((pt["points_scale"] == 100.0).all())

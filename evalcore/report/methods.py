@@ -18,7 +18,7 @@ from collections import Counter
 
 import pandas as pd
 
-from evalcore.analysis import METHOD_LABELS
+from evalcore import words
 
 # Why each interval method is the right one where it was used (METHODS.md).
 METHOD_REASONS = {
@@ -30,14 +30,15 @@ METHOD_REASONS = {
                        "guarantees at least nominal coverage (conservative)",
     "bayes": "the scores are 0/1; the equal-tailed interval of the Beta(1 + k, 1 + n - k) "
              "posterior",
-    "clt": "mean +/- z SD/sqrt(n) with SD of ddof = 1, the lm-evaluation-harness stderr "
-           "convention",
+    "clt": "mean +/- z SD/sqrt(n), the SD with n - 1 in its denominator, the "
+           "lm-evaluation-harness stderr convention",
     "bootstrap": "percentile interval over resampled items",
     "clustered": "cluster-robust SE, because items that share a cluster are not independent "
                  "(for 0/1 scores the Korn-Graubard interval: Clopper-Pearson on the "
                  "design-effect-adjusted n with G - 1 degrees of freedom)",
     "reported": "no item-level data, so the value +/- z times the harness-reported stderr",
 }
+MAX_LISTED = 12     # tasks named one by one in a sentence; more are counted
 REASON_COLUMNS = ("method_reason", "reason", "interval_reason", "routing_reason")
 # The test each comparison interval inverts (``interval_method`` of a compare row).
 VERDICT_TESTS = {
@@ -63,6 +64,14 @@ def _n_range(values) -> str:
     if not v:
         return "n unknown"
     return f"n = {v[0]:,}" if len(v) == 1 else f"n = {v[0]:,} to {v[-1]:,}"
+
+
+def _items(values) -> str:
+    """"n = 200 items", "n = 40 to 1,000 items", "n = 1 item" or "n unknown"."""
+    text = _n_range(values)
+    if text == "n unknown":
+        return text
+    return text + (" item" if text == "n = 1" else " items")
 
 
 def _list(words: list[str]) -> str:
@@ -92,11 +101,22 @@ def data_paragraph(report) -> str:
             (f" ({_list(parts)})" if parts else "") + ".")
     board = report.leaderboard
     if board is not None and len(board.cells):
-        tasks = []
+        tasks: list[str] = []
+        by_metric: dict[str, tuple[int, list]] = {}
         for t, g in board.cells.groupby("task", sort=True):
-            tasks.append(f"{t} ({board.metrics_by_task.get(t, g['metric'].iloc[0])}, "
-                         f"{_n_range(g['n'])} items)")
-        text += f" Scores are reported on {_plural(len(tasks), 'task')}: {_list(tasks)}."
+            metric = str(board.metrics_by_task.get(t, g["metric"].iloc[0]))
+            tasks.append(f"{t} ({metric}, {_items(g['n'])})")
+            k, ns = by_metric.get(metric, (0, []))
+            by_metric[metric] = (k + 1, ns + g["n"].tolist())
+        if len(tasks) <= MAX_LISTED:
+            text += f" Scores are reported on {_plural(len(tasks), 'task')}: {_list(tasks)}."
+        else:
+            # a long list of tasks says less than a count per metric (the report's tables
+            # name each task)
+            per = [f"{_plural(k, 'task')} on {m} ({_items(ns)})"
+                   for m, (k, ns) in sorted(by_metric.items())]
+            text += (f" Scores are reported on {_plural(len(tasks), 'task')}: "
+                     f"{_list(per)}.")
         text += (" An item's score is the mean over its answers, so an item with several "
                  "answers counts once.")
     return text
@@ -130,7 +150,10 @@ def interval_paragraph(report) -> str:
     rcol = _reason_column(cells)
     sentences = []
     for method, g in cells.groupby("method", sort=False):
-        label = METHOD_LABELS.get(str(method), str(method))
+        label = words.label("score", method)
+        if str(method) == "reported" and pd.to_numeric(
+                g.get("reported_stderr", pd.Series(dtype=float)), errors="coerce").isna().all():
+            label = "harness's reported value"       # no stderr reported: no interval at all
         if rcol is not None and g[rcol].notna().any():
             why = "; ".join(dict.fromkeys(str(r) for r in g[rcol].dropna()))
         elif str(method) == "reported":
@@ -141,14 +164,15 @@ def interval_paragraph(report) -> str:
                 why = "the scores are not 0/1 (means over several answers or partial " \
                       "credit), so " + why
         tasks = sorted(set(map(str, g["task"])))
-        sentences.append(f"{label} intervals for {_plural(len(g), 'run x task cell')} on "
-                         f"{_list(tasks)}" + (f": {why}" if why else ""))
+        where = _list(tasks) if len(tasks) <= MAX_LISTED else _plural(len(tasks), "task")
+        sentences.append(f"the {label} for {_plural(len(g), 'run x task cell')} on "
+                         f"{where}" + (f": {why}" if why else ""))
     text = f"Each score is given with a {level} interval. " + ". ".join(
         x[0].upper() + x[1:] for x in sentences) + "."
     asked = str(board.method)
     if any(str(m) != asked for m in cells["method"]):
         rerouted = [n for n in board.notes if "used" in n or "needs" in n or "harness-reported" in n]
-        text += (f" The interval method requested was {METHOD_LABELS.get(asked, asked)}; "
+        text += (f" The interval method requested was the {words.label('score', asked)}; "
                  f"where it did not apply another was used" +
                  (f" ({'; '.join(rerouted)})" if rerouted else "") + ".")
     if board.method == "bootstrap":
@@ -341,9 +365,10 @@ def protocol_paragraph(report) -> str:
 
 
 def software_sentence(report) -> str:
+    where = (" the source files of every run are listed with their SHA-256 hashes in the "
+             "appendix (Provenance)." if "provenance" in report.spec.sections else "")
     return (f"All statistics were computed with evalbars {report.version} "
-            f"(report generated {report.created_at}); the source files of every run are "
-            f"listed with their SHA-256 hashes under Provenance.")
+            f"(report generated {report.created_at})" + (f";{where}" if where else "."))
 
 
 def methods_paragraphs(report) -> list[tuple[str, str]]:

@@ -575,8 +575,8 @@ def paired_coverage(n: int, discordance: float, difference: float = 0.0,
     low, high, _ = widen_to_zero(low, high, mcnemar_exact_p(b, cc), c)
     params = (("discordance", rho), ("difference", float(difference)),
               ("accuracy_a", float(accuracy_a)))
-    routed = ", ".join(f"{meth} {np.mean(pick == meth):.0%}" for meth in PAIRED_METHODS
-                       if np.any(pick == meth))
+    routed = ", ".join(f"{LABELS.get(meth, meth)} {np.mean(pick == meth):.0%}"
+                       for meth in PAIRED_METHODS if np.any(pick == meth))
     methods = [_simulated("default", _covered(low, high, delta_s), high - low, default=True,
                           nominal=c, n=m, setting="paired", params=params,
                           label=f"Product default (routed: {routed}; widened to 0 where the "
@@ -729,8 +729,13 @@ def coverage_sentence(report: CoverageReport, method: MethodCoverage | None = No
             f"({kind} {100 * m.min_coverage:.1f}%{se})")
 
 
+# a design parameter's name in the line that describes it (the key itself when not listed)
+PARAMETER_NAMES = {"accuracy_a": "accuracy of run A", "icc": "ICC", "clusters": "clusters G",
+                   "sd": "sd of the item scores"}
+
+
 def describe(report: CoverageReport) -> str:
     """One line naming the design in words, e.g. "paired difference of two 0/1 runs: n = 15,
-    discordance 0.467, difference 0"."""
-    pars = ", ".join(f"{k} {v:g}" for k, v in report.parameters)
+    discordance 0.467, difference 0, accuracy of run A 0.5"."""
+    pars = ", ".join(f"{PARAMETER_NAMES.get(k, k)} {v:g}" for k, v in report.parameters)
     return f"{SETTINGS[report.setting]}: n = {report.n:,}, {pars}"

@@ -178,16 +178,20 @@ def preregistration_markdown(*, comparison: str, n: int, sd_diff: float | None =
     mde = minimum_detectable_effect(m, sd_diff=sd_diff, disagreement=disagreement, alpha=alpha,
                                     power=power, design_effect=design_effect)
     if disagreement is not None:
-        sd_line = (f"disagreement rate rho_d = {float(disagreement):.4g}; "
-                   f"sd_d = sqrt(rho_d) = {math.sqrt(float(disagreement)):.4g} (conservative bound)")
+        r = float(disagreement)
+        sd_line = (f"share of items where the runs disagree {r:.4g} (rho_d = {r:.4g}); SD of "
+                   f"per-item differences planned with sqrt(rho_d) = {math.sqrt(r):.4g}, the "
+                   "conservative bound")
     else:
-        sd_line = f"sd_d = {float(sd_diff):.4g} (sd of per-item differences)"  # type: ignore[arg-type]
+        s = float(sd_diff)  # type: ignore[arg-type]
+        sd_line = f"SD of per-item differences {s:.4g} (sd_d = {s:.4g})"
     rows = [
         ("Planned comparison", _md(comparison)),
         ("Metric", _md(metric)),
         ("Design", "paired: both runs on the same items, difference B - A"),
-        ("Significance level alpha (two-sided)", f"{float(alpha):g}"),
-        ("Power", f"{float(power):g}"),
+        ("Significance level alpha (two-sided)",
+         f"{float(alpha):g} ({100 * (1 - float(alpha)):.4g}% confidence)"),
+        ("Power", f"{float(power):g} ({100 * float(power):.4g}%)"),
         ("Assumed spread", sd_line),
         ("Design effect (clustering)", f"{float(design_effect):.4g}"),
         ("Answers per item", str(int(answers_per_item))),

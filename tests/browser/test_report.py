@@ -15,6 +15,7 @@ from evalcore.report import ReportSpec, build_report
 from evalcore.report.html import write_html
 from evalcore.store import Store
 from tests.browser.conftest import ARTIFACTS, ROOT
+from tests.browser.test_flows import wait_idle
 
 pytestmark = pytest.mark.browser
 A, B = "demo-org/atlas-7b", "demo-org/boreal-8b"
@@ -73,3 +74,50 @@ def test_presentation_mode_hides_controls_and_enlarges_text(app_url, page):
     page.wait_for_selector(".stSelectbox")
     assert page.locator(".stSelectbox").first.is_visible()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+
+
+def _first_screen(browser, url: str, width: int, height: int, shot: str):
+    """Open ``url`` in a ``width`` x ``height`` window, wait for the key findings, keep a
+    screenshot of the first screen; return the page (the caller closes its context)."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    pg = context.new_page()
+    pg.set_default_timeout(120_000)
+    pg.goto(url)
+    pg.get_by_role("heading", name="Key findings").wait_for()
+    pg.get_by_text("the best run is", exact=False).first.wait_for()
+    wait_idle(pg)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(ARTIFACTS / shot), full_page=False)
+    return context, pg
+
+
+def test_report_page_opens_on_its_answer(app_url, browser):
+    """At 1440 x 900 the first screen holds the downloads and the key findings (the settings
+    come below)."""
+    context, pg = _first_screen(browser, app_url + "/report", 1440, 900, "report_page_1440.png")
+    try:
+        heading = pg.get_by_role("heading", name="Key findings").bounding_box()
+        button = pg.get_by_role("button", name="HTML report").bounding_box()
+        best = pg.get_by_text("the best run is", exact=False).first.bounding_box()
+        need = pg.get_by_text("To detect a 2-point gap", exact=False).first.bounding_box()
+        settings = pg.get_by_role("heading", name="What goes into the report").bounding_box()
+        assert button["y"] + button["height"] <= 900 and best["y"] < 900 and need["y"] < 900
+        assert button["y"] < heading["y"] < settings["y"]
+    finally:
+        context.close()
+
+
+def test_report_page_in_presentation_mode_shows_only_the_answer(app_url, browser):
+    context, pg = _first_screen(browser, app_url + "/report?present=1", 1920, 1080,
+                                "report_page_present_1920.png")
+    try:
+        assert pg.get_by_role("heading", name="Key findings").bounding_box()["y"] < 1080
+        for hidden in ("What goes into the report", "Preview", "Methods (ready to paste)"):
+            assert pg.get_by_role("heading", name=hidden).count() == 0, hidden
+        assert pg.locator("iframe").count() == 0
+        assert pg.locator(".stSelectbox").first.is_hidden()
+        finding = pg.get_by_text("the best run is", exact=False).first
+        size = finding.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
+        assert size >= 28                     # readable from the back of the room
+    finally:
+        context.close()

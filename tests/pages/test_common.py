@@ -92,3 +92,13 @@ def test_display_frame_arrow_strings_missing_as_dash():
     assert out["run"].tolist() == ["m1", "–", "m<3>"]
     assert out["task"].tolist() == ["arc", "mmlu", "–"]
     assert out["tags"].tolist() == [["demo"], "–", []]
+
+
+def test_text_table_heads_formats_and_never_shows_none():
+    frame = pd.DataFrame({"se": [0.0123, np.nan], "n": [10, None], "name": ["a", None],
+                          "flag": [True, False], "skipped": [1, 2]})
+    out = common.text_table(frame, {"name": ("Run", "text", 1), "se": ("SE (pp)", ".2f", 100),
+                                    "n": ("Items", ".0f", 1), "flag": ("Measured", "yes", 1)})
+    assert list(out.columns) == ["Run", "SE (pp)", "Items", "Measured"]
+    assert out.to_dict("list") == {"Run": ["a", "–"], "SE (pp)": ["1.23", "–"],
+                                   "Items": ["10", "–"], "Measured": ["yes", ""]}

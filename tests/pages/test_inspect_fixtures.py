@@ -78,4 +78,4 @@ def test_clusters_tab_on_problem_ids(starsim, fixtures_dir):
     fit = sm.OLS(x, np.ones(x.size)).fit(cov_type="cluster",
                                          cov_kwds={"groups": np.unique(problem, return_inverse=True)[1]})
     assert any("23 items in 6 clusters" in t for t in texts(at.caption))
-    assert metric(at, "SE, clustered") == f"{100 * fit.bse[0]:.2f} pp"
+    assert metric(at, "SE allowing for clusters") == f"{100 * fit.bse[0]:.2f} pp"

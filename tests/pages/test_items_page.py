@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
+
 from tests.pages.conftest import ROOT, metric, no_exception, page, texts
 from ui import scratch
 
@@ -23,8 +25,8 @@ def test_suspects_rescoring_and_demo_corpus(demo_store):
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     # suspect labels: every planted label error is listed, far more than chance
-    sus = next(d.value for d in at.dataframe if "consensus" in d.value.columns)
-    assert set(TRUTH["label_errors"]["item_ids"]) <= set(sus["item_id"].astype(str))
+    sus = next(d.value for d in at.dataframe if "Consensus pick" in d.value.columns)
+    assert set(TRUTH["label_errors"]["item_ids"]) <= set(sus["Item"].astype(str))
     found = int(metric(at, "Suspect items").split(" of ")[0])
     assert found == len(sus) and float(metric(at, "Expected if labels were right")) < found / 5
     # re-scoring: before / after / range side by side, with the bias note
@@ -34,21 +36,28 @@ def test_suspects_rescoring_and_demo_corpus(demo_store):
     assert any("not neutral" in w for w in texts(at.warning))
     # contamination on the bundled corpus: every quoted item overlaps
     assert any("not a random subset" in w for w in texts(at.warning))
-    items = next(d.value for d in at.dataframe if "hits" in d.value.columns)
-    assert set(TRUTH["overlaps"]["arc_easy_demo"]) <= set(items["item_id"].astype(str))
-    runs = next(d.value for d in at.dataframe if "overlapping - clean" in d.value.columns)
+    items = next(d.value for d in at.dataframe if "In the corpus" in d.value.columns)
+    assert set(TRUTH["overlaps"]["arc_easy_demo"]) <= set(items["Item"].astype(str))
+    runs = next(d.value for d in at.dataframe if "Overlapping − clean [95% CI] (pp)" in d.value.columns)
     assert len(runs) == 7                          # the lm_eval runs (inspect has no arc task)
-    assert runs["method"].str.startswith("Newcombe").all()
+    assert runs["Method"].str.startswith("Newcombe").all()
+    # every table is headed for people and shows no None or NaN
+    for frame in at.dataframe:
+        names = set(frame.value.columns)
+        assert not {"item_id", "n_agree", "share_correct", "n_clean", "score_overlap", "hits",
+                    "run", "accuracy"} & names, names
+        assert not frame.value.astype(str).isin(["None", "nan", "NaN"]).any().any()
     # relabel the planted items to the consensus: 'after' moves, 'before' does not
-    planted = sus[sus["item_id"].astype(str).isin(TRUTH["label_errors"]["item_ids"])]
-    csv = planted.assign(new_gold=planted["consensus"])[["task", "item_id", "new_gold"]].to_csv(index=False)
+    planted = sus[sus["Item"].astype(str).isin(TRUTH["label_errors"]["item_ids"])]
+    csv = pd.DataFrame({"task": planted["Task"], "item_id": planted["Item"],
+                        "new_gold": planted["Consensus pick"]}).to_csv(index=False)
     at.file_uploader(key="rs_upload").set_value(("relabel.csv", csv.encode(), "text/csv")).run()
     no_exception(at)
     after = next(d.value for d in at.dataframe if "suspects correct for all" in d.value.columns)
-    assert after.set_index("run").loc["demo-org/atlas-13b", "before"] == \
-        board.set_index("run").loc["demo-org/atlas-13b", "before"]
-    assert after.set_index("run").loc["demo-org/atlas-13b", "after"] != \
-        board.set_index("run").loc["demo-org/atlas-13b", "after"]
+    assert after.set_index("Run").loc["demo-org/atlas-13b", "before"] == \
+        board.set_index("Run").loc["demo-org/atlas-13b", "before"]
+    assert after.set_index("Run").loc["demo-org/atlas-13b", "after"] != \
+        board.set_index("Run").loc["demo-org/atlas-13b", "after"]
     assert any("6 relabelled item(s)" in c for c in texts(at.caption))
 
 

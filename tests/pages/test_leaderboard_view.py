@@ -49,24 +49,84 @@ def test_cell_texts_equal_cell_text_of_each_row():
 
 
 class _Board:
-    """The Leaderboard fields scores_table reads."""
+    """The Leaderboard fields the table helpers read."""
     def __init__(self, cells: pd.DataFrame):
         self.cells, self.method = cells, "wilson"
         self.task_notes = pd.DataFrame({"task": ["t2"], "kind": ["k"], "note": ["n"]})
         self.groups, self.group_cells, self.metric_info = {}, pd.DataFrame(), {}
-        self.averages = pd.DataFrame(columns=["run", "n_tasks"])
+        self.averages = pd.DataFrame(columns=["run", "n_tasks", "score", "low", "high"])
+        self.group_tree = {}
 
 
-def test_scores_table_is_text_in_str_columns_also_when_empty():
+def test_scores_table_values_sort_texts_show_same_shape():
     cells = _cells().assign(metric="acc")
     board = _Board(cells)
-    table = leaderboard_view.scores_table(board, ["b", "a", "c"], {"t1": True})
-    assert list(table.columns) == ["Task", "Metric", "b", "a", "c", "Notes"]
-    assert table["a"].tolist() == ["50.0 [40.0, 60.0]", "12.5 [10, 15] (reported)"]
-    assert table["c"].tolist() == ["–", "0.75 [0.7, 0.8]"] and table["Notes"].tolist() == ["", "k"]
-    assert all(str(t) == "str" for t in table.dtypes)
-    # the same frame pandas builds from one list per column
-    assert table.equals(pd.DataFrame({c: table[c].tolist() for c in table.columns}))
-    empty = leaderboard_view.scores_table(board, ["a"], {}, query="no such task")
-    assert empty.empty and list(empty.columns) == ["Task", "Metric", "a", "Notes"]
-    assert empty.dtypes.equals(pd.DataFrame({c: [] for c in empty.columns}).dtypes)
+    columns = leaderboard_view.board_columns(board, with_average=False)
+    assert [c.key for c in columns] == ["t1", "t2"]
+    assert "notes: k" in columns[1].help and "acc" in columns[0].help
+    table = leaderboard_view.scores_table(board, ["b", "a", "c"], columns, {"t1": True})
+    assert list(table.texts.columns) == list(table.values.columns) == ["Run", "t1", "t2"]
+    assert table.texts["Run"].tolist() == ["b", "a", "c"]
+    assert table.texts["t1"].tolist() == ["– [–, –]", "50.0 [40.0, 60.0]", "–"]
+    assert table.texts["t2"].tolist() == ["0.25 [0.2, 0.3] ~chance (wald)",
+                                          "12.5 [10, 15] (reported)", "0.75 [0.7, 0.8]"]
+    # the numbers a column sorts by: the score in the units shown (x100 for %), missing
+    # scores (NaN score of b, no cell for c) below every score
+    assert table.values["t1"].tolist() == [-np.inf, 50.0, -np.inf]
+    assert table.values["t2"].tolist() == [0.25, 12.5, 0.75]
+    assert all(str(t) == "str" for t in table.texts.dtypes)
+    empty = leaderboard_view.scores_table(board, [], columns, {})
+    assert empty.texts.empty and list(empty.texts.columns) == ["Run", "t1", "t2"]
+
+
+def test_styled_table_displays_the_texts_and_keeps_the_numbers():
+    """``styled`` fills pandas' per-cell display map: the display values Streamlit sends
+    (``Styler._translate``, as ``marshall_styler`` reads them) are the texts, the data the
+    numbers."""
+    from streamlit.elements.lib.pandas_styler_utils import _use_display_values
+
+    cells = _cells().assign(metric="acc")
+    board = _Board(cells)
+    columns = leaderboard_view.board_columns(board, with_average=False)
+    table = leaderboard_view.scores_table(board, ["b", "a", "c"], columns, {"t1": True})
+    styler = leaderboard_view.styled(table)
+    styler._compute()
+    shown = _use_display_values(table.values, styler._translate(False, False))
+    for col in ("t1", "t2"):
+        assert shown[col].astype(str).tolist() == table.texts[col].tolist()
+    assert styler.data is table.values
+
+
+class _Info:
+    def __init__(self, direction):
+        self.direction, self.ideal = direction, None
+
+
+def test_rank_runs_by_average_task_and_lower_is_better():
+    cells = pd.DataFrame({"run": ["x", "y", "y", "x"], "task": ["up", "up", "down", "down"],
+                          "metric": "m", "score": [0.9, 0.5, 3.0, 5.0]})
+    board = _Board(cells)
+    board.metric_info = {"up": _Info("higher"), "down": _Info("lower")}
+    board.averages = pd.DataFrame({"run": ["y", "x", "z"], "n_tasks": [2, 2, 1],
+                                   "score": [0.4, 0.6, 0.99]})
+    # the average: more tasks first, so z's one-task 0.99 comes last
+    assert leaderboard_view.rank_runs(board, ["z", "y", "x"], "Macro average") == ["x", "y", "z"]
+    # a task: the board's own order (cells come best first within a task)
+    assert leaderboard_view.rank_runs(board, ["x", "y", "w"], "down") == ["y", "x", "w"]
+
+
+def test_filter_runs_by_name_tag_harness_and_series():
+    runs = pd.DataFrame({"name": ["org/a-step1", "org/a-step2", "org/b"],
+                         "model": ["org/a", "org/a", "Org/B-Big"],
+                         "source_format": ["lm_eval", "tidy", "lm_eval"],
+                         "tags": [["x"], None, ["x", "y"]]})
+    series = {"org/a-step1": "org/a", "org/a-step2": "org/a", "org/b": "org/b"}
+    f = leaderboard_view.filter_runs
+    assert f(runs, series) == ["org/a-step1", "org/a-step2", "org/b"]
+    assert f(runs, series, query="big") == ["org/b"]               # the model matches
+    assert f(runs, series, query="STEP") == ["org/a-step1", "org/a-step2"]
+    assert f(runs, series, tags=["y", "nope"]) == ["org/b"]
+    assert f(runs, series, harnesses=["tidy"]) == ["org/a-step2"]
+    assert f(runs, series, series=["org/a"], tags=["x"]) == ["org/a-step1"]
+    assert leaderboard_view.tag_options(runs) == ["x", "y"]
+    assert leaderboard_view.series_options(series) == {"org/a": 2}

@@ -24,8 +24,10 @@ def test_default_design_one_score_exact():
     assert list(table["Method"]) == [m.label for m in ref.methods]
     wilson = table[table["Default"] == "yes"].iloc[0]
     assert wilson["Method"].startswith("Wilson score (edge-modified")
-    assert wilson["Coverage, average (%)"] == pytest.approx(100 * ref.default.coverage, abs=0.01)
-    assert "MC SE (pts)" not in table.columns                   # exact: no Monte Carlo error
+    assert float(wilson["Coverage, average (%)"]) == pytest.approx(100 * ref.default.coverage,
+                                                                   abs=0.01)
+    assert "Monte Carlo SE (pp)" not in table.columns           # exact: no Monte Carlo error
+    assert "Mean width (pp)" in table.columns
     assert set(table["Verdict"]) <= {"within 1.5 points of nominal", "undercovers",
                                      "overcovers (conservative)"}
     figs = charts(at)
@@ -44,9 +46,11 @@ def test_paired_small_n_flags_undercoverage_of_the_default_or_names_the_route():
     ref = cov.paired_coverage(15, 0.47, 0.0, 0.5)
     table = _table(at)
     assert len(table) == 1 + len(cov.PAIRED_METHODS)
-    assert table["MC SE (pts)"].notna().all()
+    assert (table["Monte Carlo SE (pp)"] != "–").all()
+    assert not table.isin(["None", "nan", "NaN"]).any().any()
     newc = table[table["Method"] == "Newcombe hybrid score"].iloc[0]
-    assert newc["Coverage, average (%)"] == pytest.approx(100 * ref.method("newcombe").coverage, abs=0.01)
+    assert float(newc["Coverage, average (%)"]) == pytest.approx(
+        100 * ref.method("newcombe").coverage, abs=0.01)
     banner = texts(at.warning) + texts(at.success)
     assert any(ref.default.label in t and f"{100 * ref.default.coverage:.1f}%" in t for t in banner)
     assert any("20,000 simulated samples, seed 0" in c for c in texts(at.caption))
@@ -55,8 +59,8 @@ def test_paired_small_n_flags_undercoverage_of_the_default_or_names_the_route():
     assert any(f"on average over discordance in [{lo:.4g}, {hi:.4g}]" in t
                and f"lowest of 10 slices {100 * ref.default.min_coverage:.1f}%" in t
                for t in banner), banner
-    assert table["Lowest of 10 slices (%)"].notna().all()
-    assert newc["Lowest of 10 slices (%)"] == pytest.approx(
+    assert (table["Lowest of 10 slices (%)"] != "–").all()
+    assert float(newc["Lowest of 10 slices (%)"]) == pytest.approx(
         100 * ref.method("newcombe").min_coverage, abs=0.01)
 
 
@@ -69,7 +73,7 @@ def test_exact_banner_says_average_and_lowest_pointwise():
     banner = texts(at.warning) + texts(at.success)
     assert any("covers 95.3% on average over p in [0.08, 0.12] (lowest pointwise 91.7%)" in t
                for t in banner), banner
-    assert _table(at).iloc[0]["Lowest pointwise (%)"] == pytest.approx(
+    assert float(_table(at).iloc[0]["Lowest pointwise (%)"]) == pytest.approx(
         100 * ref.default.min_coverage, abs=0.01)
 
 
@@ -80,7 +84,7 @@ def test_clustered_eight_clusters():
     no_exception(at)
     table = _table(at)
     iid = table[table["Method"] == "iid CLT (ignores clusters)"].iloc[0]
-    assert iid["Verdict"] == "undercovers" and iid["Coverage, average (%)"] < 70
+    assert iid["Verdict"] == "undercovers" and float(iid["Coverage, average (%)"]) < 70
     z = table[table["Method"] == "Clustered CR1, normal quantile"].iloc[0]
     assert z["Verdict"] == "undercovers"
     assert len(charts(at)) == 1
@@ -127,3 +131,16 @@ def test_page_is_in_the_app_navigation():
     at.switch_page("pages/method_check.py").run()
     no_exception(at)
     assert at.title[0].value == "Method check"
+
+
+def test_design_line_and_routed_default_in_words():
+    """The design's parameters and the routed methods by their names, not code keys."""
+    at = page("method_check")
+    at.query_params.update({"design": "paired", "n": "60", "dis": "0.3"})
+    at.run()
+    no_exception(at)
+    line = next(c for c in texts(at.caption) if c.startswith("paired"))
+    assert "accuracy of run A 0.5" in line and "accuracy_a" not in line
+    default = _table(at).iloc[0]["Method"]
+    assert "routed: Tango score 100%" in default
+    assert "tango" not in default

@@ -83,13 +83,20 @@ def test_protocol_group_choice_and_table(demo_store):
     at.query_params["pr_group"] = "demo-org/boreal-8b"
     at.run()
     no_exception(at)
-    table = next(d.value for d in at.dataframe if "differs" in d.value.columns)
+    table = next(d.value for d in at.dataframe
+                 if "Differs from the first run" in d.value.columns)
     assert len(table) == 4
-    assert table["differs"].str.contains("num_fewshot: 0 -> 3").sum() == 2
+    assert table["Differs from the first run"].str.contains("num_fewshot: 0 -> 3").sum() == 2
     pr = an.protocol_sensitivity(demo_store, task="gsm8k_demo")
     row = pr.groups[pr.groups["model"] == "demo-org/boreal-8b"].iloc[0]
     rng = next(m for m in at.metric if m.label.startswith("Range"))
-    assert rng.value == f"{100 * row['range']:.1f}"
+    assert rng.value == f"{100 * row['range']:.1f} pp"
+    # every table of the section is headed for people, with units, and shows no None/NaN
+    groups = next(d.value for d in at.dataframe if "Range (pp)" in d.value.columns)
+    assert "Nearest other model" in groups.columns and "range_points" not in groups.columns
+    for frame in at.dataframe:
+        assert not {"nearest_gap", "item_se", "max_range", "metric_family"} & set(frame.value.columns)
+        assert not frame.value.astype(str).isin(["None", "nan", "NaN"]).any().any()
 
 
 def test_planned_gap_changes_seeds_needed(demo_store):
@@ -113,3 +120,22 @@ def test_store_without_groups_says_what_to_upload(tmp_path):
     assert "No checkpoint series" in info and "step=1000" in info
     # the split section still works on the one run with 60 items
     assert any(m.label == "Splits × items" and m.value == "6 × 10" for m in ats[3].metric)
+
+
+def test_seed_and_checkpoint_tables_in_plain_words(demo_store):
+    seeds = _tab("Seeds")
+    no_exception(seeds)
+    groups = next(d.value for d in seeds.dataframe if "Configuration" in d.value.columns)
+    want = an.seed_report(demo_store).groups.iloc[0]
+    assert groups.loc[0, "Between-seed SD beyond item noise (pp)"] == \
+        f"{100 * want['between_sd']:.2f}"
+    assert groups.loc[0, "Between-seed variance (pp²)"] == f"{1e4 * want['between_var']:.4g}"
+    checkpoints = _tab("Checkpoints")
+    no_exception(checkpoints)
+    assert any(m.label == "Signal (relative spread)" for m in checkpoints.metric)
+    for at in (seeds, checkpoints):
+        for frame in at.dataframe:
+            names = set(frame.value.columns)
+            assert not {"between_sd", "between_var", "sd_observed", "seeds_needed", "n_pairs",
+                        "k_a", "config_a"} & names, names
+            assert not frame.value.astype(str).isin(["None", "nan", "NaN"]).any().any()

@@ -5,6 +5,8 @@ bad files, and rename / tag / delete with confirmation."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 
@@ -43,10 +45,13 @@ def test_upload_two_lm_eval_files_reports_what_was_recognised(tmp_path, fixtures
     assert len(runs) == 2 and runs["has_items"].all()
     listed = next(d.value for d in at.dataframe if "run_id" in d.value.columns)
     assert sorted(listed["name"]) == sorted(runs["name"])
-    # uploading the same file again changes nothing and says so
+    # uploading the same file again (a new session) changes nothing and says so
     again = page("upload").run()
     upload(again, files[:1])
-    assert any("already in the store" in t for t in texts(again.info))
+    assert [t for t in texts(again.info) if t.startswith("Already stored")] == [
+        f"Already stored: 1 file(s) (runs {runs['name'][runs['name'].str.contains('Mistral')].iloc[0]}); "
+        "nothing was written for them."]
+    assert not again.warning and not again.error and not again.success
     assert len(Store(store_file(tmp_path)).runs()) == 2
 
 
@@ -114,7 +119,7 @@ TIDY = ("model,task,item_id,score\n"
 
 
 def test_a_table_with_several_models_stores_each(tmp_path):
-    """Issue 7 item 1 on the page: every model stored; the same table again changes nothing;
+    """Every model of a tidy table is stored; the same table again changes nothing;
     a later table that adds a model adds just that model."""
     at = upload(page("upload").run(), [("scores.csv", TIDY.encode(), "text/csv")])
     assert any("Recognised 3 run(s); 3 added" in t for t in texts(at.success))
@@ -125,7 +130,8 @@ def test_a_table_with_several_models_stores_each(tmp_path):
     assert sorted(store.runs()["name"]) == ["gpt-x", "gpt-y", "gpt-z"]
 
     again = upload(page("upload").run(), [("scores.csv", TIDY.encode(), "text/csv")])
-    assert any("already in the store" in t for t in texts(again.info))
+    assert any(t.startswith("Already stored: 1 file(s) (runs gpt-x, gpt-y, gpt-z)")
+               for t in texts(again.info))
     later = TIDY + "gpt-w,arc,q1,0\ngpt-w,arc,q2,0\n"
     more = upload(page("upload").run(), [("week2.csv", later.encode(), "text/csv")])
     assert any("Recognised 4 run(s); 1 added" in t for t in texts(more.success))
@@ -135,7 +141,7 @@ def test_a_table_with_several_models_stores_each(tmp_path):
 
 
 def test_good_runs_are_stored_and_bad_files_listed(tmp_path, fixtures_dir):
-    """Issue 7 items 4 and 5 on the page: one upload with a good results file, a Git LFS
+    """One upload with a good results file, a Git LFS
     pointer, an unknown JSON and an inspect log without a scorer."""
     log = json.loads((fixtures_dir / "inspect" / "data_arc_qwen.json").read_bytes())
     log["eval"]["scorers"] = None
@@ -150,7 +156,8 @@ def test_good_runs_are_stored_and_bad_files_listed(tmp_path, fixtures_dir):
              ("no_scorer.json", json.dumps(log).encode(), "application/json")]
     at = upload(page("upload").run(), files)
     assert any("Recognised 1 run(s); 1 added" in t for t in texts(at.success))
-    assert any("3 file(s) were not stored (2 bad, 1 without scores)" in t for t in texts(at.warning))
+    assert any("3 new file(s) were not stored (2 bad, 1 without scores)" in t
+               for t in texts(at.warning))
     problems = table_with(at, "Reason").set_index("File")
     assert set(problems.index) == {"big.json", "mystery.json", "no_scorer.json"}
     assert "run `git lfs pull`" in problems.loc["big.json", "Reason"]
@@ -200,3 +207,82 @@ def test_tidy_table_with_other_column_names_is_offered_a_column_map(tmp_path):
     scores = store.scores([int(runs["run_id"].iloc[0])])
     assert sorted(scores["item_id"]) == sorted(r["sample_id"] for r in rows)
     assert scores["score"].sum() == sum(r["evaluation"]["score"] for r in rows)
+
+
+# ---- files added again, new runs first, help text -----------------------------------------
+DEMO = Path(__file__).resolve().parents[2] / "data" / "demo" / "lm_eval"
+
+
+def demo_files(model: str) -> list[tuple[str, bytes, str]]:
+    return [(p.name, p.read_bytes(), "application/octet-stream")
+            for p in sorted((DEMO / model).iterdir())]
+
+
+def test_files_added_again_are_already_stored_not_bad(tmp_path, fixtures_dir):
+    """The uploader keeps every file added in a session: adding the same eight files again
+    and one new file reports the new run as new and the eight as already stored, with no
+    file "not stored" (the same files read twice in one batch made 14 of them "bad")."""
+    first = demo_files("demo-org__boreal-8b")
+    at = upload(page("upload").run(), first)
+    assert any(t.startswith("Recognised 2 run(s); 2 added or merged.") for t in texts(at.success))
+    new = (MISTRAL.split("/")[-1], (fixtures_dir / MISTRAL).read_bytes(), "application/json")
+    upload(at, first + first + [new])
+    assert [t for t in texts(at.success)] == [
+        "Recognised 1 run(s); 1 added or merged. New: mistralai/Mistral-7B-v0.1 (first in the "
+        "runs table below)."]
+    assert [t for t in texts(at.info)] == [
+        "Already stored: 8 file(s) (runs demo-org/boreal-8b, demo-org/boreal-8b @ 2026-03-03 "
+        "14:40); nothing was written for them."]
+    assert any(t.startswith("8 file(s) in the list have the same content as another one")
+               for t in texts(at.caption))
+    assert not at.warning and not at.error
+    assert not any("Reason" in d.value.columns for d in at.dataframe)
+    assert len(Store(store_file(tmp_path)).runs()) == 3
+
+
+def test_one_file_added_again_reads_nothing_and_says_so(tmp_path, fixtures_dir):
+    files = [(p.name, p.read_bytes(), "application/json")
+             for p in (fixtures_dir / MISTRAL, fixtures_dir / DIALOGPT)]
+    at = upload(page("upload").run(), files)
+    version = Store(store_file(tmp_path)).version()
+    upload(at, files + files[:1])
+    assert not at.success and not at.warning and not at.error
+    assert len([t for t in texts(at.info) if t.startswith("Already stored: 2 file(s)")]) == 1
+    assert Store(store_file(tmp_path)).version() == version       # nothing written
+
+
+def test_new_runs_come_first_in_the_runs_table_and_are_marked(tmp_path, fixtures_dir):
+    at = upload(page("upload").run(), [("dialo.json", (fixtures_dir / DIALOGPT).read_bytes(),
+                                        "application/json")])
+    upload(at, [("dialo.json", (fixtures_dir / DIALOGPT).read_bytes(), "application/json"),
+                ("a_tidy.csv", TIDY.encode(), "text/csv")])
+    runs = table_with(at, "run_id")
+    assert runs.columns[0] == "new"
+    assert runs["name"].tolist()[:3] == ["gpt-x", "gpt-y", "gpt-z"]
+    assert runs["new"].tolist() == ["new", "new", "new", ""]
+    assert any("stored by the last upload are first" in t for t in texts(at.caption))
+    # no raw None: a tidy run has no harness
+    assert not runs.isin([None, "None", "nan", "<NA>"]).any().any()
+    assert runs.loc[0, "harness"] == "–"
+
+
+def test_a_file_that_failed_is_not_read_again_until_a_setting_changes(tmp_path, fixtures_dir):
+    bad = ("mystery.json", b'{"hello": "world"}', "application/json")
+    at = upload(page("upload").run(), [bad])
+    assert any("Nothing was written" in e.value for e in at.error)
+    good = ("mistral.json", (fixtures_dir / MISTRAL).read_bytes(), "application/json")
+    upload(at, [bad, good])
+    assert any(t.startswith("Recognised 1 run(s); 1 added or merged.") for t in texts(at.success))
+    assert not at.error, [w.value for w in at.warning]
+    assert any(t.startswith("1 file(s) that could not be stored before were not read again")
+               for t in texts(at.caption))
+
+
+def test_help_text_renders_as_written():
+    """`samples_*.jsonl` in a code span: Markdown would read bare asterisks as italics."""
+    at = page("upload").run()
+    (caption,) = [c.value for c in at.caption if "lm-evaluation-harness" in c.value]
+    assert "`samples_*.jsonl`" in caption and "`results_*.json`" in caption
+    outside = re.sub(r"`[^`]*`", "", caption)
+    assert "*" not in outside and not re.search(r"(?<!\w)_|_(?!\w)", outside)
+    assert at.file_uploader(key="up_files").help == caption

@@ -20,7 +20,13 @@ def test_report_command_writes_the_html(capsys, demo_store, tmp_path):
     assert f"report written: {out}" in stdout
     text = out.read_text(encoding="utf-8")
     assert "<title>Monday &lt;meeting&gt;</title>" in text
-    assert "<td>arc_easy_demo</td>" in text and "<td>boolq_demo</td>" not in text
+    assert '<span class="name short">arc_easy_demo</span>' in text
+    code, stdout, err = run(capsys, "--store", demo_store.path, "report", "--compare", A, B,
+                            "--sections", "comparisons", "planner", "--gap", "0.04",
+                            "--out", out)
+    assert code == 0, err
+    assert "To detect a 4-point gap" in out.read_text(encoding="utf-8")
+    assert ">boolq_demo</span>" not in text
     assert text.count('id="comparison-1"') == 1
 
 
@@ -32,6 +38,8 @@ def test_report_command_errors(capsys, demo_store, tmp_path):
     assert code == 3 and "no-such-run" in err
     code, _, err = run(capsys, "report", "--out", tmp_path / "r.html", "--sections", "slides")
     assert code == 2
+    code, _, err = run(capsys, "report", "--out", tmp_path / "r.html", "--gap", "0")
+    assert code == 2 and "--gap" in err
 
 
 def test_pdf_without_chromium_says_so(capsys, demo_store, tmp_path, monkeypatch):

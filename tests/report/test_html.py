@@ -65,8 +65,12 @@ def test_offline_no_external_reference_and_one_plotly_bundle(demo_html):
 
 def test_sections_and_page_breaks(demo_report, demo_html):
     for section in ("leaderboard", "comparisons", "repeats", "planner", "methods", "provenance"):
-        assert f'<section id="{section}"' in demo_html
         assert demo_report.has(section)
+    order = [demo_html.index(f'<section id="{s}"') for s in
+             ("findings", "leaderboard", "comparisons", "repeats", "planner", "methods",
+              "appendix")]
+    assert order == sorted(order)                   # the answer first, then the evidence
+    assert "<h3>Provenance</h3>" in demo_html.split('<section id="appendix"')[1]
     assert "break-before: page" in demo_html
 
 
@@ -79,6 +83,10 @@ def test_leaderboard_numbers_are_the_analysis_layers(demo_store, demo_spec, demo
         assert text in demo_html, (c.run, c.task, text)
 
 
+def _num_cells(*values) -> str:
+    return "".join(f'<td class="num">{v}</td>' for v in values)
+
+
 def test_comparison_numbers_verdict_and_2x2(demo_store, demo_html):
     for a, b in ((A, B), (B, B_CHAT)):
         cmp = analysis.compare(demo_store, a, b)
@@ -86,9 +94,11 @@ def test_comparison_numbers_verdict_and_2x2(demo_store, demo_html):
         for r in cmp.per_task.itertuples(index=False):
             ci = f"{100 * r.diff:+.1f} [{100 * r.low:+.1f}, {100 * r.high:+.1f}]"
             assert ci in demo_html, (a, b, r.task)
-            assert f"{int(r.b)} / {int(r.c)}" in demo_html
-            assert f"{int(r.both)} (both)" in demo_html and f"{int(r.neither)} (neither)" in demo_html
-            assert f"{r.p_exact:.4f}" in demo_html or r.p_exact < 1e-4
+            # the 2x2 table in one row: both right, only B (b), only A (c), both wrong, and
+            # the exact McNemar p
+            p = "&lt;0.0001" if r.p_exact < 1e-4 else f"{r.p_exact:.4f}"
+            assert _num_cells(f"{int(r.both):,}", f"{int(r.b):,}", f"{int(r.c):,}",
+                              f"{int(r.neither):,}", p) in demo_html, (a, b, r.task)
         for w in cmp.warnings:
             assert w.replace("'", "&#x27;") in demo_html
     # example disagreements are the first items of cells b and c
@@ -98,11 +108,18 @@ def test_comparison_numbers_verdict_and_2x2(demo_store, demo_html):
 
 def test_planner_numbers_follow_the_pilot(demo_store, demo_report, demo_html):
     pilot = analysis.plan_from_pair(demo_store, A, B, "arc_easy_demo")
-    need = st.required_items(0.02, sd_diff=pilot.sd_diff, alpha=0.05, power=0.8)
-    assert "to detect 1 point you need" in demo_html
-    assert f"2 points you need {need:,} items" in demo_html
+    need = {d: st.required_items(d, sd_diff=pilot.sd_diff, alpha=0.05, power=0.8)
+            for d in (0.01, 0.02, 0.05)}
     mde = st.minimum_detectable_effect(pilot.n, sd_diff=pilot.sd_diff, alpha=0.05, power=0.8)
-    assert f"smallest detectable gap is {100 * mde:.1f} points" in demo_html
+    planner = demo_html.split('<section id="planner"')[1].split("</section>")[0]
+    row = _num_cells(f"{pilot.n:,}", f"{100 * pilot.sd_diff:.1f}",
+                     f"{100 * pilot.disagreement:.1f}", "1.00", f"{100 * mde:.1f}",
+                     *(f"{need[d]:,}" for d in (0.01, 0.02, 0.05)))
+    assert row in planner
+    # the key findings give the items needed for the gap of interest (2 points) from it
+    findings = demo_html.split('<section id="findings"')[1].split("</section>")[0]
+    assert "To detect a 2-point gap" in findings
+    assert f'<span class="name short">arc_easy_demo</span> {need[0.02]:,}' in findings
 
 
 def test_repeats_and_clusters_where_the_data_has_them(demo_store, demo_report, demo_html):
@@ -141,8 +158,9 @@ def test_sections_are_optional(demo_store):
     report = build_report(demo_store, ReportSpec(sections=("methods", "provenance"),
                                                  tasks=("arc_easy_demo",)))
     text = render_html(report)
-    assert '<section id="methods"' in text and '<section id="provenance"' in text
+    assert '<section id="methods"' in text and "<h3>Provenance</h3>" in text
     assert '<section id="leaderboard"' not in text and "Plotly.newPlot" not in text
+    assert '<section id="findings"' not in text            # nothing to find without them
     assert report.leaderboard is None and not report.comparisons
 
 

@@ -35,7 +35,7 @@ def test_leaderboard_table_numbers_booktabs_and_caption(demo_store):
         assert f"{latex_escape(r.run)} & {100 * r.score:.1f} [{100 * r.low:.1f}, {100 * r.high:.1f}]" in tex
     assert tex.count("\\toprule") == tex.count("\\midrule") == tex.count("\\bottomrule") == 1
     assert "\\hline" not in tex
-    assert "90\\% intervals (Clopper-Pearson (exact))" in tex and "n = 200" in tex
+    assert "90\\% intervals (Clopper-Pearson exact interval)" in tex and "n = 200" in tex
 
 
 def test_comparison_table_has_paired_ci_and_mcnemar(demo_store):
@@ -46,6 +46,8 @@ def test_comparison_table_has_paired_ci_and_mcnemar(demo_store):
         assert f"{latex_escape(r.task)} & {int(r.n)} &" in tex
         assert f"$\\pm$ {half:.1f}" in tex and f"{r.p_exact:.4f}" in tex
     assert "exact two-sided McNemar" in tex and "Holm" in tex and "Macro average" in tex
+    # interval methods by their readable names (evalcore.words), never the internal keys
+    assert "Tango score interval" in tex and "tango" not in tex
 
 
 def test_user_strings_are_escaped(evil_store):

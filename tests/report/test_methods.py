@@ -16,9 +16,9 @@ def test_states_methods_confidence_and_n_of_the_store(demo_store, demo_report):
         ns = sorted(set(int(n) for n in g["n"]))
         assert f"{task} ({board.metrics_by_task[task]}, n = {ns[0]:,}" in text
     used = board.cells["method"].value_counts()
-    assert f"Wilson score intervals for {used['wilson']} run x task cells" in text
+    assert f"The Wilson score interval for {used['wilson']} run x task cells" in text
     # trivia_demo (means over 5 answers) is continuous: routed to CLT, with the reason
-    assert f"intervals for {used['clt']} run x task cell" in text
+    assert f"normal-approximation interval for {used['clt']} run x task cell" in text
     assert "CLT used for the continuous scores of: trivia_demo" in text
     assert "95% interval" in text and "Holm" in text
     assert f"{demo_report.spec.n_resamples:,} resamples, seed {demo_report.spec.seed}" in text
@@ -50,7 +50,7 @@ def test_other_settings_change_the_text(demo_store):
                       comparisons=((A, B),), sections=("leaderboard", "comparisons", "methods"),
                       n_resamples=250, seed=11)
     text = methods_text(build_report(demo_store, spec))
-    assert "Clopper-Pearson (exact) intervals" in text and "Wilson" not in text
+    assert "The Clopper-Pearson exact interval for" in text and "Wilson" not in text
     assert "90% interval" in text and "alpha = 0.1" in text
     assert "250 resamples, seed 11" in text
     assert "n = 200 items" in text and "boolq_demo" not in text
@@ -62,5 +62,5 @@ def test_bootstrap_settings_are_reported(demo_store):
     spec = ReportSpec(method="bootstrap", tasks=("boolq_demo",), n_resamples=300, seed=5,
                       sections=("leaderboard", "methods"))
     text = methods_text(build_report(demo_store, spec))
-    assert "Bootstrap percentile over items intervals" in text
+    assert "The bootstrap interval over items for" in text
     assert "Bootstrap settings: 300 resamples of items, seed 5" in text
