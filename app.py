@@ -5,6 +5,8 @@ the bundled demo in ``data/demo/`` is ingested once so the first run opens on a 
 leaderboard (``EVALBARS_DEMO=0`` turns that off). Pages live in ``pages/``.
 """
 
+import contextlib
+
 import streamlit as st
 
 from evalcore.errors import StoreError
@@ -19,8 +21,9 @@ st.set_page_config(page_title="evalbars: error bars for LLM evals", page_icon=":
 
 common.ensure_demo()
 
+UPLOAD = st.Page("pages/upload.py", title="Upload & runs", icon=":material/upload_file:")
 pages = [
-    st.Page("pages/upload.py", title="Upload & runs", icon=":material/upload_file:"),
+    UPLOAD,
     st.Page("pages/leaderboard.py", title="Leaderboard", icon=":material/leaderboard:",
             default=True),
     st.Page("pages/compare.py", title="Compare two runs", icon=":material/compare_arrows:"),
@@ -37,7 +40,11 @@ figures = export.start_page()    # every chart this page draws, for the zip belo
 with st.sidebar:
     st.caption(f"Store: {common.md_escape(common.store_label())}")   # secrets masked
     export.zip_button(figures, page.title)
+# a page that only reads sees one store snapshot for its whole run; the upload page writes
+# and must see its own writes
+pinned = contextlib.nullcontext() if page.url_path == UPLOAD.url_path else common.page_snapshot()
 try:
-    page.run()
+    with pinned:
+        page.run()
 except StoreError as exc:   # the store failed where a page did not expect it: a message
     common.show_error(exc)

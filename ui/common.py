@@ -21,10 +21,11 @@ Rules every page follows through these helpers:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -136,6 +137,23 @@ def store_version(store: Store) -> str:
         show_error(exc)
         st.stop()
     raise AssertionError("unreachable")
+
+
+@contextlib.contextmanager
+def page_snapshot() -> Iterator[None]:
+    """Every store read of the page run inside the block sees one snapshot
+    (``Store.one_version``): a write, compaction or ``maintain`` that commits meanwhile is
+    seen by the next run, never by half of this one. For pages that only read (a page that
+    writes must see its own write: reads inside a pinned block do not). A store that cannot
+    be opened or reached leaves the block unpinned, and the page says so itself."""
+    try:
+        store = _open_store(store_path())
+        version = store.version()
+    except EvalbarsError:
+        yield
+        return
+    with store.one_version(version):
+        yield
 
 
 def runs_table(store: Store) -> pd.DataFrame:
