@@ -11,11 +11,12 @@ range of the next ``--repeat`` visits are printed. Targets: every median under 1
 demo, under 2 s on the large store.
 
 Stores: ``--demo`` builds a store from ``data/demo`` (as the app's first start does);
-``--large RUNSxTASKS`` builds a synthetic one with ``bench_pages.build_store`` (``--items``
-items per task, 0/1 scores from an item-response model); ``--store PATH`` uses an existing
+``--large RUNSxTASKS`` builds a synthetic one shaped like a lab's board with
+``board_store.build_board_store`` (checkpoint series and seeds of a few model families, two
+harnesses, tags; ``--items`` items per task, 0/1 scores from an item-response model); ``--store PATH`` uses an existing
 store. Each store gets its own ``streamlit run app.py`` on a free port on 127.0.0.1.
 
-Run:  python bench/bench_browser.py --demo --large 500x60 [--items 200 --repeat 5]
+Run:  python bench/bench_browser.py --demo --large 500x60 [--items 60 --repeat 5]
 """
 
 from __future__ import annotations
@@ -113,9 +114,9 @@ def demo_store(path: Path) -> Path:
 
 
 def large_store(path: Path, size: str, items: int) -> Path:
-    from bench_pages import build_store
+    from board_store import build_board_store
     runs, tasks = (int(v) for v in size.lower().split("x"))
-    build_store(path, runs, tasks, items).close()
+    build_board_store(path, runs, tasks, items, verbose=False).close()
     return path
 
 
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--demo", action="store_true", help="measure on the bundled demo")
     ap.add_argument("--large", metavar="RUNSxTASKS", default=None,
                     help="measure on a synthetic store of this size, e.g. 500x60")
-    ap.add_argument("--items", type=int, default=200, help="items per task of --large")
+    ap.add_argument("--items", type=int, default=60, help="items per task of --large")
     ap.add_argument("--store", type=Path, default=None, help="measure on an existing store")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--quiet-ms", type=int, default=500)
