@@ -376,13 +376,14 @@ def _disagreements(per_task: pd.DataFrame, run_a: str, run_b: str) -> None:
 
 # ---- the page ----------------------------------------------------------------------------
 common.ensure_app_navigation()
+title = st.empty()          # the page is named before the store is asked for anything
+title.title("Compare two runs")
 store = common.get_store()
 with store.one_version(common.store_version(store)):   # runs and tasks: one catalog query
     runs = common.require_runs(store, 2, "a comparison")
     names = [str(n) for n in runs["name"]]
     ids = dict(zip(names, runs["run_id"].astype(int)))
     label = common.run_label(runs)
-    title = st.empty()
     if not present.is_on():
         common.demo_banner(runs)
     c_a, c_b, c_task, c_metric, c_conf, c_adjust = st.columns([3, 3, 2, 2, 1.3, 1.6],
@@ -394,8 +395,6 @@ with store.one_version(common.store_version(store)):   # runs and tasks: one cat
     tasks = common.tasks_table(store, [ids[run_a], ids[run_b]])
 if present.is_on():
     title.title(f"Is {common.md_escape(run_b)} better than {common.md_escape(run_a)}?")
-else:
-    title.title("Compare two runs")
 per_run = tasks.groupby("task")["run_id"].nunique()
 shared_tasks = sorted(per_run[per_run == 2].index.astype(str))
 task, metric = _scope_boxes(tasks, shared_tasks, c_task, c_metric)

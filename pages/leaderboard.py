@@ -206,6 +206,12 @@ st.caption(f"Intervals: **{label('score', lb.method)}**, {lb.confidence:.0%} con
            + (" Scores in percent; differences in percentage points (pp)." if percent else
               " Proportions in percent (differences in pp); other metrics in their own units."))
 _scores_table()
+if not present.is_on():
+    n_typical, p_typical = cells["n"].median(), cells["score"].median()
+    st.caption(common.method_check_link(
+        "proportion" if percent else "mean",
+        n=int(n_typical) if pd.notna(n_typical) else None,
+        p=float(min(max(p_typical, 0.01), 0.99)) if percent and pd.notna(p_typical) else None))
 
 
 # ---- selection: carried to the forest plot and the Compare page --------------------------

@@ -190,7 +190,8 @@ def test_a_group_board_shows_the_group_and_its_subtasks(mmlu_store, capsys):
     assert "Nothing to show" not in out and "== mmlu_formal_logic (acc" in out
     row = next(ln for ln in out.splitlines()
                if ln.startswith("mmlu_humanities") and "google/gemma-2-2b" in ln)
-    assert "0.4791" in row and "13/13" in row and "harness" in row
+    # the file's 0.4791 +- 1.96 * 0.0070, in percent (the text board's unit column says so)
+    assert "47.9 [46.5, 49.3]    %" in row and "13/13" in row and "harness" in row
     code, out, _ = run(capsys, "--store", mmlu_store.path, "leaderboard", "--task", "mmlu",
                        "--format", "json", "--no-ranks", "--no-tiers")
     doc = json.loads(out)

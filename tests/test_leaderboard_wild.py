@@ -316,7 +316,7 @@ def test_unknown_n_is_unknown_not_zero(pythia, capsys, tmp_path):
     code, out, err = run(capsys, "--store", store, "compare", "EleutherAI/pythia-v1.1-160m",
                          "EleutherAI/pythia-v1.1-6.9b", "--task", "arc_easy")
     assert code == 0, err
-    assert "n = unknown [unpaired from reported stderr]" in out and "n = 0" not in out
+    assert "n = unknown [unpaired, from the harness's reported SEs]" in out and "n = 0" not in out
     assert "None" not in out
     code, out, _ = run(capsys, "--store", store, "leaderboard", "--task", "arc_easy",
                        "--no-ranks")
