@@ -17,7 +17,8 @@ from scipy.stats import norm
 
 from evalcore.stats._checks import (StatsInputError, as_matrix, as_scores, check_confidence,
                                     clip_unit, is_binary, z_value)
-from evalcore.stats.paired import paired_difference
+from evalcore.stats.paired import paired_clustered_se
+from evalcore.stats.paired_tests import paired_p_values
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,8 @@ class BestTier:
 
     best : column index of the best run (highest mean). Per run (tuples, input order):
     diff_vs_best (run - best, <= 0), p_raw, p_adjusted, indistinguishable (p_adjusted >= alpha;
-    True for the best run itself). test : "mcnemar-exact" (0/1) or "paired-z".
+    True for the best run itself). test : the tests behind the p-values (see
+    :func:`indistinguishable_from_best`).
     """
 
     best: int
@@ -213,13 +215,20 @@ def indistinguishable_from_best(matrix: Any, alpha: float = 0.05, adjust: str = 
                                 higher_is_better: bool = True, clusters: Any = None) -> BestTier:
     """Tier of runs not significantly worse than the best on shared items.
 
-    For each run j != best: paired test of run j against the best run on the same items
-    (McNemar exact p for 0/1 scores, else the paired z-test of :func:`paired_difference`),
-    p-values adjusted over the k - 1 comparisons (``adjust``: "holm" or "bh"); a run is in the
-    top tier when its adjusted p >= alpha (or the p-value is undefined, e.g. n = 1).
+    For each run j != best, the p-value a ``compare`` row of the two runs shows
+    (:func:`paired_p_values`, the product's one rule): over d_i = x_ij - x_i,best,
+    diff = mean(d), SE = sd(d, ddof=1)/sqrt(n); for 0/1 scores the larger of the routed
+    paired interval's own test (Tango's score test, Wald at n >= 200 with 40+ discordant
+    items) and the exact McNemar test; other scores: t on n - 1 df below 30 items, else z;
+    with ``clusters`` (one label per item) the CR1 clustered SE (:func:`paired_clustered_se`)
+    and t on G - 1 df (below 30 clusters the larger of that p and the iid one). The
+    p-values are adjusted over the k - 1 comparisons (``adjust``: "holm" or "bh"); a run is
+    in the top tier when its adjusted p >= alpha, or when the p-value is undefined (n = 1,
+    no spread in d on an unbounded scale): an undefined p cannot separate runs.
     ``matrix`` is items x runs, no NaN. ``diff_vs_best`` is run minus best.
-    With ``clusters`` every comparison uses the paired z-test with the clustered SE of the
-    differences (McNemar assumes independent items), and ``test`` is "paired-z-clustered".
+
+    ``test`` names the tests behind the p-values, e.g. "tango+mcnemar-exact" or "t";
+    "/" between different tests of different runs.
     """
     x = as_matrix(matrix, "matrix")
     a = float(alpha)
@@ -229,19 +238,33 @@ def indistinguishable_from_best(matrix: Any, alpha: float = 0.05, adjust: str = 
     means = x.mean(axis=0)
     sign = 1.0 if higher_is_better else -1.0
     best = int(np.argmax(sign * means))
-    binary = is_binary(x) and clusters is None
-    p_raw = np.full(r, np.nan)
-    for j in range(r):
-        if j == best:
-            continue
-        pdiff = paired_difference(x[:, best], x[:, j], clusters=clusters)
-        p_raw[j] = pdiff.mcnemar.p_exact if (binary and pdiff.mcnemar) else pdiff.p_value
+    d = x - x[:, [best]]
+    se_iid = (d.std(axis=0, ddof=1) / math.sqrt(n)) if n > 1 else np.full(r, np.nan)
+    binary = is_binary(x)
+    b = c = None
+    if binary:   # discordant counts of (best, run): only the best right / only the run right
+        b = ((x[:, [best]] == 1) & (x == 0)).sum(axis=0)
+        c = ((x[:, [best]] == 0) & (x == 1)).sum(axis=0)
+    se_cl = g = None
+    if clusters is not None:
+        labels = np.asarray(clusters)
+        if labels.shape != (n,):
+            raise StatsInputError(f"clusters must give one label per item ({n}), "
+                                  f"got shape {labels.shape}")
+        codes = np.unique(labels, return_inverse=True)[1].reshape(-1)
+        se_cl, g = paired_clustered_se(x, codes, best)
+    unit = bool(np.all((x >= 0) & (x <= 1)))
+    pv = paired_p_values(n, d.mean(axis=0), se_iid, b=b, c=c, unit=unit,
+                         se_clustered=se_cl, n_clusters=g)
+    p_raw = np.array(pv.p_value, dtype=float)
+    p_raw[best] = np.nan
     p_adj = adjust_pvalues(p_raw, adjust)
     p_adj[best] = np.nan
     indist = tuple(bool(j == best or not p_adj[j] < a) for j in range(r))  # NaN p: cannot tell
+    tests = sorted({str(pv.test[j]) + ("+mcnemar-exact" if binary else "")
+                    for j in range(r) if j != best})
     return BestTier(best=best, means=tuple(float(m) for m in means),
                     diff_vs_best=tuple(float(m - means[best]) for m in means),
                     p_raw=tuple(float(v) for v in p_raw), p_adjusted=tuple(float(v) for v in p_adj),
                     indistinguishable=indist, alpha=a, adjustment=adjust,
-                    test=("mcnemar-exact" if binary else
-                          "paired-z-clustered" if clusters is not None else "paired-z"), n=n)
+                    test="/".join(tests) if tests else "none", n=n)

@@ -332,6 +332,11 @@ def paired_columns(matrix: Any, ref: int, *, binary: bool | None = None) -> Pair
     p = exact McNemar min(1, 2 BinomCDF(min(b, c); b + c, 1/2)) for 0/1 scores (1 when b + c = 0),
     else 2 Phi(-|diff/se|) (se = 0: p = 1 if diff = 0 else 0). n_shared < 2: se and p are NaN.
     ``binary`` defaults to "every non-NaN value is 0 or 1".
+
+    A building block: these p-values are the two classical tests on their own. The p-value a
+    comparison shows (compare rows, leaderboard tiers, ``indistinguishable_from_best``) is
+    :func:`evalcore.stats.paired_p_values`' (the routed interval's own test, and for 0/1
+    scores the larger of it and the exact McNemar p).
     """
     x = np.asarray(matrix, dtype=float)
     if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:

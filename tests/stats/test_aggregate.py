@@ -128,7 +128,9 @@ def test_indistinguishable_from_best_tiers():
     near[np.flatnonzero(best == 1)[:3]] = 0.0  # 3 items worse: McNemar p = 0.25
     far = (rng.random(n) < 0.5).astype(float)
     tier = indistinguishable_from_best(np.c_[near, best, far])
-    assert tier.best == 1 and tier.test == "mcnemar-exact"
+    # the routed interval's test (Tango for 3 discordant items, Wald for the far run) and
+    # the exact McNemar test, as a compare row of the two runs shows
+    assert tier.best == 1 and tier.test == "tango+mcnemar-exact/wald+mcnemar-exact"
     assert tier.indistinguishable == (True, True, False)
     assert tier.diff_vs_best[0] == pytest.approx(-3 / n)
     assert tier.p_raw[0] == pytest.approx(0.25)
@@ -139,11 +141,35 @@ def test_indistinguishable_from_best_tiers():
 
 
 def test_indistinguishable_from_best_with_clusters_uses_the_clustered_paired_test():
-    from evalcore.stats import paired_difference
+    """CR1 clustered SE of the differences (statsmodels' OLS on a constant with cluster
+    covariance and its small-sample correction G/(G-1) * (n-1)/(n-k), k = 1: CR1), t on
+    G - 1 df; 0/1 scores: the larger of that p and the exact McNemar p (scipy's binomial
+    test), as a compare row of the two runs shows."""
+    sm = pytest.importorskip("statsmodels.api")
+    from scipy import stats as ss
     rng = np.random.default_rng(2)
     labels = np.repeat(np.arange(50), 10)
     a = (rng.random(500) < 0.6).astype(float)
     b = (rng.random(500) < 0.5).astype(float)
     tier = indistinguishable_from_best(np.c_[a, b], clusters=labels)
-    assert tier.test == "paired-z-clustered" and tier.best == 0
-    assert tier.p_raw[1] == pytest.approx(paired_difference(a, b, clusters=labels).p_value)
+    assert tier.test == "clustered-t+mcnemar-exact" and tier.best == 0
+    d = b - a
+    fit = sm.OLS(d, np.ones_like(d)).fit(cov_type="cluster", cov_kwds={"groups": labels})
+    se = float(np.sqrt(fit.cov_params()[0, 0]))
+    p_t = 2 * ss.t.sf(abs(d.mean()) / se, df=49)
+    n_b, n_c = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
+    p_exact = ss.binomtest(min(n_b, n_c), n_b + n_c, 0.5).pvalue
+    assert tier.p_raw[1] == pytest.approx(max(p_t, p_exact), rel=1e-6)
+
+
+def test_indistinguishable_from_best_small_continuous_uses_t():
+    """Below 30 items a continuous score's paired p is the paired t test's (scipy's
+    ttest_rel), as the compare row of the two runs shows, not the normal approximation."""
+    from scipy import stats as ss
+    rng = np.random.default_rng(3)
+    x = rng.normal(0.6, 0.2, size=(12, 3))
+    x[:, 1] += 0.15
+    tier = indistinguishable_from_best(x)
+    assert tier.best == 1 and tier.test == "t"
+    for j in (0, 2):
+        assert tier.p_raw[j] == pytest.approx(ss.ttest_rel(x[:, j], x[:, 1]).pvalue, rel=1e-9)
