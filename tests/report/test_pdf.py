@@ -1,5 +1,5 @@
 """The PDF: Chromium prints the report HTML. A lab reads it: the key findings on page 1, at
-most 12 pages for the demo's default report and for the README's example, names never broken
+most 12 pages for the demo's default report and for docs/report.md's example, names never broken
 inside a word, no internal name or raw missing value anywhere, no blank page."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def joined(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def printed(demo_html, tmp_path_factory):
-    """The README's example: the demo store with its two comparisons."""
+    """docs/report.md's example: the demo store with its two comparisons."""
     tmp = tmp_path_factory.mktemp("pdf")
     src = tmp / "report.html"
     src.write_text(demo_html, encoding="utf-8")
