@@ -31,7 +31,7 @@ fi
 if { ! command -v pdftoppm >/dev/null || ! command -v pdflatex >/dev/null; } \
     && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing poppler-utils and pdflatex for the report tests ..."
-  (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends poppler-utils \
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends poppler-utils \
       texlive-latex-base texlive-latex-recommended >/dev/null) \
     || echo "warning: could not install poppler-utils/texlive; those report checks will be skipped"
 fi
