@@ -215,6 +215,28 @@ GROUP_LEGEND = ("task groups (nested groups indented; source: recomputed = from 
                 "pooled stderr, equal = mean of the subtasks, SE = sqrt(sum SE_t^2)/k)")
 
 
+def _json(lb) -> dict:
+    """The ``--format json`` document (keys: docs/cli.md, "JSON keys")."""
+    from evalcore import analysis as an
+    return {"method": lb.method, "method_label": an.METHOD_LABELS.get(lb.method),
+            "confidence": lb.confidence, "metric": lb.metric,
+            "metrics_by_task": lb.metrics_by_task, "notes": list(lb.notes),
+            "metric_choices": {t: {"metric": c.metric, "primary": c.primary,
+                                   "source": c.source,
+                                   "fallback_from": c.fallback_from,
+                                   "missing": list(c.missing), "reason": c.reason}
+                               for t, c in lb.metric_choices.items()},
+            "cells": records(lb.cells), "averages": records(lb.averages),
+            "tiers": records(lb.tiers), "ranks": records(lb.ranks),
+            "task_notes": records(lb.task_notes),
+            "metric_info": {t: {"metric": i.metric, "direction": i.direction,
+                                "low": i.low, "high": i.high, "ideal": i.ideal,
+                                "source": i.source}
+                            for t, i in lb.metric_info.items()},
+            "groups": lb.groups, "group_tree": lb.group_tree,
+            "group_cells": records(lb.group_cells)}
+
+
 def run(args) -> int:
     from evalcore import analysis as an
     store = _open_store(args)
@@ -223,23 +245,7 @@ def run(args) -> int:
                         n_resamples=args.resamples, seed=args.seed,
                         include_tiers=not args.no_tiers, include_ranks=not args.no_ranks)
     if args.format == "json":
-        _out(dump_json({"method": lb.method, "method_label": an.METHOD_LABELS.get(lb.method),
-                        "confidence": lb.confidence, "metric": lb.metric,
-                        "metrics_by_task": lb.metrics_by_task, "notes": list(lb.notes),
-                        "metric_choices": {t: {"metric": c.metric, "primary": c.primary,
-                                               "source": c.source,
-                                               "fallback_from": c.fallback_from,
-                                               "missing": list(c.missing), "reason": c.reason}
-                                           for t, c in lb.metric_choices.items()},
-                        "cells": records(lb.cells), "averages": records(lb.averages),
-                        "tiers": records(lb.tiers), "ranks": records(lb.ranks),
-                        "task_notes": records(lb.task_notes),
-                        "metric_info": {t: {"metric": i.metric, "direction": i.direction,
-                                            "low": i.low, "high": i.high, "ideal": i.ideal,
-                                            "source": i.source}
-                                        for t, i in lb.metric_info.items()},
-                        "groups": lb.groups, "group_tree": lb.group_tree,
-                        "group_cells": records(lb.group_cells)}))
+        _out(dump_json(_json(lb)))
         return EXIT_OK
     if len(lb.cells) == 0 and len(lb.group_cells) == 0:
         _out("\n".join(lb.notes) or "Nothing to show.")
