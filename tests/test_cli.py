@@ -18,6 +18,7 @@ from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
 from evalcore import cli
+from evalcore.commands import runs as runs_command
 from evalcore.errors import StoreError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -305,7 +306,7 @@ def test_exit_code_4_when_store_busy(capsys, monkeypatch):
         err = StoreError("store is busy (locked by another process)")
         err.busy = True
         raise err
-    monkeypatch.setattr(cli, "cmd_runs", busy)
+    monkeypatch.setattr(runs_command, "run", busy)
     code, _, err = run(capsys, "runs")
     assert code == 4 and err.startswith("store busy:")
 
@@ -338,7 +339,7 @@ def test_exit_code_4_with_a_real_foreign_lock(capsys, store_file, tmp_path, fixt
 
 
 def test_internal_errors_are_one_line(capsys, monkeypatch):
-    monkeypatch.setattr(cli, "cmd_runs", lambda args: 1 / 0)
+    monkeypatch.setattr(runs_command, "run", lambda args: 1 / 0)
     code, _, err = run(capsys, "runs")
     assert code == 1 and err.startswith("internal error (ZeroDivisionError)")
 

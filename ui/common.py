@@ -35,8 +35,8 @@ from evalcore import analysis
 from evalcore.charts import plot_text as charts_plot_text
 from evalcore.errors import EvalbarsError, IngestError, StoreError, StoreUnavailableError
 from evalcore.redact import mask_location
-from evalcore.report.latex import interval_cell, latex_escape
 from evalcore.store import Store, default_store_location
+from evalcore.tables import slug, to_latex, to_markdown  # noqa: F401  (the pages' exports)
 from evalcore.unreachable import unreachable_message, unreachable_reason
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -629,69 +629,7 @@ def run_label(runs: pd.DataFrame) -> Callable[[str], str]:
     return label
 
 
-# ---- exports -----------------------------------------------------------------------------
-def slug(text: str) -> str:
-    """A file-name-safe version of ``text``."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(text)).strip("_")[:80] or "table"
-
-
-def to_markdown(df: pd.DataFrame, float_digits: int = 6) -> str:
-    """A GitHub-flavoured Markdown table (``|`` in cells escaped, newlines removed)."""
-    def cell(v: Any) -> str:
-        if isinstance(v, float):
-            text = "" if pd.isna(v) else f"{v:.{float_digits}g}"
-        elif v is None or (not isinstance(v, (list, tuple, dict)) and pd.isna(v)):
-            text = ""
-        else:
-            text = str(v)
-        return text.replace("\r", " ").replace("\n", " ").replace("|", r"\|")
-
-    cols = [str(c) for c in df.columns]
-    lines = ["| " + " | ".join(c.replace("|", r"\|") for c in cols) + " |",
-             "| " + " | ".join("---" for _ in cols) + " |"]
-    for row in df.itertuples(index=False):
-        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
-    return "\n".join(lines) + "\n"
-
-
-# estimate columns that, with ``low`` and ``high`` beside them, become one interval cell
-LATEX_ESTIMATES = ("score", "diff", "estimate", "mean")
-
-
-def to_latex(df: pd.DataFrame, float_digits: int = 4) -> str:
-    """A booktabs LaTeX table (special characters escaped).
-
-    A table with an estimate column (``score``, ``diff``, ``estimate`` or ``mean``) and
-    ``low``/``high`` carries its intervals as ``0.77 [0.7069, 0.8229]`` in one column (the
-    report's ``interval_cell``, in the table's own units), and when a ``method`` column holds
-    one method the caption names it.
-    """
-    clean = df.copy()
-    for col in clean.columns:
-        if clean[col].dtype == object or str(clean[col].dtype) in ("string", "str"):
-            clean[col] = clean[col].map(lambda v: "" if v is None or (not isinstance(v, str)
-                                                                      and pd.isna(v))
-                                        else latex_escape(v))
-        elif pd.api.types.is_float_dtype(clean[col]):
-            vals = clean[col].dropna()
-            if len(vals) and bool((vals == vals.round()).all()):
-                clean[col] = clean[col].astype("Int64")      # counts print as counts
-    clean.columns = [latex_escape(c) for c in clean.columns]
-    caption = None
-    est = next((c for c in LATEX_ESTIMATES if c in df.columns), None)
-    if est is not None and {"low", "high"} <= set(df.columns):
-        cells = [interval_cell(e, lo, hi, scale=1.0, style="brackets")[0]
-                 for e, lo, hi in zip(df[est], df["low"], df["high"])]
-        pos = list(df.columns).index(est)
-        clean = clean.drop(columns=[latex_escape(c) for c in (est, "low", "high")])
-        clean.insert(min(pos, len(clean.columns)), latex_escape(f"{est} [low, high]"), cells)
-        methods = df["method"].dropna().unique() if "method" in df.columns else []
-        caption = ("Estimates with intervals [low, high]"
-                   + (f"; method: {latex_escape(methods[0])}." if len(methods) == 1 else "."))
-    return clean.to_latex(index=False, escape=False, float_format=f"%.{float_digits}f",
-                          na_rep="", caption=caption)
-
-
+# ---- exports (the writers: evalcore.tables) -------------------------------------------
 def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:
     """Download buttons for ``df`` as CSV, Markdown and LaTeX (generated on click)."""
     frame = df.copy()

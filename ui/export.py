@@ -27,6 +27,7 @@ from typing import Any
 import streamlit as st
 
 from evalcore.charts_forest import is_forest, relayout_forest
+from evalcore.tables import slug
 
 SLIDE_SIZES = {"1920x1080": (1920, 1080), "1280x720": (1280, 720)}
 REFERENCE_WIDTH = 1920
@@ -132,8 +133,7 @@ def figure_image(fig: Any, fmt: str, size: str) -> bytes:
 
 
 def _slug(text: str) -> str:
-    import re
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(text)).strip("_")[:80] or "figure"
+    return slug(text, fallback="figure")
 
 
 def figures_zip(figures: list[tuple[str, Any]], *, images: bool | None = None) -> bytes:

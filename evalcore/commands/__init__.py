@@ -1,2 +1,3 @@
-"""CLI subcommands that live in their own modules (``add_parser(subparsers)`` + ``run(args)``),
-registered in ``evalcore.cli.build_parser``."""
+"""The CLI's commands, one module each with ``add_parser(subparsers)`` and ``run(args)``
+(``runs_admin`` holds ``rename``, ``tag`` and ``delete``); ``evalcore.cli`` registers them and
+maps exceptions to exit codes; ``_shared`` holds what they share (output, store, arguments)."""

@@ -15,6 +15,7 @@ import pandas as pd
 
 from evalcore.errors import EvalbarsError
 from evalcore.redact import mask_location
+from evalcore.tables import latex_escape, latex_tabular, markdown_table
 from evalcore.termsafe import escape, escape_json
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_BAD_INPUT, EXIT_BUSY, EXIT_DISK_FULL = 0, 1, 2, 3, 4, 5
@@ -89,26 +90,9 @@ def _text_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def to_markdown(df: pd.DataFrame) -> str:
-    """A GitHub-flavoured Markdown table (pipes and newlines in cells escaped)."""
+    """The table as Markdown, cells as the terminal shows them (``evalcore.tables``)."""
     t = _text_frame(df)
-
-    def esc(s: str) -> str:
-        return s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-    head = "| " + " | ".join(esc(str(c)) for c in t.columns) + " |"
-    rule = "| " + " | ".join("---" for _ in t.columns) + " |"
-    body = ["| " + " | ".join(esc(v) for v in row) + " |"
-            for row in t.itertuples(index=False, name=None)]
-    return "\n".join([head, rule, *body])
-
-
-_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                  "^": r"\textasciicircum{}"}
-
-
-def latex_escape(s: str) -> str:
-    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in s).replace("\n", " ")
+    return markdown_table(list(t.columns), t.itertuples(index=False, name=None))
 
 
 def to_latex(df: pd.DataFrame) -> str:
@@ -116,12 +100,9 @@ def to_latex(df: pd.DataFrame) -> str:
     t = _text_frame(df)
     spec = "".join("r" if pd.api.types.is_numeric_dtype(df[c]) and not
                    pd.api.types.is_bool_dtype(df[c]) else "l" for c in df.columns)
-    lines = [f"\\begin{{tabular}}{{{spec}}}", "\\toprule",
-             " & ".join(latex_escape(str(c)) for c in t.columns) + " \\\\", "\\midrule"]
-    lines += [" & ".join(latex_escape(v) for v in row) + " \\\\"
-              for row in t.itertuples(index=False, name=None)]
-    lines += ["\\bottomrule", "\\end{tabular}"]
-    return "\n".join(lines)
+    return latex_tabular([latex_escape(str(c)) for c in t.columns],
+                         ([latex_escape(v) for v in row]
+                          for row in t.itertuples(index=False, name=None)), spec)
 
 
 def to_table(df: pd.DataFrame) -> str:
@@ -230,10 +211,14 @@ def _number(text: str) -> float:
 
 
 def _confidence(text: str) -> float:
+    """A level or a share strictly between 0 and 1 (``stats.check_confidence``, imported
+    here so that ``--help`` and other usage errors need no scipy)."""
+    from evalcore.stats._checks import StatsInputError, check_confidence
     v = _number(text)
-    if not 0.0 < v < 1.0:
-        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
-    return v
+    try:
+        return check_confidence(v)
+    except StatsInputError:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}") from None
 
 
 def _positive_float(text: str) -> float:
@@ -267,10 +252,15 @@ def _positive_int(text: str) -> int:
     return v
 
 
+def json_epilog(command: str) -> str:
+    """The one-line ``--help`` epilog that names where a command's JSON keys are listed."""
+    return f"JSON keys (--format json): docs/cli.md, section \"JSON keys\", {command}."
+
+
 def _add_format(p: argparse.ArgumentParser, choices=FORMATS) -> None:
     p.add_argument("--format", choices=choices, default="table",
                    help="output format (default: table). json keys are stable and documented "
-                        "in the README; csv/markdown/latex give the main table")
+                        "in docs/cli.md; csv/markdown/latex give the main table")
 
 
 def _add_store_options(p: argparse.ArgumentParser, default: Any = argparse.SUPPRESS) -> None:

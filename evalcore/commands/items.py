@@ -11,7 +11,7 @@ Three actions over the same ``evalcore.analysis.items`` calls as the Items page:
 - ``items overlap --task T --corpus PATH ... | --index FILE``: per-item 13-gram overlap with a
   corpus sample and each run's score on clean vs overlapping items.
 
-Output is JSON on stdout (keys documented in the README). Bad input (an unreadable corpus file,
+Output is JSON on stdout (keys documented in docs/cli.md, "JSON keys"). Bad input (an unreadable corpus file,
 a relabel CSV without its columns, an unknown task or run) exits with 3.
 """
 
@@ -22,12 +22,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from evalcore.commands._shared import (EXIT_OK, _BadInput, _open_store, _out, _Usage, dump_json,
+                                       json_epilog, records)
+from evalcore.errors import AnalysisError
+
 DEFAULT_M = 3     # = evalcore.stats.label_consensus.DEFAULT_M (not imported: --help stays light)
 DEFAULT_N = 13    # = evalcore.items.ngram_index.DEFAULT_N
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
-    p = sub.add_parser("items", help="item quality: suspect labels, re-scoring, contamination",
+    p = sub.add_parser("items", epilog=json_epilog("items suspects|rescore|overlap"),
+                       help="item quality: suspect labels, re-scoring, contamination",
                        description="Item quality tools (JSON output). 'suspects' lists items "
                                    "where the strongest models agree on a non-gold option and "
                                    "the number chance alone would give; 'rescore' shows every "
@@ -90,7 +95,6 @@ def _rule(p: argparse.ArgumentParser) -> None:
 
 
 def _suspects_json(rep) -> dict[str, Any]:
-    from evalcore.cli import records
     e = rep.expectation
     return {"task": rep.task, "m": rep.m, "n_strong": rep.n_strong, "n_options": rep.n_options,
             "n_items": rep.n_items, "n_suspects": len(rep.suspects),
@@ -103,16 +107,15 @@ def _suspects_json(rep) -> dict[str, Any]:
 
 
 def run(args) -> int:
-    from evalcore import cli
     from evalcore.analysis import items as it
 
-    store = cli._open_store(args)
+    store = _open_store(args)
     if args.action == "suspects":
         rep = it.suspect_labels(store, args.task, args.runs, m=args.m, n_strong=args.strong)
         if args.csv:
             Path(args.csv).write_text(rep.export_csv(), encoding="utf-8")
-        cli._out(cli.dump_json(_suspects_json(rep)))
-        return cli.EXIT_OK
+        _out(dump_json(_suspects_json(rep)))
+        return EXIT_OK
     if args.action == "rescore":
         relabels = None
         if args.relabel:
@@ -120,7 +123,7 @@ def run(args) -> int:
             try:
                 text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                raise cli._BadInput(f"{path}: cannot read the relabel CSV ({exc})") from None
+                raise _BadInput(f"{path}: cannot read the relabel CSV ({exc})") from None
             relabels = it.read_relabels(text, path.name)
         suspects = None
         out: dict[str, Any] = {}
@@ -130,22 +133,22 @@ def run(args) -> int:
                 suspects = list(rep.suspects["item_id"])
                 out["suspects"] = {"n": len(suspects), "m": rep.m, "n_strong": rep.n_strong,
                                    "expected_if_labels_correct": rep.expectation.expected}
-            except cli.AnalysisError as exc:
+            except AnalysisError as exc:
                 out["suspects"] = {"n": None, "why_not": str(exc)}
         res = it.rescore(store, args.task, args.metric, args.runs, relabels, args.exclude,
                          suspects, args.ref, args.confidence)
         out.update({"task": res.task, "metric": res.metric, "ref_run": res.ref_run,
                     "n_relabelled": res.n_relabelled, "n_excluded": res.n_excluded,
-                    "n_suspects": res.n_suspects, "board": cli.records(res.board),
-                    "comparisons": cli.records(res.comparisons),
-                    "pick_consistency": cli.records(res.consistency), "notes": res.notes,
+                    "n_suspects": res.n_suspects, "board": records(res.board),
+                    "comparisons": records(res.comparisons),
+                    "pick_consistency": records(res.consistency), "notes": res.notes,
                     "bias_note": res.bias_note})
-        cli._out(cli.dump_json(out))
-        return cli.EXIT_OK
+        _out(dump_json(out))
+        return EXIT_OK
     # overlap
     from evalcore.items.ngram_index import build_index
     if not args.corpus and not args.index:
-        raise cli._Usage("give --corpus PATH ... (and optionally --index FILE to keep the index) "
+        raise _Usage("give --corpus PATH ... (and optionally --index FILE to keep the index) "
                          "or --index FILE of an index built before")
     built = None
     with tempfile.TemporaryDirectory(prefix="evalbars-ngrams-") as tmp:
@@ -161,8 +164,8 @@ def run(args) -> int:
                      "build_seconds": built.seconds if built else None},
            "min_hits": rep.min_hits,
            "n_items": len(rep.items), "n_overlapping": int(rep.items["overlapping"].eq(True).sum()),
-           "n_untestable": rep.n_untestable, "runs": cli.records(rep.runs),
+           "n_untestable": rep.n_untestable, "runs": records(rep.runs),
            "notes": rep.notes, "causal_note": rep.causal_note,
-           "items": cli.records(rep.items[rep.items["hits"] > 0])}
-    cli._out(cli.dump_json(out))
-    return cli.EXIT_OK
+           "items": records(rep.items[rep.items["hits"] > 0])}
+    _out(dump_json(out))
+    return EXIT_OK

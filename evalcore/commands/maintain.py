@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from datetime import timedelta
 
+from evalcore.commands._shared import EXIT_OK, _open_store, _out, dump_json, json_epilog
+
 
 def _days(text: str) -> float:
     try:
@@ -19,7 +21,7 @@ def _days(text: str) -> float:
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "maintain", help="compact the store's files and free the space of deleted runs",
+        "maintain", epilog=json_epilog("maintain"), help="compact the store's files and free the space of deleted runs",
         description="Housekeeping of the store, safe while others read and write: each step "
                     "waits for the store's writer lock (one write or step at a time) and no "
                     "step deletes a file or snapshot that a read of the last 10 minutes may "
@@ -53,7 +55,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from evalcore.cli import EXIT_OK, _open_store, _out, dump_json
     store = _open_store(args)
     r = store.maintain(merge=args.merge, keep_history=timedelta(days=args.keep_days),
                        orphans_older_than=timedelta(days=args.orphan_days), dry_run=args.dry_run)

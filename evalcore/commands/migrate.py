@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import argparse
 
+from evalcore.commands._shared import EXIT_OK, _open_store, _out, dump_json
+from evalcore.redact import mask_location
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
@@ -23,8 +26,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from evalcore.cli import EXIT_OK, _open_store, _out, dump_json
-    from evalcore.redact import mask_location
     from evalcore.store import migrate
     target = _open_store(args, create=True)
     report = migrate(args.old, target)

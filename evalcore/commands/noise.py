@@ -14,12 +14,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from evalcore.commands._shared import (EXIT_OK, _add_format, _confidence, _open_store, _out,
+                                       _positive_float, _positive_int, _Usage, dump_json,
+                                       json_epilog, records, render)
+
 SECTIONS = ("protocols", "seeds", "checkpoints", "splits")
 
 
-def add_parser(sub, *, confidence_type, positive_float, positive_int, add_format) -> argparse.ArgumentParser:
+def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser(
-        "noise", help="noise beyond the items: protocols, training seeds, checkpoints, splits",
+        "noise", epilog=json_epilog("noise"), help="noise beyond the items: protocols, training seeds, checkpoints, splits",
         description="Noise beyond the items. protocols: one model's score across prompt/few-shot/"
                     "chat-template settings and metric variants (acc/acc_norm, strict/flexible), "
                     "beside the gap to the nearest other model. seeds: between-seed SD against "
@@ -33,33 +37,34 @@ def add_parser(sub, *, confidence_type, positive_float, positive_int, add_format
     p.add_argument("--section", choices=SECTIONS + ("all",), default="all",
                    help="which section (default all; splits only with --run)")
     p.add_argument("--task", help="only this task (and the task of --run's splits)")
-    p.add_argument("--confidence", type=confidence_type, default=0.95,
+    p.add_argument("--confidence", type=_confidence, default=0.95,
                    help="confidence level of the intervals (default 0.95)")
-    p.add_argument("--gap", type=positive_float,
+    p.add_argument("--gap", type=_positive_float,
                    help="gap to plan the number of seeds for, in metric units (0.02 = 2 "
                         "points; default: each comparison's observed difference)")
-    p.add_argument("--last-n", type=positive_int, dest="last_n",
+    p.add_argument("--last-n", type=_positive_int, dest="last_n",
                    help="checkpoints per series in the noise (default min(5, half the series))")
     p.add_argument("--run", help="run for the split consistency (name or id)")
-    p.add_argument("--splits", type=positive_int, default=10, dest="k",
+    p.add_argument("--splits", type=_positive_int, default=10, dest="k",
                    help="number of disjoint splits k (default 10; fewer for small tasks)")
-    p.add_argument("--repetitions", type=positive_int, default=200,
+    p.add_argument("--repetitions", type=_positive_int, default=200,
                    help="random partitions drawn (default 200)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random partitions (default 0)")
-    add_format(p)
+    _add_format(p)
+    p.set_defaults(func=run)
     return p
 
 
-def run(args, *, open_store, out, render, dump_json, records, usage_error) -> int:
+def run(args) -> int:
     from evalcore import analysis as an
 
     if args.section == "splits" and (args.run is None or args.task is None):
-        raise usage_error("--section splits needs --run and --task")
+        raise _Usage("--section splits needs --run and --task")
     if args.run is not None and args.task is None:
-        raise usage_error("--run (split consistency) needs --task")
+        raise _Usage("--run (split consistency) needs --task")
     if args.last_n is not None and args.last_n < 2:
-        raise usage_error("--last-n must be at least 2")
-    store = open_store(args)
+        raise _Usage("--last-n must be at least 2")
+    store = _open_store(args)
     want = SECTIONS if args.section == "all" else (args.section,)
     doc: dict = {}
     tables: list[tuple[str, object, str]] = []
@@ -90,8 +95,8 @@ def run(args, *, open_store, out, render, dump_json, records, usage_error) -> in
                          "sentence": r.sentence}
     if args.format == "json":
         doc["runs"] = records(an.run_groups(store))
-        out(dump_json(doc))
-        return 0
+        _out(dump_json(doc))
+        return EXIT_OK
     import pandas as pd
     chunks = []
     for title, df, how in tables:
@@ -108,5 +113,5 @@ def run(args, *, open_store, out, render, dump_json, records, usage_error) -> in
         chunks.append(("Split consistency\n" if args.format == "table" else "")
                       + render(row, args.format)
                       + (f"\n{s['sentence']}" if args.format == "table" else ""))
-    out("\n\n".join(chunks))
-    return 0
+    _out("\n\n".join(chunks))
+    return EXIT_OK

@@ -9,67 +9,20 @@ Two styles for a cell (``style``):
   half-width would misstate one side; the caption says so when it happens.
 
 Proportions are in percent and differences in percentage points, as in the HTML report.
-User strings are escaped for LaTeX (``latex_escape``). ``latex_document`` wraps the tables
-in a minimal ``article`` (booktabs) that compiles with pdflatex.
+User strings are escaped for LaTeX; cells and tabulars come from ``evalcore.tables``
+(``latex_escape``, ``interval_cell``, ``latex_tabular``, shared with the CLI and the pages).
+``latex_document`` wraps the tables in a minimal ``article`` (booktabs) that compiles with
+pdflatex.
 """
 
 from __future__ import annotations
-
-import math
 
 import pandas as pd
 
 from evalcore import words
 from evalcore.analysis import AVERAGE_TASK
-
-STYLES = ("brackets", "pm")
-_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-            "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}"}
-
-
-def latex_escape(value) -> str:
-    """``value`` as LaTeX text (special characters escaped, newlines as spaces)."""
-    return "".join(_SPECIAL.get(ch, ch) for ch in str(value).replace("\n", " ").replace("\r", " "))
-
-
-def _missing(x) -> bool:
-    try:
-        return x is None or bool(pd.isna(x))
-    except (TypeError, ValueError):
-        return False
-
-
-def _fmt(x: float, scale: float, digits: int, signed: bool = False) -> str:
-    v = float(x) * scale
-    if scale == 100.0:
-        text = f"{v:{'+' if signed else ''}.{digits}f}"
-    else:
-        text = f"{v:{'+' if signed else ''}.4g}"
-    return text.replace("-", "$-$") if not signed else text.replace("-", "$-$").replace("+", "$+$")
-
-
-def interval_cell(est, low, high, *, scale: float, style: str, digits: int = 1,
-                  signed: bool = False) -> tuple[str, bool]:
-    """(cell text, asymmetric) of an estimate with its interval in ``style``."""
-    if style not in STYLES:
-        raise ValueError(f"unknown style {style!r}; use one of {', '.join(STYLES)}")
-    if _missing(est):
-        return "--", False
-    if _missing(low) or _missing(high):
-        return _fmt(est, scale, digits, signed), False
-    if style == "brackets":
-        return (f"{_fmt(est, scale, digits, signed)} [{_fmt(low, scale, digits, signed)}, "
-                f"{_fmt(high, scale, digits, signed)}]"), False
-    up, down = (float(high) - float(est)) * scale, (float(est) - float(low)) * scale
-    q = 10 ** digits if scale == 100.0 else None
-    same = (round(up * q) == round(down * q)) if q else math.isclose(up, down, rel_tol=1e-3)
-    if same:
-        half = f"{up:.{digits}f}" if scale == 100.0 else f"{up:.3g}"
-        return f"{_fmt(est, scale, digits, signed)} $\\pm$ {half}", False
-    fu = f"{up:.{digits}f}" if scale == 100.0 else f"{up:.3g}"
-    fd = f"{down:.{digits}f}" if scale == 100.0 else f"{down:.3g}"
-    return f"{_fmt(est, scale, digits, signed)}$^{{+{fu}}}_{{-{fd}}}$", True
+from evalcore.tables import (STYLES, format_number, interval_cell, is_missing,  # noqa: F401
+                             latex_escape, latex_tabular)
 
 
 def _scale(values) -> float:
@@ -81,10 +34,7 @@ def _table(caption: str, label: str, header: list[str], rows: list[list[str]],
            align: str) -> str:
     lines = [r"\begin{table}[htbp]", r"\centering", r"\small",
              f"\\caption{{{caption}}}", f"\\label{{{label}}}",
-             f"\\begin{{tabular}}{{{align}}}", r"\toprule", " & ".join(header) + r" \\",
-             r"\midrule"]
-    lines += [" & ".join(r) + r" \\" for r in rows]
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+             latex_tabular(header, rows, align), r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 
@@ -141,7 +91,7 @@ def leaderboard_table(board, *, style: str = "brackets") -> str:
 
 
 def _n(values) -> str:
-    v = sorted({int(x) for x in values if not _missing(x)})
+    v = sorted({int(x) for x in values if not is_missing(x)})
     return "--" if not v else (f"{v[0]}" if len(v) == 1 else f"{v[0]}--{v[-1]}")
 
 
@@ -159,7 +109,7 @@ def comparison_table(cmp, *, style: str = "brackets", label: str = "tab:comparis
         text, a = interval_cell(r["diff"], r["low"], r["high"], scale=k, style=style, signed=True)
         asym |= a
         rows.append([r"\textit{Macro average}" if overall else latex_escape(r["task"]),
-                     str(int(r["n"])), _fmt(r["score_a"], k, 1), _fmt(r["score_b"], k, 1), text,
+                     str(int(r["n"])), format_number(r["score_a"], k, 1), format_number(r["score_b"], k, 1), text,
                      _p(r.get("p_value", r.get("p_exact"))), _p(r.get("p_adjusted"))])
     kinds = ", ".join(dict.fromkeys(words.label("paired", m) for m in pt["interval_method"]))
     adj = sorted(set(map(str, pt["adjustment"])) - {"none"})
@@ -179,7 +129,7 @@ def comparison_table(cmp, *, style: str = "brackets", label: str = "tab:comparis
 
 
 def _p(p) -> str:
-    if _missing(p):
+    if is_missing(p):
         return "--"
     return "$<$0.0001" if float(p) < 1e-4 else f"{float(p):.4f}"
 

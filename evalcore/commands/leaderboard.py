@@ -1,16 +1,63 @@
-"""The ``leaderboard`` and ``compare`` commands."""
+"""``python -m evalcore leaderboard``: scores with intervals per run x task, the macro
+average, task groups, tiers and rank intervals (``evalcore.analysis.leaderboard``)."""
 
 from __future__ import annotations
 
+import argparse
 import math
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from evalcore.commands._shared import (EXIT_OK, _cell_text, _cut, _interval, _open_store, _out,
-                                       _short_list, dump_json, records, render, to_table)
+from evalcore import words
+from evalcore.commands._shared import (EXIT_OK, _add_format, _confidence, _cut, _open_store,
+                                       _out, _positive_int, _short_list, dump_json, json_epilog,
+                                       records, render, to_table)
 from evalcore.words import label
+
+# the interval methods (= evalcore.analysis.METHODS, a test checks they agree), read from the
+# method names in evalcore.words so that building the parser (--help, usage errors) does not
+# import scipy through the analysis layer
+LEADERBOARD_METHODS = tuple(m for m in words.SCORE_INTERVALS if m != "reported")
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser("leaderboard", epilog=json_epilog("leaderboard"),
+                       help="scores with intervals per run x task",
+                       description="Score and interval for every run x task (default metric "
+                                   "per task: the harness's primary metric (lm_eval's first "
+                                   "metric_list entry, HELM's main metric, the Open LLM "
+                                   "Leaderboard's ranked metric) when a run shown has it, else "
+                                   "acc, else exact_match,strict-match, else the first "
+                                   "alphabetically; compare uses the same one; runs lacking it "
+                                   "are named), harness-reported stderr next to "
+                                   "ours with audit flags, chance level for multiple-choice "
+                                   "tasks, the macro average per run (over tasks with a "
+                                   "higher-is-better metric on [0, 1]; the others are named), "
+                                   "task groups with nested ones (reported and recomputed "
+                                   "values), which runs are indistinguishable from the "
+                                   "best (paired tests, Holm; lowest is best when lower is "
+                                   "better) and paired-bootstrap rank intervals.")
+    p.add_argument("--task", help="only this task, or the subtasks of this harness group "
+                                  "(e.g. mmlu_humanities) with the group's rows")
+    p.add_argument("--metric", help="this metric instead of the default per task")
+    p.add_argument("--method", choices=LEADERBOARD_METHODS, default="wilson",
+                   help="interval method (default wilson). wilson/clopper-pearson/bayes need "
+                        "0/1 scores (CLT is used for continuous scores, with a note); "
+                        "clustered needs a cluster key")
+    p.add_argument("--confidence", type=_confidence, default=0.95,
+                   help="confidence level (default 0.95)")
+    p.add_argument("--runs", nargs="+", metavar="RUN", help="only these runs (names or ids)")
+    p.add_argument("--resamples", type=_positive_int, default=2000,
+                   help="bootstrap resamples for --method bootstrap and rank intervals "
+                        "(default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--no-tiers", action="store_true", help="skip the paired tier tests")
+    p.add_argument("--no-ranks", action="store_true", help="skip the rank intervals")
+    _add_format(p)
+    p.set_defaults(func=run)
+    return p
 
 
 def _leaderboard_table(lb) -> pd.DataFrame:
@@ -168,7 +215,29 @@ GROUP_LEGEND = ("task groups (nested groups indented; source: recomputed = from 
                 "pooled stderr, equal = mean of the subtasks, SE = sqrt(sum SE_t^2)/k)")
 
 
-def cmd_leaderboard(args) -> int:
+def _json(lb) -> dict:
+    """The ``--format json`` document (keys: docs/cli.md, "JSON keys")."""
+    from evalcore import analysis as an
+    return {"method": lb.method, "method_label": an.METHOD_LABELS.get(lb.method),
+            "confidence": lb.confidence, "metric": lb.metric,
+            "metrics_by_task": lb.metrics_by_task, "notes": list(lb.notes),
+            "metric_choices": {t: {"metric": c.metric, "primary": c.primary,
+                                   "source": c.source,
+                                   "fallback_from": c.fallback_from,
+                                   "missing": list(c.missing), "reason": c.reason}
+                               for t, c in lb.metric_choices.items()},
+            "cells": records(lb.cells), "averages": records(lb.averages),
+            "tiers": records(lb.tiers), "ranks": records(lb.ranks),
+            "task_notes": records(lb.task_notes),
+            "metric_info": {t: {"metric": i.metric, "direction": i.direction,
+                                "low": i.low, "high": i.high, "ideal": i.ideal,
+                                "source": i.source}
+                            for t, i in lb.metric_info.items()},
+            "groups": lb.groups, "group_tree": lb.group_tree,
+            "group_cells": records(lb.group_cells)}
+
+
+def run(args) -> int:
     from evalcore import analysis as an
     store = _open_store(args)
     lb = an.leaderboard(store, task=args.task, metric=args.metric, method=args.method,
@@ -176,23 +245,7 @@ def cmd_leaderboard(args) -> int:
                         n_resamples=args.resamples, seed=args.seed,
                         include_tiers=not args.no_tiers, include_ranks=not args.no_ranks)
     if args.format == "json":
-        _out(dump_json({"method": lb.method, "method_label": an.METHOD_LABELS.get(lb.method),
-                        "confidence": lb.confidence, "metric": lb.metric,
-                        "metrics_by_task": lb.metrics_by_task, "notes": list(lb.notes),
-                        "metric_choices": {t: {"metric": c.metric, "primary": c.primary,
-                                               "source": c.source,
-                                               "fallback_from": c.fallback_from,
-                                               "missing": list(c.missing), "reason": c.reason}
-                                           for t, c in lb.metric_choices.items()},
-                        "cells": records(lb.cells), "averages": records(lb.averages),
-                        "tiers": records(lb.tiers), "ranks": records(lb.ranks),
-                        "task_notes": records(lb.task_notes),
-                        "metric_info": {t: {"metric": i.metric, "direction": i.direction,
-                                            "low": i.low, "high": i.high, "ideal": i.ideal,
-                                            "source": i.source}
-                                        for t, i in lb.metric_info.items()},
-                        "groups": lb.groups, "group_tree": lb.group_tree,
-                        "group_cells": records(lb.group_cells)}))
+        _out(dump_json(_json(lb)))
         return EXIT_OK
     if len(lb.cells) == 0 and len(lb.group_cells) == 0:
         _out("\n".join(lb.notes) or "Nothing to show.")
@@ -241,113 +294,4 @@ def cmd_leaderboard(args) -> int:
     parts.append("- flags: 'summary only' = no item-level data (interval from the harness's "
                  "stderr); 'contains chance' = the interval contains the chance level.")
     _out("\n".join(parts))
-    return EXIT_OK
-
-
-# the protocol diff's columns as the text output heads them (JSON keeps the keys)
-PROTOCOL_HEADERS = {"scope": "scope", "setting": "setting", "value_a": "value in A",
-                    "value_b": "value in B", "category": "kind"}
-
-
-def _se_words(r: dict, s: float) -> str:
-    """The standard errors of a paired row by their readable names (``evalcore.words``)."""
-    from evalcore import words
-    clusters = r.get("n_clusters")
-    clustered = (f"{r['se_clustered'] * s:.2f}"
-                 + (f" ({int(clusters)} clusters)" if clusters is not None
-                    and np.isfinite(clusters) else "")
-                 if np.isfinite(r["se_clustered"]) else "n/a (no cluster key)")
-    return (f"{words.label('se', 'se_iid')} {r['se_iid'] * s:.2f}, "
-            f"{words.label('se', 'se_clustered')} {clustered}")
-
-
-def _compare_row_lines(r: dict, confidence: float, k: int) -> list[str]:
-    """One comparison row as text: the difference, its interval and method, the SEs, the
-    McNemar counts, the p-values, the MDE and the verdict."""
-    from evalcore import words
-    s = float(r["points_scale"])
-    unit = "points" if s == 100.0 else "units"
-    n_text = "unknown" if r["n"] is None or pd.isna(r["n"]) else int(r["n"])
-    adjusted = r["adjustment"] != "none"
-    out = [f"\n== {r['task']} ({r['metric']}), n = {n_text} [{words.label('kind', r['kind'])}] ==",
-           f"  score A {r['score_a']:.4f}   score B {r['score_b']:.4f}",
-           f"  difference B - A: {r['diff'] * s:+.2f} {unit}, {confidence:.0%} CI"
-           f"{' (unadjusted)' if adjusted else ''} {_interval(r['low'], r['high'], s, 2)}"]
-    if adjusted and np.isfinite(r["low_simultaneous"]):
-        out.append(f"  simultaneous CI (Bonferroni over {k} tasks) "
-                   f"{_interval(r['low_simultaneous'], r['high_simultaneous'], s, 2)}")
-    out.append(f"  method: {r['method_reason']}")
-    if str(r["kind"]).startswith("unpaired"):
-        out.append(f"  {words.label('se', 'se_unpaired')} {r['se'] * s:.2f} (from the reported "
-                   f"stderrs; no paired SE or correlation without item-level data)")
-    else:
-        out.append(f"  {_se_words(r, s)}, {words.label('se', 'se')} {r['se'] * s:.2f}, "
-                   f"{words.label('se', 'se_unpaired')} {r['se_unpaired'] * s:.2f}, "
-                   f"correlation of A and B {_cell_text(r['correlation'], 3) or 'n/a'}")
-    if np.isfinite(r["b"]):
-        out.append(f"  McNemar: b = {int(r['b'])} (only B right), c = {int(r['c'])} "
-                   f"(only A right), exact p = {r['p_exact']:.4g}, mid-p = {r['p_midp']:.4g}")
-    out.append(f"  p = {r['p_value']:.4g} ({r['test']})")
-    if adjusted:
-        out.append(f"  p adjusted ({words.label('adjust', r['adjustment'])}, across {k} "
-                   f"tasks) = {r['p_adjusted']:.4g}")
-    out += [f"  MDE, the minimum detectable effect (alpha {1 - confidence:.2g}, power 0.8): "
-            f"{r['mde'] * s:.2f} {unit} (from the {r['mde_basis']})",
-            f"  verdict: {r['verdict']}"]
-    return out
-
-
-def _compare_average_lines(o: dict, confidence: float, k: int) -> list[str]:
-    """The macro average over the compared tasks as text."""
-    s = float(o["points_scale"])
-    unit = "points" if s == 100.0 else "units"
-    return [f"\n== macro average over {k} tasks ==",
-            f"  difference {o['diff'] * s:+.2f} {unit}, {confidence:.0%} CI "
-            f"{_interval(o['low'], o['high'], s, 2)}, SE behind the interval {o['se'] * s:.2f}, "
-            f"p = {o['p_exact']:.4g}",
-            f"  {_se_words(o, s)}; method: {o['method_reason']}"]
-
-
-def cmd_compare(args) -> int:
-    from evalcore import analysis as an
-    store = _open_store(args)
-    cmp = an.compare(store, args.run_a, args.run_b, task=args.task, metric=args.metric,
-                     confidence=args.confidence, adjust=args.adjust)
-    pairing = [{"task": p.task, "metric": p.metric, "n_shared": p.n_shared,
-                "only_a": list(p.only_a), "only_b": list(p.only_b),
-                "hash_mismatch": list(p.hash_mismatch)} for p in cmp.pairing]
-    if args.format == "json":
-        _out(dump_json({"run_a": cmp.run_a, "run_b": cmp.run_b, "confidence": cmp.confidence,
-                        "verdict": cmp.verdict, "family_note": cmp.family_note,
-                        "warnings": list(cmp.warnings),
-                        "per_task": records(cmp.per_task), "overall": cmp.overall,
-                        "pairing": pairing, "protocol_diff": records(cmp.protocol_diff)}))
-        return EXIT_OK
-    if args.format != "table":
-        df = cmp.per_task
-        if cmp.overall is not None:
-            df = pd.concat([df, pd.DataFrame([{k: cmp.overall.get(k) for k in df.columns}])],
-                           ignore_index=True)
-        _out(render(df, args.format))
-        return EXIT_OK
-    lines = [f"Compare B = {cmp.run_b} against A = {cmp.run_a} (difference B - A, "
-             f"{cmp.confidence:.0%} CI)"]
-    for w in cmp.warnings:
-        lines.append(f"WARNING: {w}")
-    if len(cmp.protocol_diff):
-        lines.append("\nProtocol differences: (long values cut; --format json has them whole)")
-        lines.append(to_table(cmp.protocol_diff.map(_cut).rename(columns=PROTOCOL_HEADERS)))
-    lines.append("\nPairing:")
-    pt = pd.DataFrame([{"task": p["task"], "metric": p["metric"], "shared": p["n_shared"],
-                        "only in A": len(p["only_a"]), "only in B": len(p["only_b"]),
-                        "prompt hash mismatch": len(p["hash_mismatch"])} for p in pairing])
-    lines.append(to_table(pt) if len(pt) else "(no item-level pairing)")
-    for r in cmp.per_task.to_dict("records"):
-        lines += _compare_row_lines(r, cmp.confidence, len(cmp.per_task))
-    if cmp.overall is not None:
-        lines += _compare_average_lines(cmp.overall, cmp.confidence, len(cmp.per_task))
-    if cmp.family_note:
-        lines.append(f"\nNote: {cmp.family_note}")
-    lines.append(f"\nVerdict: {cmp.verdict}")
-    _out("\n".join(lines))
     return EXIT_OK
