@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 import pandas as pd
 
@@ -130,13 +128,6 @@ def is_store_busy(exc: BaseException) -> bool:
     return "busy" in text or "locked" in text
 
 
-def one_version(store):
-    """``store.one_version()``: the per-snapshot memos of one analysis call checked against
-    one store version (a context manager; a no-op for stores without it)."""
-    pin = getattr(store, "one_version", None)
-    return pin() if pin is not None else contextlib.nullcontext()
-
-
 def _run_names(store) -> dict[int, str]:
     runs = store.runs()
     return {int(r): str(n) for r, n in zip(runs["run_id"], runs["name"])}
@@ -186,21 +177,29 @@ def _short(names, limit: int = 8) -> str:
     return ", ".join(map(str, names[:limit])) + more
 
 
-def _natural_key(item_id: str):
+def natural_key(item_id: str):
+    """Sort key of an item id in natural order: numeric ids by value (2 before 10), before
+    the others in text order."""
     s = str(item_id)
     return (0, int(s), s) if s.lstrip("-").isdigit() else (1, 0, s)
 
 
-def _sorted_items(ids) -> list[str]:
-    return sorted((str(i) for i in ids), key=_natural_key)
+def sorted_items(ids) -> list[str]:
+    """Item ids as text, in natural order (``natural_key``)."""
+    return sorted((str(i) for i in ids), key=natural_key)
 
 
-def _holm(pvalues) -> np.ndarray:
+_natural_key = natural_key      # the name ``analysis.noise`` imports
+
+
+def holm(pvalues) -> np.ndarray:
     """Holm-adjusted p-values (``stats.adjust_pvalues``; NaNs stay NaN and do not count)."""
-    return _adjust(pvalues, "holm")
+    return adjust_p_values(pvalues, "holm")
 
 
-def _adjust(pvalues, method: str) -> np.ndarray:
+def adjust_p_values(pvalues, method: str) -> np.ndarray:
+    """p-values adjusted across a family (``stats.adjust_pvalues``: "holm" or "bh"; NaNs stay
+    NaN and do not count); an empty family stays empty."""
     p = np.asarray(pvalues, dtype=float)
     if p.size == 0:
         return p

@@ -13,13 +13,14 @@ import pandas as pd
 
 from evalcore import stats as st
 from evalcore.errors import AnalysisError
-from evalcore.analysis.board_cells import _submit
+from evalcore.analysis._plumbing import submit
 from evalcore.analysis.compare_rows import (PairedData, SharedItems, adjust_family,
                                             family_note, headline, overall_row, p_values_of,
                                             paired_data, paired_row, unpaired_row)
 from evalcore.analysis.groups import task_groups
-from evalcore.analysis.leaderboard import _declared_groups, _protocols, metric_infos
+from evalcore.analysis.board_info import declared_groups, metric_infos, protocols_of
 from evalcore.analysis.verdicts import verdict_text  # noqa: F401  (public name)
+from evalcore.analysis._plumbing import one_version
 from evalcore.analysis._common import (
     BENIGN_PROTOCOL_CATEGORIES,
     PER_TASK_COLUMNS,
@@ -27,11 +28,10 @@ from evalcore.analysis._common import (
     _check_confidence,
     _empty,
     _fnum,
-    _natural_key,
-    one_version,
+    natural_key,
     resolve_runs,
     _short,
-    _sorted_items,
+    sorted_items,
 )
 from evalcore.analysis.metric_choice import task_metrics
 
@@ -147,7 +147,7 @@ def _pairing(store, p) -> Pairing:
         ids = dict(zip(keys.tolist(), store.item_labels(p.task, keys)))
 
     def listed(mask: np.ndarray) -> tuple[str, ...]:
-        return tuple(_sorted_items(ids[int(k)] for k in np.asarray(p.items)[mask]))
+        return tuple(sorted_items(ids[int(k)] for k in np.asarray(p.items)[mask]))
 
     return Pairing(task=p.task, metric=p.metric_a, n_shared=int(both.sum()),
                    only_a=listed(lists[0]), only_b=listed(lists[1]),
@@ -167,13 +167,13 @@ def _paired_cells(store, task_metrics: list[tuple[str, str]], got: list
     return {(t, m): (_shared(p), _pairing(store, p)) for (t, m), p in zip(task_metrics, got)}
 
 
-def _paired_cell(store, a: int, b: int, task: str, metric_a: str,
+def paired_cell(store, a: int, b: int, task: str, metric_a: str,
                  metric_b: str | None = None) -> SharedItems:
     """Shared items of (a, metric_a) and (b, metric_b) (``store.paired_items``)."""
     return _shared(store.paired_items(a, b, [(task, metric_a, metric_b or metric_a)])[0])
 
 
-def _paired_row(shared: SharedItems, task: str, metric: str, confidence: float,
+def paired_items_row(shared: SharedItems, task: str, metric: str, confidence: float,
                 mde_threshold: float | None, name_a: str, name_b: str,
                 direction: str = "higher") -> dict:
     """One per_task row from the shared items of two runs (or two metrics), with no
@@ -330,7 +330,7 @@ def _compare(store, run_a: str | int, run_b: str | int, task: str | None, metric
     # item-level tasks: every shared item from one store query, read in a worker thread
     # while this one reads the protocols (the store's reads release the GIL)
     paired_cells = [(t, m) for t, m, paired in plan if paired]
-    read = _submit(store, _paired_reads, store, a, b, paired_cells) if paired_cells else None
+    read = submit(store, _paired_reads, store, a, b, paired_cells) if paired_cells else None
     try:
         # the protocol diff of the tasks planned (filtered to the compared ones below)
         planned = [t for t, _, _ in plan]
@@ -421,7 +421,7 @@ def _compare(store, run_a: str | int, run_b: str | int, task: str | None, metric
         warnings.append(f"left out of the macro average (not a higher-is-better metric on "
                         f"[0, 1]): {_short(out)}")
     groups = task_groups([str(t) for t in per_task["task"]],
-                         _declared_groups(_protocols(store, [a, b])))
+                         declared_groups(protocols_of(store, [a, b])))
     if len(averaged) > 1:
         overall = overall_row(averaged, confidence, mde_threshold, name_a, name_b, groups)
         verdict = f"macro average over {len(averaged)} tasks: {overall['verdict']}"
@@ -498,13 +498,13 @@ def discordant_items(store, run_a: str | int, run_b: str | int, task: str, metri
         raise AnalysisError(f"unknown cell {cell!r}; use one of {', '.join(cells)}")
     with one_version(store):
         a, b = resolve_runs(store, [run_a, run_b], store.runs())
-        sh = _paired_cell(store, a, b, task, metric)
+        sh = paired_cell(store, a, b, task, metric)
         xa, xb = sh.x_a, sh.x_b
         mask = {"b": xb > xa, "c": xa > xb, "both": (xa == 1) & (xb == 1),
                 "neither": (xa == 0) & (xb == 0)}[cell]
         keys = sh.items[mask]
         label, texts = _first_texts(store, [a, b], task, keys)
-    order = sorted(range(keys.size), key=lambda i: _natural_key(label[int(keys[i])]))
+    order = sorted(range(keys.size), key=lambda i: natural_key(label[int(keys[i])]))
     ks = keys[order].tolist()
     ta, tb = texts.get(a, {}), texts.get(b, {})
     out = pd.DataFrame({"item_id": [label[k] for k in ks], "score_a": xa[mask][order],

@@ -20,7 +20,7 @@ import pandas as pd
 from evalcore import stats as st
 from evalcore.errors import AnalysisError
 from evalcore.analysis.groups import average_weights
-from evalcore.analysis._common import AVERAGE_TASK, _adjust, _fnum, _is_binary, _mde, _unit_scale
+from evalcore.analysis._common import AVERAGE_TASK, adjust_p_values, _fnum, _is_binary, _mde, _unit_scale
 from evalcore.analysis.verdicts import (ADJUSTMENT_NAMES, better_side, threshold_of,
                                         verdict_text)
 from evalcore.stats.paired_tests import TEST_NAMES
@@ -367,7 +367,7 @@ def adjust_family(rows: list[dict], adjust: str, confidence: float,
     """The rows of several tasks as one family: p_adjusted = ``adjust`` ("holm" or "bh") of
     their p_value, the verdicts re-decided on it (``decide``), and ``simultaneous`` (each
     row's interval at confidence 1 - alpha/k, Bonferroni) as low/high_simultaneous."""
-    p_adj = _adjust(np.array([_fnum(r["p_value"]) for r in rows], dtype=float), adjust)
+    p_adj = adjust_p_values(np.array([_fnum(r["p_value"]) for r in rows], dtype=float), adjust)
     out = []
     for row, p, (lo, hi), d in zip(rows, p_adj, simultaneous, directions):
         row = dict(row, p_adjusted=float(p), adjustment=adjust, low_simultaneous=float(lo),

@@ -10,6 +10,7 @@ import pandas as pd
 
 from evalcore import stats as st
 from evalcore.errors import AnalysisError
+from evalcore.analysis._plumbing import one_version
 from evalcore.analysis._common import (
     PER_TASK_COLUMNS,
     PROTOCOL_COLUMNS,
@@ -20,10 +21,9 @@ from evalcore.analysis._common import (
     _resolve,
     _run_names,
     _unit_scale,
-    one_version,
 )
 from evalcore.analysis.metric_choice import task_metric
-from evalcore.analysis.compare import Comparison, Pairing, _paired_cell, _paired_row
+from evalcore.analysis.compare import Comparison, Pairing, paired_cell, paired_items_row
 
 # ---------------------------------------------------------------------------------------
 # one run: repeats, reruns, clusters, metric variants
@@ -50,7 +50,7 @@ class RepeatsReport:
     pass_at_k: pd.DataFrame
 
 
-def _one_metric(store, rid: int, task: str, metric: str | None) -> str:
+def one_metric(store, rid: int, task: str, metric: str | None) -> str:
     t = store.tasks([rid])
     t = t[t["task"] == task]
     if "has_items" in t:
@@ -79,7 +79,7 @@ def repeats(store, run: str | int, task: str, metric: str | None = None,
     """
     with one_version(store):
         rid = _resolve(store, run)
-        m = _one_metric(store, rid, task, metric)
+        m = one_metric(store, rid, task, metric)
         _, _, x = store.answer_matrix(rid, task, m)
         name = _run_names(store).get(rid, str(rid))
     if x.size == 0:
@@ -137,14 +137,14 @@ def rerun_noise(store, run_a: str | int, run_b: str | int, task: str,
     with one_version(store):
         a, b = _resolve(store, run_a), _resolve(store, run_b)
         names = _run_names(store)
-        m = _one_metric(store, a, task, metric)
-        frame = _paired_cell(store, a, b, task, m)
+        m = one_metric(store, a, task, metric)
+        frame = paired_cell(store, a, b, task, m)
         if len(frame) == 0:
             raise AnalysisError(f"the two passes share no items on {task!r}")
         paired_se = None
         if against is not None:
             c = _resolve(store, against)
-            fc = _paired_cell(store, a, c, task, m)
+            fc = paired_cell(store, a, c, task, m)
             if len(fc) >= 2:
                 paired_se = float(st.paired_difference(fc.x_a, fc.x_b).se)
     r = st.rerun_noise(frame.x_a, frame.x_b, paired_se)
@@ -220,7 +220,7 @@ def clusters(store, run: str | int, task: str, metric: str | None = None,
     _check_confidence(confidence)
     with one_version(store):
         rid = _resolve(store, run)
-        m = _one_metric(store, rid, task, metric)
+        m = one_metric(store, rid, task, metric)
         # the run's item means and cluster keys (the run paired with itself): integer
         # columns only; an item without a cluster key is a cluster of its own
         items = store.paired_items(rid, rid, [(task, m, m)])[0]
@@ -281,15 +281,15 @@ def _metric_variants(store, run: str | int, task: str, metric_a: str, metric_b: 
     rid = _resolve(store, run)
     name = _run_names(store).get(rid, str(rid))
     for mm in (metric_a, metric_b):
-        _one_metric(store, rid, task, mm)
+        one_metric(store, rid, task, mm)
     if metric_a == metric_b:
         raise AnalysisError("choose two different metrics")
-    frame = _paired_cell(store, rid, rid, task, metric_a, metric_b)
+    frame = paired_cell(store, rid, rid, task, metric_a, metric_b)
     if len(frame) < 2:
         raise AnalysisError(f"{task!r}: metrics {metric_a!r} and {metric_b!r} share "
                             f"{len(frame)} item(s); need at least 2")
     la, lb = f"{name} [{metric_a}]", f"{name} [{metric_b}]"
-    row = _paired_row(frame, task, f"{metric_b} - {metric_a}", confidence, mde_threshold,
+    row = paired_items_row(frame, task, f"{metric_b} - {metric_a}", confidence, mde_threshold,
                       metric_a, metric_b)
     per_task = pd.DataFrame([row])[list(PER_TASK_COLUMNS)]
     # each variant's item count from the maintained cell table (no item pull)

@@ -15,14 +15,14 @@ import pandas as pd
 from evalcore import metrics as mx
 from evalcore import stats as st
 from evalcore.analysis.groups import average_weights
+from evalcore.analysis._plumbing import one_version
 from evalcore.analysis._common import (
     AVERAGE_TASK,
     RANK_COLUMNS,
     TIER_COLUMNS,
     _check_confidence,
     _empty,
-    _holm,
-    one_version,
+    holm,
     resolve_runs,
 )
 
@@ -40,7 +40,7 @@ def _item_runs_by_task(cells: pd.DataFrame) -> dict[str, list[int]]:
     return out
 
 
-def _compared_runs(cells: pd.DataFrame, metrics_by_task: dict[str, str],
+def compared_runs(cells: pd.DataFrame, metrics_by_task: dict[str, str],
                    tasks=None) -> dict[str, list[int]]:
     """Tasks with 2+ item-level runs (optionally only ``tasks``) -> their run ids."""
     return {t: r for t, r in _item_runs_by_task(cells).items()
@@ -51,10 +51,10 @@ def _store_matrices(store, task_metrics: list[tuple[str, str]],
                     run_ids: list[int]) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
     """(task, metric) -> (run ids ascending, items x runs matrix of per-item means) from
     ``store.item_matrices`` (one query for all cells; items in the store's key order)."""
-    return _run_matrices(store.item_matrices(task_metrics, run_ids=run_ids))
+    return run_matrices(store.item_matrices(task_metrics, run_ids=run_ids))
 
 
-def _run_matrices(got: dict) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+def run_matrices(got: dict) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
     """(task, metric) -> (run ids ascending, items x runs matrix) of a
     ``store.item_matrices`` answer ((task, metric) -> ItemMatrix)."""
     return {(str(t), str(m)): (np.asarray(im.run_ids, dtype=np.int64), im.scores)
@@ -62,7 +62,7 @@ def _run_matrices(got: dict) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarr
 
 
 class PulledMatrices(dict):
-    """task -> (run ids ascending, items x runs matrix), as ``_pull_matrices`` reads them,
+    """task -> (run ids ascending, items x runs matrix), as ``pull_matrices`` reads them,
     with ``codes``: task -> (run ids ascending, cluster codes, labelled) for the tasks whose
     items carry a cluster key, the same rows and columns as the matrix (read together with
     it), for the tiers' cluster-robust test."""
@@ -74,7 +74,7 @@ class PulledMatrices(dict):
         self.codes = dict(codes or {})
 
 
-def _pull_matrices(store, runs_of: dict[str, list[int]], metrics_by_task: dict[str, str]
+def pull_matrices(store, runs_of: dict[str, list[int]], metrics_by_task: dict[str, str]
                    ) -> PulledMatrices:
     """task -> (run ids ascending, items x runs matrix) of the metric shown for the tasks
     of ``runs_of`` (task -> run ids): the tasks whose items carry a cluster key
@@ -90,13 +90,13 @@ def _pull_matrices(store, runs_of: dict[str, list[int]], metrics_by_task: dict[s
     if keyed:
         coded = store.item_code_matrices([(t, metrics_by_task[t]) for t in keyed],
                                          run_ids=all_runs)
-        got.update(_run_matrices({tm: im for tm, (im, _, _) in coded.items()}))
+        got.update(run_matrices({tm: im for tm, (im, _, _) in coded.items()}))
         codes = {str(t): (np.asarray(im.run_ids, dtype=np.int64), np.asarray(code),
                           np.asarray(has)) for (t, _), (im, code, has) in coded.items()}
     rest = [(t, metrics_by_task[t]) for t in runs_of if t not in keyed]
     if rest:
         got.update(_store_matrices(store, rest, all_runs))
-    return PulledMatrices(_select_matrices(got, runs_of, metrics_by_task), codes=codes)
+    return PulledMatrices(select_matrices(got, runs_of, metrics_by_task), codes=codes)
 
 
 def _cluster_keyed(store, metrics_by_task: dict[str, str], runs_of: dict[str, list[int]]
@@ -113,9 +113,9 @@ def _cluster_keyed(store, metrics_by_task: dict[str, str], runs_of: dict[str, li
     return [t for t in runs_of if (t, metrics_by_task[t]) in flagged]
 
 
-def _select_matrices(got: dict, runs_of: dict[str, list[int]], metrics_by_task: dict[str, str]
+def select_matrices(got: dict, runs_of: dict[str, list[int]], metrics_by_task: dict[str, str]
                      ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """``_pull_matrices``' selection: task -> (run ids, matrix) of the tasks of ``runs_of``
+    """``pull_matrices``' selection: task -> (run ids, matrix) of the tasks of ``runs_of``
     from ``got`` ((task, metric) -> (run ids ascending, matrix)), columns of those runs."""
     out = {}
     for t, rids in runs_of.items():
@@ -126,7 +126,7 @@ def _select_matrices(got: dict, runs_of: dict[str, list[int]], metrics_by_task: 
     return out
 
 
-def _in_board_order(pulled: dict[str, tuple[np.ndarray, np.ndarray]],
+def in_board_order(pulled: dict[str, tuple[np.ndarray, np.ndarray]],
                     runs_of: dict[str, list[int]]) -> Matrices:
     """The pulled matrices with their columns in the board's order (``runs_of``: task -> run
     ids); runs without any item score for the task are left out."""
@@ -143,11 +143,11 @@ def _in_board_order(pulled: dict[str, tuple[np.ndarray, np.ndarray]],
 def _item_matrices(store, metrics_by_task: dict[str, str],
                    runs_of: dict[str, list[int]]) -> Matrices:
     """task -> (run ids, items x runs matrix) for the tasks of ``runs_of`` (task -> run ids
-    in the board's order), columns in that order: ``_pull_matrices`` + ``_in_board_order``."""
-    return _in_board_order(_pull_matrices(store, runs_of, metrics_by_task), runs_of)
+    in the board's order), columns in that order: ``pull_matrices`` + ``in_board_order``."""
+    return in_board_order(pull_matrices(store, runs_of, metrics_by_task), runs_of)
 
 
-def _item_mean_bounds(run_ids: np.ndarray, x: np.ndarray) -> dict:
+def item_mean_bounds(run_ids: np.ndarray, x: np.ndarray) -> dict:
     """``Store.item_mean_bounds`` of a pulled matrix: {"n", "min", "max"} of its item means."""
     v = x[~np.isnan(x)]
     if not v.size:
@@ -277,7 +277,7 @@ def _clustered_by_pairs(store, task: str, metric: str, rids: list[int], ref: int
     return se, g
 
 
-def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
+def tier_table(store, cells: pd.DataFrame, averages: pd.DataFrame,
            metrics_by_task: dict[str, str], names, confidence: float,
            mats: Matrices | None = None,
            info: dict[str, mx.MetricInfo] | None = None,
@@ -310,7 +310,7 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     """
     alpha = 1.0 - confidence
     item_cells = cells[cells["has_items"].astype(bool)]
-    runs_of = _compared_runs(cells, metrics_by_task)
+    runs_of = compared_runs(cells, metrics_by_task)
     info = info or {}
     runs_of = {t: r for t, r in runs_of.items() if t not in info or info[t].rankable}
     if not runs_of:
@@ -324,9 +324,9 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     again = {t: r for t, r in runs_of.items()
              if t not in mats or (with_codes and t in keyed and t not in codes)}
     if again:
-        pulled = _pull_matrices(store, again, metrics_by_task)
+        pulled = pull_matrices(store, again, metrics_by_task)
         codes.update(pulled.codes)
-        mats.update(_in_board_order(pulled, again))
+        mats.update(in_board_order(pulled, again))
     cell_task = item_cells["task"].astype(str).to_numpy()
     cell_run = item_cells["run_id"].to_numpy(dtype=np.int64)
     cell_score = item_cells["score"].to_numpy(dtype=float)
@@ -404,7 +404,7 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
         bc = rids.index(best)
         p = np.array(p, dtype=float)
         p[bc] = np.nan
-        padj = np.asarray(_holm(p), dtype=float)
+        padj = np.asarray(holm(p), dtype=float)
         is_best = np.arange(len(rids)) == bc
         cols_of["run_id"].append(np.asarray(rids, dtype=np.int64))
         cols_of["run"].extend(names.get(rid, str(rid)) for rid in rids)
@@ -432,7 +432,7 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
             ses.append(float(agg.se))
             nn.append(sum(k for _, _, _, k in v))
         pp = st.normal_p_value(dd, ses)
-        padj = _holm(pp)
+        padj = holm(pp)
         bname = names.get(best_avg, str(best_avg))
         k = len(rids) + 1
         cols_of["run_id"].append(np.asarray([best_avg] + rids, dtype=np.int64))
@@ -472,11 +472,11 @@ def rank_intervals(store, task: str, metric: str, runs: list[str | int] | tuple,
             return _empty(RANK_COLUMNS)
         names = {int(r): str(n) for r, n in zip(rt["run_id"], rt["name"])}
         mats = _item_matrices(store, {str(task): str(metric)}, {str(task): ids})
-    return _ranks(mats, names, confidence, n_resamples, seed, [],
+    return rank_table(mats, names, confidence, n_resamples, seed, [],
                   lower={str(task)} if lower_is_better else set())
 
 
-def _ranks(mats: Matrices, names, confidence: float, n_resamples: int, seed: int,
+def rank_table(mats: Matrices, names, confidence: float, n_resamples: int, seed: int,
            tnotes: list[tuple[str, str, str]], lower: set[str],
            skip: frozenset[str] | set[str] = frozenset()) -> pd.DataFrame:
     """Paired-bootstrap rank intervals per task (``stats.paired_bootstrap_ranks``) over the
