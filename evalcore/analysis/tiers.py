@@ -309,17 +309,35 @@ def tier_table(store, cells: pd.DataFrame, averages: pd.DataFrame,
     item with the reference get n = 0 and NaN statistics.
     """
     alpha = 1.0 - confidence
-    item_cells = cells[cells["has_items"].astype(bool)]
-    runs_of = compared_runs(cells, metrics_by_task)
     info = info or {}
-    runs_of = {t: r for t, r in runs_of.items() if t not in info or info[t].rankable}
+    runs_of = {t: r for t, r in compared_runs(cells, metrics_by_task).items()
+               if t not in info or info[t].rankable}
     if not runs_of:
         return _empty(TIER_COLUMNS)
-    mats = dict(mats or {})
-    codes = dict(codes or {})
-    # tasks with a cluster key whose codes are not at hand: read again with them (compare
-    # uses the cluster-robust test there); then the tasks without any matrix
     keyed = set(_cluster_keyed(store, metrics_by_task, runs_of))
+    mats, codes = _with_missing_matrices(store, runs_of, metrics_by_task, keyed,
+                                         dict(mats or {}), dict(codes or {}))
+    item_cells = cells[cells["has_items"].astype(bool)]
+    best_of = _best_runs(item_cells, runs_of, info)
+    best_avg, group, averaged = _average_reference(cells, item_cells, averages, info)
+    tests, per_run = _task_tests(store, item_cells, runs_of, best_of, mats, codes, keyed,
+                                 metrics_by_task, best_avg, group, averaged)
+    cols_of: dict[str, list] = {c: [] for c in TIER_COLUMNS}
+    _task_rows(cols_of, runs_of, tests, best_of, names, alpha)
+    if best_avg is not None and per_run:
+        _average_rows(cols_of, per_run, best_avg, groups or {}, names, alpha)
+    if not cols_of["run"]:
+        return _empty(TIER_COLUMNS)
+    return pd.DataFrame({c: (v if c in ("run", "task", "best_run") else np.concatenate(v))
+                         for c, v in cols_of.items()}, columns=list(TIER_COLUMNS))
+
+
+def _with_missing_matrices(store, runs_of: dict[str, list[int]],
+                           metrics_by_task: dict[str, str], keyed: set[str], mats: Matrices,
+                           codes: dict) -> tuple[Matrices, dict]:
+    """``mats`` and ``codes`` completed: tasks with a cluster key whose codes are not at hand
+    are read again with them (compare uses the cluster-robust test there), then the tasks
+    without any matrix."""
     with_codes = hasattr(store, "item_code_matrices")
     again = {t: r for t, r in runs_of.items()
              if t not in mats or (with_codes and t in keyed and t not in codes)}
@@ -327,16 +345,20 @@ def tier_table(store, cells: pd.DataFrame, averages: pd.DataFrame,
         pulled = pull_matrices(store, again, metrics_by_task)
         codes.update(pulled.codes)
         mats.update(in_board_order(pulled, again))
+    return mats, codes
+
+
+def _best_runs(item_cells: pd.DataFrame, runs_of: dict[str, list[int]],
+               info: dict[str, mx.MetricInfo]) -> dict[str, int]:
+    """task -> its best run: the highest score (the lowest when lower is better). Each run's
+    score on the task is its last cell row's; -inf for a run without one, so it cannot be
+    best; a NaN score stays NaN (argmax picks it)."""
     cell_task = item_cells["task"].astype(str).to_numpy()
     cell_run = item_cells["run_id"].to_numpy(dtype=np.int64)
     cell_score = item_cells["score"].to_numpy(dtype=float)
-    # tasks where some item-level cell is not 0/1 (the others' tests are McNemar's)
-    not_binary = set(cell_task[~item_cells["binary"].to_numpy(dtype=bool)].tolist())
     best_of = {}
     for t, rids in runs_of.items():
         sign = -1.0 if t in info and info[t].direction == mx.LOWER else 1.0
-        # each run's score on t (the last cell row of a (run, task) counts); -inf for a
-        # run without one, so it cannot be best; a NaN score stays NaN (argmax picks it)
         here = cell_task == t
         runs_t = pd.Index(cell_run[here][::-1])
         first = ~runs_t.duplicated(keep="first")
@@ -345,27 +367,46 @@ def tier_table(store, cells: pd.DataFrame, averages: pd.DataFrame,
         pos = lookup.get_indexer(np.asarray(rids, dtype=np.int64))
         sc = np.where(pos >= 0, sign * vals[np.maximum(pos, 0)], -np.inf)
         best_of[t] = rids[int(np.argmax(sc))]
+    return best_of
+
+
+def _average_reference(cells: pd.DataFrame, item_cells: pd.DataFrame, averages: pd.DataFrame,
+                       info: dict[str, mx.MetricInfo]) -> tuple[int | None, set[int], set[str]]:
+    """(the reference run of the average tier, the runs compared with it, the tasks the
+    average is over). The average tier compares runs averaged over the same task set: the
+    most common set (of 2+ tasks) among runs with item-level data; its best-scoring run is
+    the reference (None: fewer than 2 such runs)."""
     best_avg = None
     group: set[int] = set()
     averaged: set[str] = set()
-    if len(averages):
-        # the average tier compares runs averaged over the same task set: the most common
-        # set (of 2+ tasks) among runs with item-level data; its best-scoring run is the
-        # reference
-        ok = averages[averages["run_id"].isin(item_cells["run_id"]) & (averages["n_tasks"] >= 2)]
-        if len(ok):
-            common = ok["tasks"].value_counts().index[0]
-            # the tasks the average is over (task names may hold commas: HELM)
-            averaged = {str(t) for t in set(cells["task"].tolist()) if str(t) not in info
-                        or info[str(t)].averageable}
-            same = ok[ok["tasks"] == common]
-            if len(same) >= 2:
-                group = set(int(r) for r in same["run_id"])
-                best_avg = int(same.iloc[0]["run_id"])
+    if not len(averages):
+        return best_avg, group, averaged
+    ok = averages[averages["run_id"].isin(item_cells["run_id"]) & (averages["n_tasks"] >= 2)]
+    if len(ok):
+        common = ok["tasks"].value_counts().index[0]
+        # the tasks the average is over (task names may hold commas: HELM)
+        averaged = {str(t) for t in set(cells["task"].tolist()) if str(t) not in info
+                    or info[str(t)].averageable}
+        same = ok[ok["tasks"] == common]
+        if len(same) >= 2:
+            group = set(int(r) for r in same["run_id"])
+            best_avg = int(same.iloc[0]["run_id"])
+    return best_avg, group, averaged
 
+
+def _task_tests(store, item_cells: pd.DataFrame, runs_of: dict[str, list[int]],
+                best_of: dict[str, int], mats: Matrices, codes: dict, keyed: set[str],
+                metrics_by_task: dict[str, str], best_avg: int | None, group: set[int],
+                averaged: set[str]) -> tuple[list[tuple], dict[int, list[tuple]]]:
+    """(per task: (binary, diff, se, n_shared, b, c, unit, se_clustered, G) arrays over its
+    runs against its best run; run -> [(task, diff, se, n_shared)] against the average's
+    reference, for the average tier)."""
+    cell_task = item_cells["task"].astype(str).to_numpy()
+    # tasks where some item-level cell is not 0/1 (the others' tests are McNemar's)
+    not_binary = set(cell_task[~item_cells["binary"].to_numpy(dtype=bool)].tolist())
     no_items = (np.zeros(0, dtype=int), np.full((0, 0), np.nan))
     per_run: dict[int, list[tuple[str, float, float, int]]] = {}
-    tests = []   # per task: (binary, diff, se, n_shared, b, c, unit, se_cl, G) against its best
+    tests = []
     for t, rids in runs_of.items():
         best = best_of[t]
         refs = [best]
@@ -396,8 +437,14 @@ def tier_table(store, cells: pd.DataFrame, averages: pd.DataFrame,
             for rid, good, d, e, k in zip(rids, ok, d2.tolist(), se2.tolist(), n2.tolist()):
                 if good and rid != best_avg and rid in group:
                     per_run.setdefault(rid, []).append((t, float(d), float(e), int(k)))
-    # one frame for every task's rows, built from whole columns
-    cols_of: dict[str, list] = {c: [] for c in TIER_COLUMNS}
+    return tests, per_run
+
+
+def _task_rows(cols_of: dict[str, list], runs_of: dict[str, list[int]], tests: list[tuple],
+               best_of: dict[str, int], names, alpha: float) -> None:
+    """Each task's tier rows appended to ``cols_of`` (whole columns): the p-values of every
+    task in one call (``_p_values``), Holm-adjusted within the task; an undefined adjusted p
+    cannot separate runs (indistinguishable)."""
     for (t, rids), test, p in zip(runs_of.items(), tests, _p_values(tests)):
         diff, nsh = test[1], test[3]
         best = best_of[t]
@@ -413,42 +460,43 @@ def tier_table(store, cells: pd.DataFrame, averages: pd.DataFrame,
         cols_of["diff_vs_best"].append(np.where(is_best, 0.0, np.asarray(diff, dtype=float)))
         cols_of["p_raw"].append(np.where(is_best, np.nan, p))
         cols_of["p_holm"].append(np.where(is_best, np.nan, padj))
-        # an undefined adjusted p cannot separate runs: indistinguishable
         cols_of["indistinguishable_from_best"].append(is_best | ~(padj < alpha))
         cols_of["n_shared"].append(np.asarray(nsh, dtype=np.int64))
-    if best_avg is not None and per_run:
-        rids = sorted(per_run)
-        dd, ses, nn = [], [], []
-        weights_of: dict[tuple[str, ...], list[float]] = {}    # runs share task sets
-        for rid in rids:
-            v = per_run[rid]
-            tasks = tuple(t for t, _, _, _ in v)
-            if tasks not in weights_of:
-                weights_of[tasks] = average_weights(tasks, groups or {})
-            agg = st.aggregate_tasks(np.array([a for _, a, _, _ in v]),
-                                     np.array([e for _, _, e, _ in v]),
-                                     weights=weights_of[tasks])
-            dd.append(float(agg.estimate))
-            ses.append(float(agg.se))
-            nn.append(sum(k for _, _, _, k in v))
-        pp = st.normal_p_value(dd, ses)
-        padj = holm(pp)
-        bname = names.get(best_avg, str(best_avg))
-        k = len(rids) + 1
-        cols_of["run_id"].append(np.asarray([best_avg] + rids, dtype=np.int64))
-        cols_of["run"].extend([bname] + [names.get(rid, str(rid)) for rid in rids])
-        cols_of["task"].extend([AVERAGE_TASK] * k)
-        cols_of["best_run"].extend([bname] * k)
-        cols_of["diff_vs_best"].append(np.asarray([0.0] + dd, dtype=float))
-        cols_of["p_raw"].append(np.concatenate([[np.nan], np.asarray(pp, dtype=float)]))
-        cols_of["p_holm"].append(np.concatenate([[np.nan], np.asarray(padj, dtype=float)]))
-        cols_of["indistinguishable_from_best"].append(
-            np.concatenate([[True], ~(np.asarray(padj, dtype=float) < alpha)]))
-        cols_of["n_shared"].append(np.asarray([0] + nn, dtype=np.int64))
-    if not cols_of["run"]:
-        return _empty(TIER_COLUMNS)
-    return pd.DataFrame({c: (v if c in ("run", "task", "best_run") else np.concatenate(v))
-                         for c, v in cols_of.items()}, columns=list(TIER_COLUMNS))
+
+
+def _average_rows(cols_of: dict[str, list], per_run: dict[int, list[tuple]], best_avg: int,
+                  groups: dict[str, list[str]], names, alpha: float) -> None:
+    """The average tier's rows appended to ``cols_of``: per run, the weighted mean over
+    tasks of its paired differences against the reference with SE = sqrt(sum w_t^2 SE_t^2)
+    / sum w_t (``stats.aggregate_tasks``, the macro average's weights), a z-test, Holm."""
+    rids = sorted(per_run)
+    dd, ses, nn = [], [], []
+    weights_of: dict[tuple[str, ...], list[float]] = {}    # runs share task sets
+    for rid in rids:
+        v = per_run[rid]
+        tasks = tuple(t for t, _, _, _ in v)
+        if tasks not in weights_of:
+            weights_of[tasks] = average_weights(tasks, groups)
+        agg = st.aggregate_tasks(np.array([a for _, a, _, _ in v]),
+                                 np.array([e for _, _, e, _ in v]),
+                                 weights=weights_of[tasks])
+        dd.append(float(agg.estimate))
+        ses.append(float(agg.se))
+        nn.append(sum(k for _, _, _, k in v))
+    pp = st.normal_p_value(dd, ses)
+    padj = holm(pp)
+    bname = names.get(best_avg, str(best_avg))
+    k = len(rids) + 1
+    cols_of["run_id"].append(np.asarray([best_avg] + rids, dtype=np.int64))
+    cols_of["run"].extend([bname] + [names.get(rid, str(rid)) for rid in rids])
+    cols_of["task"].extend([AVERAGE_TASK] * k)
+    cols_of["best_run"].extend([bname] * k)
+    cols_of["diff_vs_best"].append(np.asarray([0.0] + dd, dtype=float))
+    cols_of["p_raw"].append(np.concatenate([[np.nan], np.asarray(pp, dtype=float)]))
+    cols_of["p_holm"].append(np.concatenate([[np.nan], np.asarray(padj, dtype=float)]))
+    cols_of["indistinguishable_from_best"].append(
+        np.concatenate([[True], ~(np.asarray(padj, dtype=float) < alpha)]))
+    cols_of["n_shared"].append(np.asarray([0] + nn, dtype=np.int64))
 
 
 def rank_intervals(store, task: str, metric: str, runs: list[str | int] | tuple, *,
