@@ -75,7 +75,7 @@ def default_metric(metrics, protocols=()) -> str:
     return primary if primary is not None else str(default_rule_metric(ms))
 
 
-def _check_confidence(confidence: float) -> None:
+def check_confidence(confidence: float) -> None:
     if not (0.0 < float(confidence) < 1.0):
         raise AnalysisError(f"confidence must be strictly between 0 and 1, got {confidence}")
 
@@ -91,8 +91,6 @@ def resolve_run(store, ref) -> int:
             raise
         raise AnalysisError(str(exc)) from exc
 
-
-_resolve = resolve_run
 
 
 def resolve_runs(store, refs, run_table: pd.DataFrame) -> list[int]:
@@ -128,12 +126,12 @@ def is_store_busy(exc: BaseException) -> bool:
     return "busy" in text or "locked" in text
 
 
-def _run_names(store) -> dict[int, str]:
+def run_names(store) -> dict[int, str]:
     runs = store.runs()
     return {int(r): str(n) for r, n in zip(runs["run_id"], runs["name"])}
 
 
-def _fnum(x) -> float:
+def fnum(x) -> float:
     """A Python float (NaN for None/NA)."""
     try:
         if x is None or pd.isna(x):
@@ -143,12 +141,12 @@ def _fnum(x) -> float:
     return float(x)
 
 
-def _is_binary(values: np.ndarray) -> bool:
+def is_binary(values: np.ndarray) -> bool:
     v = np.asarray(values, dtype=float)
     return bool(v.size) and bool(np.all((v == 0.0) | (v == 1.0)))
 
 
-def _unit_scale(*arrays) -> bool:
+def unit_scale(*arrays) -> bool:
     """True when every value lies in [0, 1] (differences are then shown in points x 100)."""
     for a in arrays:
         a = np.asarray(a, dtype=float)
@@ -166,11 +164,11 @@ def group_rows(df: pd.DataFrame) -> np.ndarray:
     return df["is_group"].fillna(False).astype(bool).to_numpy()
 
 
-def _empty(columns) -> pd.DataFrame:
+def empty_frame(columns) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
 
 
-def _short(names, limit: int = 8) -> str:
+def short_list(names, limit: int = 8) -> str:
     """A readable list: the first ``limit`` names and how many more."""
     names = list(names)
     more = f" and {len(names) - limit} more" if len(names) > limit else ""
@@ -187,9 +185,6 @@ def natural_key(item_id: str):
 def sorted_items(ids) -> list[str]:
     """Item ids as text, in natural order (``natural_key``)."""
     return sorted((str(i) for i in ids), key=natural_key)
-
-
-_natural_key = natural_key      # the name ``analysis.noise`` imports
 
 
 def holm(pvalues) -> np.ndarray:
@@ -216,7 +211,7 @@ def _proportion(method: str, successes: int, n: int, confidence: float):
     return float(r.low), float(r.high)
 
 
-def _proportion_bounds(method: str, successes: np.ndarray, n: np.ndarray,
+def proportion_bounds(method: str, successes: np.ndarray, n: np.ndarray,
                        confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """``_proportion``'s bounds for many cells at once: Wilson (modified), Clopper-Pearson
     and Bayes through ``stats._interval_arrays`` (bit-identical to the scalar functions;
@@ -245,7 +240,7 @@ def _proportion_bounds(method: str, successes: np.ndarray, n: np.ndarray,
     return low, high
 
 
-def _mde(n: int, sd_diff: float, alpha: float, power: float = DEFAULT_POWER) -> float:
+def mde_of(n: int, sd_diff: float, alpha: float, power: float = DEFAULT_POWER) -> float:
     if not (np.isfinite(sd_diff) and n >= 1):
         return float("nan")
     if sd_diff <= 0:
@@ -254,10 +249,13 @@ def _mde(n: int, sd_diff: float, alpha: float, power: float = DEFAULT_POWER) -> 
                                               power=power))
 
 
-def _chance(n_choices) -> float:
-    k = _fnum(n_choices)
+def chance_of(n_choices) -> float:
+    k = fnum(n_choices)
     if not np.isfinite(k) or k < 2:
         return float("nan")
     return float(st.chance_level(int(k)))
 
 
+# the names ``analysis.noise`` imports
+_check_confidence, _empty, _fnum = check_confidence, empty_frame, fnum
+_natural_key, _proportion_bounds, _resolve = natural_key, proportion_bounds, resolve_run

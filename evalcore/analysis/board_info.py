@@ -13,7 +13,7 @@ import pandas as pd
 
 from evalcore import metrics as mx
 from evalcore import stats as st
-from evalcore.analysis._common import _short
+from evalcore.analysis._common import short_list
 from evalcore.analysis.groups import leaves_of
 from evalcore.analysis.tiers import item_mean_bounds
 
@@ -159,7 +159,7 @@ def clip_to_metric_range(cells: pd.DataFrame, info: dict[str, mx.MetricInfo]) ->
             cut.append(f"{t} {st.range_text(i.low, i.high)}")
     cells["low"], cells["high"] = low, high
     return ([f"intervals clipped to the metric's range where the normal approximation "
-             f"crossed it: {_short(cut)}"] if cut else [])
+             f"crossed it: {short_list(cut)}"] if cut else [])
 
 
 def clip_groups_to_metric_range(gcells: pd.DataFrame, tree: dict[str, list[str]],
@@ -183,7 +183,7 @@ def clip_groups_to_metric_range(gcells: pd.DataFrame, tree: dict[str, list[str]]
         if clipped.any():
             cut.append(f"{g} {st.range_text(leaf.low, leaf.high)}")
     gcells["low"], gcells["high"] = low, high
-    return ([f"group intervals clipped to the metric's range: {_short(cut)}"] if cut else [])
+    return ([f"group intervals clipped to the metric's range: {short_list(cut)}"] if cut else [])
 
 
 def chance_applies(metric: str, binary: bool) -> bool:

@@ -20,8 +20,8 @@ import pandas as pd
 
 from evalcore import stats as st
 from evalcore.stats import _interval_arrays as ia
-from evalcore.analysis._common import (BINARY_ONLY_METHODS, METHOD_LABELS, _chance, _fnum,
-                                       _proportion_bounds, _short)
+from evalcore.analysis._common import (BINARY_ONLY_METHODS, METHOD_LABELS, chance_of, fnum,
+                                       proportion_bounds, short_list)
 from evalcore.analysis._plumbing import submit
 from evalcore.analysis.board_cells import (bootstrap_cells, clustered_columns, continuous_runs,
                                            pull_matrices_and_items)
@@ -154,9 +154,9 @@ def _closed_form(cs: pd.DataFrame, method: str, binary: np.ndarray, n: np.ndarra
     if cont.any() and method != "clt":
         bad = sorted(set(cs.loc[cont, "task"]))
         notes.append(f"{METHOD_LABELS[method]} needs 0/1 scores; CLT used for the "
-                     f"continuous scores of: {_short(bad)}")
+                     f"continuous scores of: {short_list(bad)}")
     rows = np.flatnonzero(binary)
-    low[rows], high[rows] = _proportion_bounds(method, np.round(ssum[rows]), n[rows],
+    low[rows], high[rows] = proportion_bounds(method, np.round(ssum[rows]), n[rows],
                                                confidence)
     used[cont] = "clt"
     q = st.mean_quantiles(confidence, n[cont], np.zeros(int(cont.sum()), dtype=bool))
@@ -164,7 +164,7 @@ def _closed_form(cs: pd.DataFrame, method: str, binary: np.ndarray, n: np.ndarra
     small = sorted(set(cs.loc[cont & (n < st.SMALL_N) & (n >= 2), "task"]))
     if small:
         notes.append(f"CLT intervals of continuous scores with fewer than {st.SMALL_N} "
-                     f"items use Student's t with n - 1 df: {_short(small)}")
+                     f"items use Student's t with n - 1 df: {short_list(small)}")
 
 
 def _start_clustered(store, out: ItemCells, metrics_by_task: dict[str, str],
@@ -201,7 +201,7 @@ def finish_clustered(cells: pd.DataFrame, items: ItemCells, before_sort: np.ndar
     fell_back = used_c[src] != "clustered"             # CLT: no cluster key
     cells.iloc[at[fell_back], cells.columns.get_loc("method")] = used_c[src][fell_back]
     if nocl:
-        notes.insert(items.clustered_note_at, "no cluster key, CLT used for: " + _short(nocl))
+        notes.insert(items.clustered_note_at, "no cluster key, CLT used for: " + short_list(nocl))
 
 
 # ---------------------------------------------------------------------------------------
@@ -300,13 +300,13 @@ def with_chance(cells: pd.DataFrame, tasks_df: pd.DataFrame,
     place, with a task note where some interval contains it."""
     n_choices: dict[str, float] = {}
     for t, k in zip(tasks_df["task"].tolist(), tasks_df["n_choices"].tolist()):
-        k = _fnum(k)
+        k = fnum(k)
         if np.isfinite(k):
             n_choices[str(t)] = max(n_choices.get(str(t), 0.0), k)
     # one level per distinct (task, metric, binary): thousands of runs share a few keys
     keys = list(zip(cells["task"].tolist(), cells["metric"].tolist(),
                     cells["binary"].tolist()))
-    level = {k: _chance(n_choices.get(k[0])) if chance_applies(k[1], k[2]) else np.nan
+    level = {k: chance_of(n_choices.get(k[0])) if chance_applies(k[1], k[2]) else np.nan
              for k in dict.fromkeys(keys)}
     chance = np.array([level[k] for k in keys], dtype=float)
     cells["chance"] = chance

@@ -26,11 +26,11 @@ from evalcore.analysis._common import (
     BENIGN_PROTOCOL_CATEGORIES,
     PER_TASK_COLUMNS,
     PROTOCOL_COLUMNS,
-    _check_confidence,
-    _empty,
-    _fnum,
+    check_confidence,
+    empty_frame,
+    fnum,
     resolve_runs,
-    _short,
+    short_list,
     sorted_items,
 )
 from evalcore.analysis.metric_choice import task_metrics
@@ -187,8 +187,8 @@ def _side_numbers(store, rid: int, task: str, metric: str) -> tuple[float, float
     else (a run with items but no summary) the mean of its item means with ``stats.mean_se``."""
     s = store.summaries([rid])
     r = s[(s["task"] == task) & (s["metric"] == metric)]
-    if len(r) and np.isfinite(_fnum(r["value"].iloc[0])) and np.isfinite(_fnum(r["stderr"].iloc[0])):
-        return _fnum(r["value"].iloc[0]), _fnum(r["stderr"].iloc[0]), _fnum(r["n"].iloc[0])
+    if len(r) and np.isfinite(fnum(r["value"].iloc[0])) and np.isfinite(fnum(r["stderr"].iloc[0])):
+        return fnum(r["value"].iloc[0]), fnum(r["stderr"].iloc[0]), fnum(r["n"].iloc[0])
     im = store.item_means([rid], task=task, metric=metric)
     if len(im) >= 2:
         x = im["score"].to_numpy(dtype=float)
@@ -256,7 +256,7 @@ def compare(store, run_a: str | int, run_b: str | int, *, task: str | None = Non
     Raises AnalysisError: unknown run, same run twice, no common task (or a task of
     ``tasks`` not in both runs), no shared items, both ``task`` and ``tasks`` given.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     if adjust not in ("holm", "bh"):
         raise AnalysisError(f"unknown adjustment {adjust!r}; use 'holm' or 'bh'")
     if task is not None and tasks is not None:
@@ -459,14 +459,14 @@ def _not_compared(pair: _Pair, res: _Rows, skipped: list[str], warnings: list[st
     task could be compared."""
     if res.unpaired:
         warnings.append(f"no item-level data in one or both runs for {len(res.unpaired)} "
-                        f"task(s) ({_short(res.unpaired)}): UNPAIRED comparison from the "
+                        f"task(s) ({short_list(res.unpaired)}): UNPAIRED comparison from the "
                         f"harness-reported stderrs (wider; ignores that both runs saw the "
                         f"same items)")
     if res.no_stderr:
         warnings.append(f"not compared (no item-level data and no reported stderr on both "
-                        f"sides): {_short(res.no_stderr)}")
+                        f"sides): {short_list(res.no_stderr)}")
     if skipped:
-        warnings.append(f"not compared (metric not in both runs): {_short(skipped)}")
+        warnings.append(f"not compared (metric not in both runs): {short_list(skipped)}")
     if not res.rows:
         if res.pairings and all(p.n_shared == 0 for p in res.pairings):
             raise AnalysisError(f"runs {pair.name_a!r} and {pair.name_b!r} share no items on "
@@ -518,7 +518,7 @@ def _overall_and_verdict(per_task: pd.DataFrame, info: dict, groups: dict[str, l
         out = [f"{t} ({info[t].why_not_averaged()})" for t in per_task["task"]
                if not info[t].averageable]
         warnings.append(f"left out of the macro average (not a higher-is-better metric on "
-                        f"[0, 1]): {_short(out)}")
+                        f"[0, 1]): {short_list(out)}")
     if len(averaged) > 1:
         overall = overall_row(averaged, confidence, mde_threshold, pair.name_a, pair.name_b,
                               groups)
@@ -565,7 +565,7 @@ def _protocol_diff(pdf: pd.DataFrame | None, tasks: list[str]) -> pd.DataFrame:
     of the two runs (for the one task when one is compared, else for all tasks). Extra store
     columns (e.g. ``category``) are kept after the documented ones."""
     if pdf is None or len(pdf) == 0:
-        return _empty(PROTOCOL_COLUMNS)
+        return empty_frame(PROTOCOL_COLUMNS)
     pdf = pdf[pdf["scope"].isin(["run", *tasks])]
     cols = list(PROTOCOL_COLUMNS) + [c for c in pdf.columns if c not in PROTOCOL_COLUMNS]
     out = pdf[cols].copy()

@@ -38,8 +38,8 @@ from evalcore.analysis._common import (
     RANK_COLUMNS,
     TASK_NOTE_COLUMNS,
     TIER_COLUMNS,
-    _check_confidence,
-    _empty,
+    check_confidence,
+    empty_frame,
 )
 
 # ---------------------------------------------------------------------------------------
@@ -110,10 +110,10 @@ class Leaderboard:
     ranks: pd.DataFrame
     notes: tuple[str, ...] = ()
     metrics_by_task: dict = field(default_factory=dict)
-    task_notes: pd.DataFrame = field(default_factory=lambda: _empty(TASK_NOTE_COLUMNS))
+    task_notes: pd.DataFrame = field(default_factory=lambda: empty_frame(TASK_NOTE_COLUMNS))
     metric_info: dict = field(default_factory=dict)
     groups: dict = field(default_factory=dict)
-    group_cells: pd.DataFrame = field(default_factory=lambda: _empty(GROUP_COLUMNS))
+    group_cells: pd.DataFrame = field(default_factory=lambda: empty_frame(GROUP_COLUMNS))
     group_tree: dict = field(default_factory=dict)
     metric_choices: dict = field(default_factory=dict)
 
@@ -164,13 +164,13 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
     """``leaderboard``'s stages (inside one ``store.one_version()`` block)."""
     if method not in METHODS:
         raise AnalysisError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    _check_confidence(confidence)
+    check_confidence(confidence)
     notes: list[str] = []
     tnotes: list[tuple[str, str, str]] = []   # (task, kind, note)
     board = read_board(store, runs=runs, task=task, metric=metric, include_audit=include_audit)
     if board is None:
-        return Leaderboard(method, confidence, metric, _empty(CELL_COLUMNS),
-                           _empty(AVERAGE_COLUMNS), _empty(TIER_COLUMNS), _empty(RANK_COLUMNS),
+        return Leaderboard(method, confidence, metric, empty_frame(CELL_COLUMNS),
+                           empty_frame(AVERAGE_COLUMNS), empty_frame(TIER_COLUMNS), empty_frame(RANK_COLUMNS),
                            ("The store is empty: ingest some results first.",), {})
     # metric per task: one decision for every surface (``metric_choice``)
     metrics_by_task, choices = board_metrics(store, board, metric, task, notes, tnotes)
@@ -192,7 +192,7 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
     pulled = items.matrices.result()
     rank_notes: list[tuple[str, str, str]] = []     # put after the average's notes, below
     ranks = _board_ranks(cells, pulled, board, metrics_by_task, info, confidence, n_resamples,
-                         seed, rank_tasks, rank_notes) if include_ranks else _empty(RANK_COLUMNS)
+                         seed, rank_tasks, rank_notes) if include_ranks else empty_frame(RANK_COLUMNS)
     if items.clustered is not None:
         finish_clustered(cells, items, before_sort, notes)
     notes.extend(clip_to_metric_range(cells, info))
@@ -201,7 +201,7 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
     cells = cells[list(CELL_COLUMNS)]
     averages = macro_averages(cells, confidence, notes, info, tnotes, groups)
     tnotes.extend(rank_notes)
-    tiers = _empty(TIER_COLUMNS) if not include_tiers else \
+    tiers = empty_frame(TIER_COLUMNS) if not include_tiers else \
         tier_table(store, cells, averages, metrics_by_task, board.names, confidence,
                    _tier_matrices(cells, pulled, metrics_by_task), info, groups,
                    codes=getattr(pulled, "codes", None))
@@ -209,7 +209,7 @@ def _leaderboard(store, *, task, metric, method, confidence, runs, n_resamples, 
                          declared)
     notes.extend(clip_groups_to_metric_range(gcells, tree, metrics_by_task, info))
     task_notes = pd.DataFrame(tnotes, columns=list(TASK_NOTE_COLUMNS)) if tnotes else \
-        _empty(TASK_NOTE_COLUMNS)
+        empty_frame(TASK_NOTE_COLUMNS)
     return Leaderboard(method, confidence, metric, cells, averages, tiers, ranks,
                        tuple(notes), metrics_by_task, task_notes, info, groups, gcells,
                        tree, choices)

@@ -20,8 +20,8 @@ from evalcore.analysis._common import (
     AVERAGE_TASK,
     RANK_COLUMNS,
     TIER_COLUMNS,
-    _check_confidence,
-    _empty,
+    check_confidence,
+    empty_frame,
     holm,
     resolve_runs,
 )
@@ -313,7 +313,7 @@ def tier_table(store, cells: pd.DataFrame, averages: pd.DataFrame,
     runs_of = {t: r for t, r in compared_runs(cells, metrics_by_task).items()
                if t not in info or info[t].rankable}
     if not runs_of:
-        return _empty(TIER_COLUMNS)
+        return empty_frame(TIER_COLUMNS)
     keyed = set(_cluster_keyed(store, metrics_by_task, runs_of))
     mats, codes = _with_missing_matrices(store, runs_of, metrics_by_task, keyed,
                                          dict(mats or {}), dict(codes or {}))
@@ -327,7 +327,7 @@ def tier_table(store, cells: pd.DataFrame, averages: pd.DataFrame,
     if best_avg is not None and per_run:
         _average_rows(cols_of, per_run, best_avg, groups or {}, names, alpha)
     if not cols_of["run"]:
-        return _empty(TIER_COLUMNS)
+        return empty_frame(TIER_COLUMNS)
     return pd.DataFrame({c: (v if c in ("run", "task", "best_run") else np.concatenate(v))
                          for c, v in cols_of.items()}, columns=list(TIER_COLUMNS))
 
@@ -512,12 +512,12 @@ def rank_intervals(store, task: str, metric: str, runs: list[str | int] | tuple,
     recomputed. Runs without items for the task are left out; fewer than 2 runs or shared
     items give an empty table.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     with one_version(store):
         rt = store.runs()
         ids = list(dict.fromkeys(resolve_runs(store, runs, rt)))
         if len(ids) < 2:
-            return _empty(RANK_COLUMNS)
+            return empty_frame(RANK_COLUMNS)
         names = {int(r): str(n) for r, n in zip(rt["run_id"], rt["name"])}
         mats = _item_matrices(store, {str(task): str(metric)}, {str(task): ids})
     return rank_table(mats, names, confidence, n_resamples, seed, [],
@@ -551,5 +551,5 @@ def rank_table(mats: Matrices, names, confidence: float, n_resamples: int, seed:
                          "rank": int(r.rank[j]), "rank_low": int(r.rank_low[j]),
                          "rank_high": int(r.rank_high[j])})
     if not rows:
-        return _empty(RANK_COLUMNS)
+        return empty_frame(RANK_COLUMNS)
     return pd.DataFrame(rows, columns=list(RANK_COLUMNS))
