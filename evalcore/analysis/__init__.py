@@ -69,13 +69,14 @@ from evalcore.analysis.leaderboard import (  # noqa: F401
     leaderboard,
     rank_intervals,
 )
+from evalcore.analysis.board_average import macro_averages  # noqa: F401
 from evalcore.analysis.compare import (  # noqa: F401
     Comparison,
     Pairing,
     compare,
-    discordant_items,
     verdict_text,
 )
+from evalcore.analysis.discordant import discordant_items  # noqa: F401
 from evalcore.analysis.repeats import (  # noqa: F401
     ClusterReport,
     RepeatsReport,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 import pandas as pd
 
@@ -77,7 +75,7 @@ def default_metric(metrics, protocols=()) -> str:
     return primary if primary is not None else str(default_rule_metric(ms))
 
 
-def _check_confidence(confidence: float) -> None:
+def check_confidence(confidence: float) -> None:
     if not (0.0 < float(confidence) < 1.0):
         raise AnalysisError(f"confidence must be strictly between 0 and 1, got {confidence}")
 
@@ -93,8 +91,6 @@ def resolve_run(store, ref) -> int:
             raise
         raise AnalysisError(str(exc)) from exc
 
-
-_resolve = resolve_run
 
 
 def resolve_runs(store, refs, run_table: pd.DataFrame) -> list[int]:
@@ -130,19 +126,12 @@ def is_store_busy(exc: BaseException) -> bool:
     return "busy" in text or "locked" in text
 
 
-def one_version(store):
-    """``store.one_version()``: the per-snapshot memos of one analysis call checked against
-    one store version (a context manager; a no-op for stores without it)."""
-    pin = getattr(store, "one_version", None)
-    return pin() if pin is not None else contextlib.nullcontext()
-
-
-def _run_names(store) -> dict[int, str]:
+def run_names(store) -> dict[int, str]:
     runs = store.runs()
     return {int(r): str(n) for r, n in zip(runs["run_id"], runs["name"])}
 
 
-def _fnum(x) -> float:
+def fnum(x) -> float:
     """A Python float (NaN for None/NA)."""
     try:
         if x is None or pd.isna(x):
@@ -152,12 +141,12 @@ def _fnum(x) -> float:
     return float(x)
 
 
-def _is_binary(values: np.ndarray) -> bool:
+def is_binary(values: np.ndarray) -> bool:
     v = np.asarray(values, dtype=float)
     return bool(v.size) and bool(np.all((v == 0.0) | (v == 1.0)))
 
 
-def _unit_scale(*arrays) -> bool:
+def unit_scale(*arrays) -> bool:
     """True when every value lies in [0, 1] (differences are then shown in points x 100)."""
     for a in arrays:
         a = np.asarray(a, dtype=float)
@@ -175,32 +164,37 @@ def group_rows(df: pd.DataFrame) -> np.ndarray:
     return df["is_group"].fillna(False).astype(bool).to_numpy()
 
 
-def _empty(columns) -> pd.DataFrame:
+def empty_frame(columns) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
 
 
-def _short(names, limit: int = 8) -> str:
+def short_list(names, limit: int = 8) -> str:
     """A readable list: the first ``limit`` names and how many more."""
     names = list(names)
     more = f" and {len(names) - limit} more" if len(names) > limit else ""
     return ", ".join(map(str, names[:limit])) + more
 
 
-def _natural_key(item_id: str):
+def natural_key(item_id: str):
+    """Sort key of an item id in natural order: numeric ids by value (2 before 10), before
+    the others in text order."""
     s = str(item_id)
     return (0, int(s), s) if s.lstrip("-").isdigit() else (1, 0, s)
 
 
-def _sorted_items(ids) -> list[str]:
-    return sorted((str(i) for i in ids), key=_natural_key)
+def sorted_items(ids) -> list[str]:
+    """Item ids as text, in natural order (``natural_key``)."""
+    return sorted((str(i) for i in ids), key=natural_key)
 
 
-def _holm(pvalues) -> np.ndarray:
+def holm(pvalues) -> np.ndarray:
     """Holm-adjusted p-values (``stats.adjust_pvalues``; NaNs stay NaN and do not count)."""
-    return _adjust(pvalues, "holm")
+    return adjust_p_values(pvalues, "holm")
 
 
-def _adjust(pvalues, method: str) -> np.ndarray:
+def adjust_p_values(pvalues, method: str) -> np.ndarray:
+    """p-values adjusted across a family (``stats.adjust_pvalues``: "holm" or "bh"; NaNs stay
+    NaN and do not count); an empty family stays empty."""
     p = np.asarray(pvalues, dtype=float)
     if p.size == 0:
         return p
@@ -217,7 +211,7 @@ def _proportion(method: str, successes: int, n: int, confidence: float):
     return float(r.low), float(r.high)
 
 
-def _proportion_bounds(method: str, successes: np.ndarray, n: np.ndarray,
+def proportion_bounds(method: str, successes: np.ndarray, n: np.ndarray,
                        confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """``_proportion``'s bounds for many cells at once: Wilson (modified), Clopper-Pearson
     and Bayes through ``stats._interval_arrays`` (bit-identical to the scalar functions;
@@ -246,7 +240,7 @@ def _proportion_bounds(method: str, successes: np.ndarray, n: np.ndarray,
     return low, high
 
 
-def _mde(n: int, sd_diff: float, alpha: float, power: float = DEFAULT_POWER) -> float:
+def mde_of(n: int, sd_diff: float, alpha: float, power: float = DEFAULT_POWER) -> float:
     if not (np.isfinite(sd_diff) and n >= 1):
         return float("nan")
     if sd_diff <= 0:
@@ -255,10 +249,13 @@ def _mde(n: int, sd_diff: float, alpha: float, power: float = DEFAULT_POWER) -> 
                                               power=power))
 
 
-def _chance(n_choices) -> float:
-    k = _fnum(n_choices)
+def chance_of(n_choices) -> float:
+    k = fnum(n_choices)
     if not np.isfinite(k) or k < 2:
         return float("nan")
     return float(st.chance_level(int(k)))
 
 
+# the names ``analysis.noise`` imports
+_check_confidence, _empty, _fnum = check_confidence, empty_frame, fnum
+_natural_key, _proportion_bounds, _resolve = natural_key, proportion_bounds, resolve_run

@@ -21,7 +21,7 @@ import pandas as pd
 
 from evalcore import metrics as mx
 from evalcore import stats as st
-from evalcore.analysis._common import AVERAGE_COLUMNS, _empty, _short
+from evalcore.analysis._common import AVERAGE_COLUMNS, empty_frame, short_list
 from evalcore.analysis.groups import average_weights
 
 
@@ -99,20 +99,20 @@ def macro_averages(cells: pd.DataFrame, confidence: float, notes: list[str],
     groups = groups or {}
     all_tasks = sorted(set(cells["task"].astype(str).tolist()))
     if len(all_tasks) < 2:
-        return _empty(AVERAGE_COLUMNS)
+        return empty_frame(AVERAGE_COLUMNS)
     left_out = _left_out_tasks(all_tasks, info, notes, tnotes)
     cells = cells[~cells["task"].isin(list(left_out))]
     if len(set(cells["task"].tolist())) < 2:
         if left_out:
             notes.append("no macro average: fewer than 2 tasks have a higher-is-better "
                          "metric on [0, 1]")
-        return _empty(AVERAGE_COLUMNS)
+        return empty_frame(AVERAGE_COLUMNS)
     board_tasks = sorted(set(cells["task"].astype(str).tolist()))
     if units_of(board_tasks, groups) < 2:
         one = next((g for g, m in groups.items() if set(board_tasks) <= set(m)), None)
         notes.append("no macro average: the tasks shown form one unit"
                      + (f", the group {one} (its value is in the group rows)" if one else ""))
-        return _empty(AVERAGE_COLUMNS)
+        return empty_frame(AVERAGE_COLUMNS)
     rows, dropped = _run_rows(cells, groups, confidence)
     averaged = sorted({t for r in rows for t in r["tasks"].split(",")})
     grouped = {g: [t for t in members if t in set(averaged)] for g, members in groups.items()}
@@ -127,16 +127,16 @@ def macro_averages(cells: pd.DataFrame, confidence: float, notes: list[str],
     if no_row:
         notes.append(f"no macro average for {len(no_row)} run(s), none of whose averageable "
                      f"tasks has a score with a standard error: "
-                     + "; ".join(f"{r} ({_short(dropped[r], 4)})" for r in no_row))
+                     + "; ".join(f"{r} ({short_list(dropped[r], 4)})" for r in no_row))
     partial = [r for r in dropped if r not in no_row]
     if partial:
         notes.append(f"{len(partial)} run(s) are averaged without some of their tasks (no "
                      f"score or no standard error; the left_out column names them): "
-                     + _short(partial, 6))
+                     + short_list(partial, 6))
     if len({r["tasks"] for r in rows}) > 1:
         notes.append("macro averages are over different task sets (see the tasks column); "
                      "compare averages only between runs with the same tasks")
     if not rows:
-        return _empty(AVERAGE_COLUMNS)
+        return empty_frame(AVERAGE_COLUMNS)
     return pd.DataFrame(rows, columns=list(AVERAGE_COLUMNS)).sort_values(
         "score", ascending=False, kind="stable").reset_index(drop=True)

@@ -4,42 +4,16 @@ methods need only the cells' sufficient statistics and stay in ``leaderboard``).
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 import numpy as np
 import pandas as pd
 
 from evalcore import stats as st
-from evalcore.analysis.tiers import _run_matrices, _select_matrices
+from evalcore.analysis._plumbing import submit, submit_half
+from evalcore.analysis.tiers import run_matrices, select_matrices
 
-# the board's reads run here side by side, and its items x runs read while the calling
-# thread computes the cells (the store's reads release the GIL; each thread keeps its own
-# read cursors)
-_BACKGROUND = ThreadPoolExecutor(max_workers=4, thread_name_prefix="evalbars-leaderboard")
-# the second half of the clustered intervals: their own pool, as the clustered cells run in
-# a _BACKGROUND worker (a job there waiting on another _BACKGROUND job could wait forever
-# with every worker busy doing the same); its jobs wait on nothing
-_HALVES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalbars-intervals")
-
-
-def _submit(store, fn, *args, **kwargs):
-    """``_BACKGROUND.submit(fn, *args, **kwargs)`` run under the calling thread's store
-    version (``store.one_version``, pinned per thread): the worker's per-snapshot memos and
-    small-table copy are checked against the version the board pinned instead of each
-    worker asking the catalog for it (one DuckLake query each, 5-20 ms on the bench store).
-    Reads still see the latest committed snapshot, as the calling thread's do. A store
-    without ``one_version`` (MemoryStore): a plain submit."""
-    if getattr(store, "one_version", None) is None:
-        return _BACKGROUND.submit(fn, *args, **kwargs)
-    known = store.version()         # inside the board's one_version block: no query
-
-    def pinned():
-        with store.one_version(known):
-            return fn(*args, **kwargs)
-    return _BACKGROUND.submit(pinned)
-
-
-def _continuous_runs(cs: pd.DataFrame, binary: np.ndarray) -> dict[str, list[int]]:
+def continuous_runs(cs: pd.DataFrame, binary: np.ndarray) -> dict[str, list[int]]:
     """task -> the run ids of its continuous (not 0/1) cells in ``cs``."""
     out: dict[str, list[int]] = {}
     for t, r in zip(cs["task"].to_numpy()[~binary].tolist(),
@@ -48,18 +22,18 @@ def _continuous_runs(cs: pd.DataFrame, binary: np.ndarray) -> dict[str, list[int
     return out
 
 
-def _pull_matrices_and_items(store, runs_of: dict[str, list[int]],
+def pull_matrices_and_items(store, runs_of: dict[str, list[int]],
                              metrics_by_task: dict[str, str]) -> tuple[dict, dict]:
-    """(``_pull_matrices(store, runs_of, metrics_by_task)``, the ``ItemMatrix`` of every
+    """(``pull_matrices(store, runs_of, metrics_by_task)``, the ``ItemMatrix`` of every
     (task, metric) read): the same read, its item keys kept for the bootstrap board."""
     if not runs_of:
         return {}, {}
     all_runs = sorted({r for rids in runs_of.values() for r in rids})
     got = store.item_matrices([(t, metrics_by_task[t]) for t in runs_of], run_ids=all_runs)
-    return _select_matrices(_run_matrices(got), runs_of, metrics_by_task), got
+    return select_matrices(run_matrices(got), runs_of, metrics_by_task), got
 
 
-def _bootstrap_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
+def bootstrap_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
                      binary: np.ndarray, se: np.ndarray, low: np.ndarray, high: np.ndarray,
                      confidence: float, n_resamples: int, seed: int,
                      pulling=None) -> None:
@@ -68,7 +42,7 @@ def _bootstrap_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
     0/1 cells need no item: their resampled means are Binomial(n, k/n)/n draws
     (``stats.bootstrap_proportions``, from the cell's n and sum). Continuous cells take
     their task's items x runs matrix (``store.item_matrices``: the tiers' read ``pulling``
-    (``_pull_matrices_and_items``) when it covers them, else one read for all such tasks;
+    (``pull_matrices_and_items``) when it covers them, else one read for all such tasks;
     in a worker thread while the 0/1 cells are drawn, beside the item id order), each
     run's item means in item id order (the order of ``store.item_means``, which the
     resampled positions follow), and bootstrap all runs with one shared set of resample
@@ -89,9 +63,9 @@ def _bootstrap_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
     if cont:    # the matrices (unless ``pulling`` reads them) and the item id order
         all_runs = sorted({r for rids in runs_of.values() for r in rids})
         jobs = (None if pulling is not None else
-                _submit(store, store.item_matrices,
+                submit(store, store.item_matrices,
                         [(t, metrics_by_task[t]) for t in cont], run_ids=all_runs),
-                _submit(store, store.item_id_order, list(cont))
+                submit(store, store.item_id_order, list(cont))
                 if hasattr(store, "item_id_order") else None)
     rows = np.flatnonzero(binary)
     if rows.size:
@@ -157,7 +131,7 @@ def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
     tasks where some cell had no cluster key (CLT used there, score -+ ``q_clt`` * se with
     each cell's CLT quantile, ``stats.mean_quantiles``). With ``wanted`` (task -> run
     ids whose items x runs matrices the tiers need), the same read also gives those
-    matrices, put in ``pulled`` as ``_pull_matrices`` would return them; ``on_read`` (if
+    matrices, put in ``pulled`` as ``pull_matrices`` would return them; ``on_read`` (if
     given) is called with ``pulled`` once they are there, before the intervals.
 
     One read for all tasks gives each task's items x runs matrix with integer cluster codes
@@ -179,8 +153,8 @@ def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
     if hasattr(store, "item_code_matrices"):
         got = store.item_code_matrices(tms, run_ids=all_runs)
         if wanted:
-            mats = _run_matrices({tm: im for tm, (im, _, _) in got.items()})
-            pulled.update(_select_matrices(mats, wanted, metrics_by_task))
+            mats = run_matrices({tm: im for tm, (im, _, _) in got.items()})
+            pulled.update(select_matrices(mats, wanted, metrics_by_task))
         if on_read is not None:
             on_read(pulled)
         res, owner, labelled = _clustered_of_matrices(got, tms, rows_of, run_ids, len(cs),
@@ -213,13 +187,13 @@ def _clustered_cells(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
     return sorted(nocl)
 
 
-def _clustered_columns(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
+def clustered_columns(store, cs: pd.DataFrame, metrics_by_task: dict[str, str],
                        score: np.ndarray, se: np.ndarray, q_clt: np.ndarray,
                        confidence: float, wanted: dict[str, list[int]] | None = None,
                        read: Future | None = None):
     """``_clustered_cells`` on arrays of its own, for a worker thread: ((se, low, high,
     method) of the rows of ``cs``, the tasks without a cluster key, the matrices the tiers
-    need as ``_pull_matrices`` gives them). ``se``: the CLT standard errors (kept where a
+    need as ``pull_matrices`` gives them). ``se``: the CLT standard errors (kept where a
     cell falls back to CLT; this function owns the array).
 
     ``read`` (a pending ``Future``): given those matrices (a dict of its own) as soon as
@@ -286,7 +260,7 @@ def _clustered_of_matrices(got: dict, tms: list[tuple[str, str]],
     if len(blocks) < 4 or half >= len(blocks):
         res = st.clustered_intervals_of_matrices(blocks, confidence, n_codes=width)
     else:
-        job = _HALVES.submit(st.clustered_intervals_of_matrices, blocks[half:], confidence,
+        job = submit_half(st.clustered_intervals_of_matrices, blocks[half:], confidence,
                              n_codes=width)
         first = st.clustered_intervals_of_matrices(blocks[:half], confidence, n_codes=width)
         second = job.result()
@@ -306,7 +280,7 @@ def _clustered_of_rows(store, tms: list[tuple[str, str]], rows_of: dict[str, np.
     same triple as ``_clustered_of_matrices``."""
     if wanted and hasattr(store, "item_matrices_and_codes"):
         mats, codes = store.item_matrices_and_codes(tms, run_ids=all_runs)
-        pulled.update(_select_matrices(_run_matrices(mats), wanted, metrics_by_task))
+        pulled.update(select_matrices(run_matrices(mats), wanted, metrics_by_task))
     else:
         codes = store.item_cluster_codes(tms, run_ids=all_runs)
     kk = codes["k"].to_numpy(dtype=np.int64)

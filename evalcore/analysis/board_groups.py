@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore import stats as st
-from evalcore.analysis._common import GROUP_COLUMNS, _empty, _fnum, _short
+from evalcore.analysis._common import GROUP_COLUMNS, empty_frame, fnum, short_list
 from evalcore.analysis.groups import leaves_of
 
 MATCH_TOLERANCE = 1e-9
@@ -98,7 +98,7 @@ def _reported_groups(summaries: pd.DataFrame) -> dict[tuple[int, str, str], tupl
     if not len(summaries):
         return {}
     g = summaries[summaries["is_group"].fillna(False).astype(bool)]
-    return {(int(r), str(t), str(m)): (_fnum(v), _fnum(e), _fnum(n)) for r, t, m, v, e, n in zip(
+    return {(int(r), str(t), str(m)): (fnum(v), fnum(e), fnum(n)) for r, t, m, v, e, n in zip(
         g["run_id"], g["task"], g["metric"], g["value"], g["stderr"], g["n"])}
 
 
@@ -113,7 +113,7 @@ def _group_metric(leaves: list[str], metrics_by_task: dict[str, str],
         return next(iter(reported_metrics)), ""
     if not shown:
         return None, "none of its subtasks is on the board"
-    listed = "; ".join(f"{m}: {_short(sorted(t for t in leaves if metrics_by_task.get(t) == m), 3)}"
+    listed = "; ".join(f"{m}: {short_list(sorted(t for t in leaves if metrics_by_task.get(t) == m), 3)}"
                        for m in sorted(shown))
     return None, f"no aggregate: its subtasks are shown on different metrics ({listed})"
 
@@ -139,9 +139,9 @@ def _weightings(tree: dict[str, list[str]], cells_by: dict, reported: dict,
             rows = [cells_by.get((r, t)) for t in leaves]
             if rep is None or any(x is None or x["metric"] != m for x in rows):
                 continue
-            vals = np.array([_fnum(x["reported"]) if np.isfinite(_fnum(x["reported"]))
-                             else _fnum(x["score"]) for x in rows], dtype=float)
-            ns = np.array([_fnum(x["n"]) for x in rows], dtype=float)
+            vals = np.array([fnum(x["reported"]) if np.isfinite(fnum(x["reported"]))
+                             else fnum(x["score"]) for x in rows], dtype=float)
+            ns = np.array([fnum(x["n"]) for x in rows], dtype=float)
             found = infer_weighting(rep[0], vals, ns)
             if found is not None:
                 break
@@ -170,7 +170,7 @@ def group_cells(cells: pd.DataFrame, groups: dict[str, list[str]],
     weights).
     """
     if not tree or cells.empty:
-        return _empty(GROUP_COLUMNS)
+        return empty_frame(GROUP_COLUMNS)
     z = st.z_value(confidence)
     reported = _reported_groups(summaries)
     cols = ("run", "metric", "score", "se", "n", "has_items", "reported")
@@ -202,7 +202,7 @@ def group_cells(cells: pd.DataFrame, groups: dict[str, list[str]],
             if row is not None:
                 rows.append(row)
     if not rows:
-        return _empty(GROUP_COLUMNS)
+        return empty_frame(GROUP_COLUMNS)
     return pd.DataFrame(rows, columns=list(GROUP_COLUMNS))
 
 
@@ -226,14 +226,14 @@ def _group_row(rid: int, run: str, g: str, parent: str, depth: int, leaves: list
             "missing": ", ".join(missing + other)}
     notes = []
     if missing:
-        notes.append(f"missing {len(missing)} of {len(leaves)} subtasks: {_short(missing, 6)}")
+        notes.append(f"missing {len(missing)} of {len(leaves)} subtasks: {short_list(missing, 6)}")
     if other:
         notes.append(f"{len(other)} subtask(s) shown on another metric than {metric!r}: "
-                     f"{_short(other, 6)}")
+                     f"{short_list(other, 6)}")
     rec, rec_se, rec_low, rec_high, n_items, from_items = nan, nan, nan, nan, nan, False
-    scores = np.array([_fnum(c["score"]) for _, c in ok], dtype=float)
-    ses = np.array([_fnum(c["se"]) for _, c in ok], dtype=float)
-    ns = np.array([_fnum(c["n"]) for _, c in ok], dtype=float)
+    scores = np.array([fnum(c["score"]) for _, c in ok], dtype=float)
+    ses = np.array([fnum(c["se"]) for _, c in ok], dtype=float)
+    ns = np.array([fnum(c["n"]) for _, c in ok], dtype=float)
     if metric is None:
         notes.append(why_none)
     elif ok and not missing and not other:

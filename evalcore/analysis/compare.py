@@ -12,26 +12,26 @@ import numpy as np
 import pandas as pd
 
 from evalcore import stats as st
+from evalcore.stats import _interval_arrays as ia
 from evalcore.errors import AnalysisError
-from evalcore.analysis.board_cells import _submit
+from evalcore.analysis._plumbing import submit
 from evalcore.analysis.compare_rows import (PairedData, SharedItems, adjust_family,
                                             family_note, headline, overall_row, p_values_of,
                                             paired_data, paired_row, unpaired_row)
 from evalcore.analysis.groups import task_groups
-from evalcore.analysis.leaderboard import _declared_groups, _protocols, metric_infos
+from evalcore.analysis.board_info import declared_groups, metric_infos, protocols_of
 from evalcore.analysis.verdicts import verdict_text  # noqa: F401  (public name)
+from evalcore.analysis._plumbing import one_version
 from evalcore.analysis._common import (
     BENIGN_PROTOCOL_CATEGORIES,
     PER_TASK_COLUMNS,
     PROTOCOL_COLUMNS,
-    _check_confidence,
-    _empty,
-    _fnum,
-    _natural_key,
-    one_version,
+    check_confidence,
+    empty_frame,
+    fnum,
     resolve_runs,
-    _short,
-    _sorted_items,
+    short_list,
+    sorted_items,
 )
 from evalcore.analysis.metric_choice import task_metrics
 
@@ -147,7 +147,7 @@ def _pairing(store, p) -> Pairing:
         ids = dict(zip(keys.tolist(), store.item_labels(p.task, keys)))
 
     def listed(mask: np.ndarray) -> tuple[str, ...]:
-        return tuple(_sorted_items(ids[int(k)] for k in np.asarray(p.items)[mask]))
+        return tuple(sorted_items(ids[int(k)] for k in np.asarray(p.items)[mask]))
 
     return Pairing(task=p.task, metric=p.metric_a, n_shared=int(both.sum()),
                    only_a=listed(lists[0]), only_b=listed(lists[1]),
@@ -167,13 +167,13 @@ def _paired_cells(store, task_metrics: list[tuple[str, str]], got: list
     return {(t, m): (_shared(p), _pairing(store, p)) for (t, m), p in zip(task_metrics, got)}
 
 
-def _paired_cell(store, a: int, b: int, task: str, metric_a: str,
+def paired_cell(store, a: int, b: int, task: str, metric_a: str,
                  metric_b: str | None = None) -> SharedItems:
     """Shared items of (a, metric_a) and (b, metric_b) (``store.paired_items``)."""
     return _shared(store.paired_items(a, b, [(task, metric_a, metric_b or metric_a)])[0])
 
 
-def _paired_row(shared: SharedItems, task: str, metric: str, confidence: float,
+def paired_items_row(shared: SharedItems, task: str, metric: str, confidence: float,
                 mde_threshold: float | None, name_a: str, name_b: str,
                 direction: str = "higher") -> dict:
     """One per_task row from the shared items of two runs (or two metrics), with no
@@ -187,8 +187,8 @@ def _side_numbers(store, rid: int, task: str, metric: str) -> tuple[float, float
     else (a run with items but no summary) the mean of its item means with ``stats.mean_se``."""
     s = store.summaries([rid])
     r = s[(s["task"] == task) & (s["metric"] == metric)]
-    if len(r) and np.isfinite(_fnum(r["value"].iloc[0])) and np.isfinite(_fnum(r["stderr"].iloc[0])):
-        return _fnum(r["value"].iloc[0]), _fnum(r["stderr"].iloc[0]), _fnum(r["n"].iloc[0])
+    if len(r) and np.isfinite(fnum(r["value"].iloc[0])) and np.isfinite(fnum(r["stderr"].iloc[0])):
+        return fnum(r["value"].iloc[0]), fnum(r["stderr"].iloc[0]), fnum(r["n"].iloc[0])
     im = store.item_means([rid], task=task, metric=metric)
     if len(im) >= 2:
         x = im["score"].to_numpy(dtype=float)
@@ -256,7 +256,7 @@ def compare(store, run_a: str | int, run_b: str | int, *, task: str | None = Non
     Raises AnalysisError: unknown run, same run twice, no common task (or a task of
     ``tasks`` not in both runs), no shared items, both ``task`` and ``tasks`` given.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     if adjust not in ("holm", "bh"):
         raise AnalysisError(f"unknown adjustment {adjust!r}; use 'holm' or 'bh'")
     if task is not None and tasks is not None:
@@ -267,10 +267,77 @@ def compare(store, run_a: str | int, run_b: str | int, *, task: str | None = Non
                         wanted)
 
 
+@dataclass(frozen=True)
+class _Pair:
+    """The two runs compared: ids and names (``names``: every run's, by id)."""
+
+    a: int
+    b: int
+    name_a: str
+    name_b: str
+    names: dict[int, str]
+
+
+@dataclass
+class _Rows:
+    """The per-task rows and what they were computed from: the pairing report of every
+    item-level task, each paired row's ``PairedData`` (``datas``) with their p-values in
+    one call (``pv``, row ``at[task]``), and the tasks left out, by reason."""
+
+    rows: list[dict] = field(default_factory=list)
+    pairings: list[Pairing] = field(default_factory=list)
+    datas: dict[str, PairedData] = field(default_factory=dict)
+    pv: object = None
+    at: dict[str, int] = field(default_factory=dict)
+    unpaired: list[str] = field(default_factory=list)
+    no_stderr: list[str] = field(default_factory=list)
+
+
 def _compare(store, run_a: str | int, run_b: str | int, task: str | None, metric: str | None,
              confidence: float, adjust: str, mde_threshold: float | None,
              wanted: list[str] | None = None) -> Comparison:
-    """``compare`` against one store version (its per-snapshot reads checked once)."""
+    """``compare``'s stages, against one store version (its per-snapshot reads checked
+    once): the two runs -> the tasks and metrics compared -> the shared items, protocols and
+    metric infos -> per-task rows -> warnings -> family adjustment -> macro average and
+    verdict."""
+    pair = _resolve_pair(store, run_a, run_b)
+    tdf = store.tasks([pair.a, pair.b])
+    metrics_of = {"ia": _item_metrics(tdf, pair.a), "ib": _item_metrics(tdf, pair.b),
+                  "sa": _summary_metrics(tdf, pair.a), "sb": _summary_metrics(tdf, pair.b)}
+    common = _compared_tasks(pair, metrics_of, task, wanted)
+    warnings: list[str] = []
+    skipped: list[str] = []
+    plan = _plan(store, pair, metrics_of, common, task, metric, warnings, skipped)
+    got, pdf, info = _read_pairs(store, pair, plan)
+    planned = [t for t, _, _ in plan]
+    res = _task_rows(store, pair, plan, got, info, confidence, mde_threshold, warnings)
+    _not_compared(pair, res, skipped, warnings)
+    _pairing_warnings(pair, res.pairings, warnings)
+    compared = [r["task"] for r in res.rows]
+    if (len(compared) == 1) != (len(planned) == 1):
+        # one task left of several planned: the store's diff of that task alone
+        pdf = store.protocol_diff(pair.a, pair.b, compared[0] if len(compared) == 1 else None)
+    pdiff = _protocol_diff(pdf, compared)
+    _protocol_warning(pdiff, warnings)
+    rows, note = res.rows, ""
+    if len(rows) > 1:
+        rows = _as_family(rows, res.datas, res.pv, res.at, adjust, confidence, mde_threshold,
+                          pair.name_a, pair.name_b, [info[r["task"]].direction for r in rows])
+        note = family_note(adjust, len(rows), confidence)
+    per_task = pd.DataFrame(rows)
+    groups = task_groups([str(t) for t in per_task["task"]],
+                         declared_groups(protocols_of(store, [pair.a, pair.b])))
+    overall, verdict = _overall_and_verdict(per_task, info, groups, confidence, mde_threshold,
+                                            pair, warnings)
+    per_task = per_task[list(PER_TASK_COLUMNS)]
+    return Comparison(run_a=pair.name_a, run_b=pair.name_b, confidence=confidence,
+                      per_task=per_task, protocol_diff=pdiff, pairing=tuple(res.pairings),
+                      overall=overall, verdict=verdict, warnings=tuple(warnings),
+                      groups=groups, family_note=note)
+
+
+def _resolve_pair(store, run_a: str | int, run_b: str | int) -> _Pair:
+    """The two runs' ids and names; AnalysisError for the same run twice."""
     run_table = store.runs()
     a, b = resolve_runs(store, [run_a, run_b], run_table)
     names = dict(zip(run_table["run_id"].astype(int).tolist(),
@@ -279,33 +346,40 @@ def _compare(store, run_a: str | int, run_b: str | int, task: str | None, metric
     if a == b:
         raise AnalysisError(f"both runs are {name_a!r}; choose two different runs "
                             f"(for two metrics of one run use metric_variants)")
-    tdf = store.tasks([a, b])
-    ia, ib = _item_metrics(tdf, a), _item_metrics(tdf, b)
-    sa, sb = _summary_metrics(tdf, a), _summary_metrics(tdf, b)
-    tasks_a = set(ia) | set(sa)
-    tasks_b = set(ib) | set(sb)
+    return _Pair(a, b, name_a, name_b, names)
+
+
+def _compared_tasks(pair: _Pair, metrics_of: dict[str, dict[str, set[str]]],
+                    task: str | None, wanted: list[str] | None) -> list[str]:
+    """The tasks both runs have (with item scores or reported), or ``task``, or those of
+    ``wanted``; AnalysisError naming what is missing."""
+    tasks_a = set(metrics_of["ia"]) | set(metrics_of["sa"])
+    tasks_b = set(metrics_of["ib"]) | set(metrics_of["sb"])
     common = sorted(tasks_a & tasks_b)
     if task is not None:
         if task not in tasks_a or task not in tasks_b:
-            missing = [n for n, ts in ((name_a, tasks_a), (name_b, tasks_b)) if task not in ts]
+            missing = [n for n, ts in ((pair.name_a, tasks_a), (pair.name_b, tasks_b))
+                       if task not in ts]
             raise AnalysisError(f"task {task!r} is not in run(s) {', '.join(missing)}; "
                                 f"tasks both runs have: {', '.join(common) or 'none'}")
         common = [task]
     if wanted is not None:
-        common = _chosen_tasks(wanted, common, name_a, name_b)
+        common = _chosen_tasks(wanted, common, pair.name_a, pair.name_b)
     if not common:
-        raise AnalysisError(f"runs {name_a!r} and {name_b!r} have no task in common")
+        raise AnalysisError(f"runs {pair.name_a!r} and {pair.name_b!r} have no task in common")
+    return common
 
-    rows: list[dict] = []
-    pairings: list[Pairing] = []
-    warnings: list[str] = []
-    skipped: list[str] = []
-    unpaired: list[str] = []
-    no_stderr: list[str] = []
-    plan: list[tuple[str, str, bool]] = []  # (task, metric, item-level in both runs)
-    # the metric of each task: the one decision every surface uses (``metric_choice``)
+
+def _plan(store, pair: _Pair, metrics_of: dict[str, dict[str, set[str]]], common: list[str],
+          task: str | None, metric: str | None, warnings: list[str],
+          skipped: list[str]) -> list[tuple[str, str, bool]]:
+    """(task, metric, item-level in both runs) of each task compared: ``metric``, or the
+    one decision every surface uses (``metric_choice``, need "all"); tasks without a metric
+    in both runs go to ``skipped``, a fallback choice is said in ``warnings``."""
+    ia, ib, sa, sb = (metrics_of[k] for k in ("ia", "ib", "sa", "sb"))
+    plan: list[tuple[str, str, bool]] = []
     chosen = {} if metric is not None else \
-        task_metrics(store, [a, b], common, need="all", names=names)
+        task_metrics(store, [pair.a, pair.b], common, need="all", names=pair.names)
     for t in common:
         both_items = set(ia.get(t, ())) & set(ib.get(t, ()))
         both_any = (set(ia.get(t, ())) | set(sa.get(t, ()))) & \
@@ -327,114 +401,132 @@ def _compare(store, run_a: str | int, run_b: str | int, task: str | None, metric
             if c.fallback_from is not None:
                 warnings.append(f"{t}: compared on {c.reason}")
         plan.append((t, m, m in both_items))
-    # item-level tasks: every shared item from one store query, read in a worker thread
-    # while this one reads the protocols (the store's reads release the GIL)
+    return plan
+
+
+def _read_pairs(store, pair: _Pair, plan: list[tuple[str, str, bool]]
+                ) -> tuple[list, pd.DataFrame | None, dict]:
+    """(the ``PairedItems`` of every item-level task, from one store query read in a worker
+    thread while this one reads the protocol diff of the tasks planned and the metric infos
+    (direction and scale: verdicts and macro average); the store's reads release the GIL)."""
     paired_cells = [(t, m) for t, m, paired in plan if paired]
-    read = _submit(store, _paired_reads, store, a, b, paired_cells) if paired_cells else None
+    read = submit(store, _paired_reads, store, pair.a, pair.b, paired_cells) \
+        if paired_cells else None
     try:
-        # the protocol diff of the tasks planned (filtered to the compared ones below)
         planned = [t for t, _, _ in plan]
-        pdf = store.protocol_diff(a, b, planned[0] if len(planned) == 1 else None)
-        # direction and scale of each metric (evalcore.metrics): verdicts and macro average
-        info = metric_infos(store, [a, b], [(t, m) for t, m, _ in plan])
+        pdf = store.protocol_diff(pair.a, pair.b, planned[0] if len(planned) == 1 else None)
+        info = metric_infos(store, [pair.a, pair.b], [(t, m) for t, m, _ in plan])
     finally:
         got = read.result() if read is not None else []   # never leave the read running
+    return got, pdf, info
+
+
+def _task_rows(store, pair: _Pair, plan: list[tuple[str, str, bool]], got: list, info: dict,
+               confidence: float, mde_threshold: float | None, warnings: list[str]) -> _Rows:
+    """One row per task compared: paired from the shared items (fewer than 2: a warning,
+    no row), else unpaired from the reported stderrs (none on a side: no row)."""
+    paired_cells = [(t, m) for t, m, paired in plan if paired]
     frames = _paired_cells(store, paired_cells, got)
+    out = _Rows()
     # what each paired row is computed from, and all their p-values in one call
-    datas = {t: paired_data(frames[(t, m)][0], t) for t, m, paired in plan
-             if paired and len(frames[(t, m)][0]) >= 2}
-    pv = p_values_of(list(datas.values())) if datas else None
-    at = {t: k for k, t in enumerate(datas)}
+    out.datas = {t: paired_data(frames[(t, m)][0], t) for t, m, paired in plan
+                 if paired and len(frames[(t, m)][0]) >= 2}
+    out.pv = p_values_of(list(out.datas.values())) if out.datas else None
+    out.at = {t: k for k, t in enumerate(out.datas)}
     for t, m, paired in plan:
         d = info[t].direction
         if paired:
             frame, pairing = frames[(t, m)]
-            pairings.append(pairing)
+            out.pairings.append(pairing)
             if len(frame) < 2:
                 warnings.append(f"{t}: {len(frame)} shared item(s); not compared")
                 continue
-            rows.append(paired_row(datas[t], t, m, confidence, mde_threshold, name_a, name_b,
-                                   d, pv, at[t]))
+            out.rows.append(paired_row(out.datas[t], t, m, confidence, mde_threshold,
+                                       pair.name_a, pair.name_b, d, out.pv, out.at[t]))
         else:
-            row = _unpaired_row(store, a, b, t, m, confidence, mde_threshold, name_a, name_b,
-                                d)
+            row = _unpaired_row(store, pair.a, pair.b, t, m, confidence, mde_threshold,
+                                pair.name_a, pair.name_b, d)
             if row is None:
-                no_stderr.append(t)
+                out.no_stderr.append(t)
                 continue
-            unpaired.append(t)
-            rows.append(row)
-    if unpaired:
-        warnings.append(f"no item-level data in one or both runs for {len(unpaired)} task(s) "
-                        f"({_short(unpaired)}): UNPAIRED comparison from the harness-reported "
-                        f"stderrs (wider; ignores that both runs saw the same items)")
-    if no_stderr:
-        warnings.append(f"not compared (no item-level data and no reported stderr on both "
-                        f"sides): {_short(no_stderr)}")
-    if skipped:
-        warnings.append(f"not compared (metric not in both runs): {_short(skipped)}")
-    if not rows:
-        if pairings and all(p.n_shared == 0 for p in pairings):
-            raise AnalysisError(f"runs {name_a!r} and {name_b!r} share no items on "
-                                f"{', '.join(p.task for p in pairings)}: nothing to pair")
-        raise AnalysisError(f"runs {name_a!r} and {name_b!r}: nothing could be compared "
-                            f"({'; '.join(warnings) or 'no data'})")
+            out.unpaired.append(t)
+            out.rows.append(row)
+    return out
 
-    # pairing integrity and protocol diff, surfaced before the numbers ------------------
+
+def _not_compared(pair: _Pair, res: _Rows, skipped: list[str], warnings: list[str]) -> None:
+    """Warnings naming the unpaired tasks and those not compared; AnalysisError when no
+    task could be compared."""
+    if res.unpaired:
+        warnings.append(f"no item-level data in one or both runs for {len(res.unpaired)} "
+                        f"task(s) ({short_list(res.unpaired)}): UNPAIRED comparison from the "
+                        f"harness-reported stderrs (wider; ignores that both runs saw the "
+                        f"same items)")
+    if res.no_stderr:
+        warnings.append(f"not compared (no item-level data and no reported stderr on both "
+                        f"sides): {short_list(res.no_stderr)}")
+    if skipped:
+        warnings.append(f"not compared (metric not in both runs): {short_list(skipped)}")
+    if not res.rows:
+        if res.pairings and all(p.n_shared == 0 for p in res.pairings):
+            raise AnalysisError(f"runs {pair.name_a!r} and {pair.name_b!r} share no items on "
+                                f"{', '.join(p.task for p in res.pairings)}: nothing to pair")
+        raise AnalysisError(f"runs {pair.name_a!r} and {pair.name_b!r}: nothing could be "
+                            f"compared ({'; '.join(warnings) or 'no data'})")
+
+
+def _pairing_warnings(pair: _Pair, pairings: list[Pairing], warnings: list[str]) -> None:
+    """Pairing integrity, surfaced before the numbers: hash mismatches first, then items
+    only in one run."""
     for p in pairings:
         if p.hash_mismatch:
             warnings.insert(0, f"{p.task}: {len(p.hash_mismatch)} shared item(s) have a "
                                f"different prompt/item hash: the runs were not measured with "
                                f"the same instrument")
         if p.only_a or p.only_b:
-            warnings.append(f"{p.task}: {len(p.only_a)} item(s) only in {name_a}, "
-                            f"{len(p.only_b)} only in {name_b}; compared on "
+            warnings.append(f"{p.task}: {len(p.only_a)} item(s) only in {pair.name_a}, "
+                            f"{len(p.only_b)} only in {pair.name_b}; compared on "
                             f"{p.n_shared} shared items")
-    compared = [r["task"] for r in rows]
-    if (len(compared) == 1) != (len(planned) == 1):
-        # one task left of several planned: the store's diff of that task alone
-        pdf = store.protocol_diff(a, b, compared[0] if len(compared) == 1 else None)
-    pdiff = _protocol_diff(pdf, compared)
-    if len(pdiff):
-        if "category" in pdiff.columns:
-            instrument = pdiff[~pdiff["category"].isin(BENIGN_PROTOCOL_CATEGORIES)]
-        else:
-            instrument = pdiff
-        if len(instrument):
-            settings = ", ".join(dict.fromkeys(
-                s if sc == "run" else f"{sc}:{s}" for sc, s in
-                zip(instrument["scope"], instrument["setting"])))
-            warnings.insert(0, f"protocols differ ({settings}): the runs were not measured "
-                               f"the same way, so a difference may come from the protocol "
-                               f"rather than the model")
-    note = ""
-    if len(rows) > 1:
-        rows = _as_family(rows, datas, pv, at, adjust, confidence, mde_threshold, name_a,
-                          name_b, [info[r["task"]].direction for r in rows])
-        note = family_note(adjust, len(rows), confidence)
-    per_task = pd.DataFrame(rows)
-    overall = None
-    # the macro average combines only metrics on one [0, 1] higher-is-better scale
+
+
+def _protocol_warning(pdiff: pd.DataFrame, warnings: list[str]) -> None:
+    """The first warning when the protocols differ in a setting that changes the instrument
+    (``BENIGN_PROTOCOL_CATEGORIES`` are listed in the diff, not warned about)."""
+    if not len(pdiff):
+        return
+    if "category" in pdiff.columns:
+        instrument = pdiff[~pdiff["category"].isin(BENIGN_PROTOCOL_CATEGORIES)]
+    else:
+        instrument = pdiff
+    if len(instrument):
+        settings = ", ".join(dict.fromkeys(
+            s if sc == "run" else f"{sc}:{s}" for sc, s in
+            zip(instrument["scope"], instrument["setting"])))
+        warnings.insert(0, f"protocols differ ({settings}): the runs were not measured "
+                           f"the same way, so a difference may come from the protocol "
+                           f"rather than the model")
+
+
+def _overall_and_verdict(per_task: pd.DataFrame, info: dict, groups: dict[str, list[str]],
+                         confidence: float, mde_threshold: float | None, pair: _Pair,
+                         warnings: list[str]) -> tuple[dict | None, str]:
+    """(the macro average row over the tasks whose metric is higher-is-better on [0, 1]
+    (``compare_rows.overall_row``; None with fewer than 2), the headline verdict); the tasks
+    left out of the average are named in ``warnings``."""
     averaged = per_task[[info[t].averageable for t in per_task["task"]]]
     if len(per_task) > 1 and len(averaged) < len(per_task):
         out = [f"{t} ({info[t].why_not_averaged()})" for t in per_task["task"]
                if not info[t].averageable]
         warnings.append(f"left out of the macro average (not a higher-is-better metric on "
-                        f"[0, 1]): {_short(out)}")
-    groups = task_groups([str(t) for t in per_task["task"]],
-                         _declared_groups(_protocols(store, [a, b])))
+                        f"[0, 1]): {short_list(out)}")
     if len(averaged) > 1:
-        overall = overall_row(averaged, confidence, mde_threshold, name_a, name_b, groups)
-        verdict = f"macro average over {len(averaged)} tasks: {overall['verdict']}"
-    elif len(per_task) > 1:
-        verdict = "no macro average (fewer than 2 tasks with a higher-is-better metric on " \
-                  "[0, 1]); see the per-task verdicts"
-    else:
-        verdict = str(per_task["verdict"].iloc[0])
-    per_task = per_task[list(PER_TASK_COLUMNS)]
-    return Comparison(run_a=name_a, run_b=name_b, confidence=confidence, per_task=per_task,
-                      protocol_diff=pdiff, pairing=tuple(pairings), overall=overall,
-                      verdict=verdict, warnings=tuple(warnings), groups=groups,
-                      family_note=note)
+        overall = overall_row(averaged, confidence, mde_threshold, pair.name_a, pair.name_b,
+                              groups)
+        return overall, f"macro average over {len(averaged)} tasks: {overall['verdict']}"
+    if len(per_task) > 1:
+        return None, ("no macro average (fewer than 2 tasks with a higher-is-better metric "
+                      "on [0, 1]); see the per-task verdicts")
+    return None, str(per_task["verdict"].iloc[0])
 
 
 def _chosen_tasks(wanted: list[str], common: list[str], name_a: str, name_b: str) -> list[str]:
@@ -463,7 +555,7 @@ def _as_family(rows: list[dict], datas: dict[str, PairedData], pv, at: dict[str,
             h = headline(data, level, pv, at[r["task"]])
             bounds.append((h.low, h.high))
         else:
-            bounds.append((r["diff"] - z * r["se"], r["diff"] + z * r["se"]))
+            bounds.append(ia.clt_bounds(r["diff"], r["se"], z, bounded=False))
     return adjust_family(rows, adjust, confidence, bounds, mde_threshold, name_a, name_b,
                          directions)
 
@@ -473,60 +565,10 @@ def _protocol_diff(pdf: pd.DataFrame | None, tasks: list[str]) -> pd.DataFrame:
     of the two runs (for the one task when one is compared, else for all tasks). Extra store
     columns (e.g. ``category``) are kept after the documented ones."""
     if pdf is None or len(pdf) == 0:
-        return _empty(PROTOCOL_COLUMNS)
+        return empty_frame(PROTOCOL_COLUMNS)
     pdf = pdf[pdf["scope"].isin(["run", *tasks])]
     cols = list(PROTOCOL_COLUMNS) + [c for c in pdf.columns if c not in PROTOCOL_COLUMNS]
     out = pdf[cols].copy()
     for c in ("value_a", "value_b"):
         out[c] = out[c].map(lambda v: v if v is None or isinstance(v, str) else str(v))
     return out.reset_index(drop=True)
-
-
-def discordant_items(store, run_a: str | int, run_b: str | int, task: str, metric: str,
-                     cell: str = "b") -> pd.DataFrame:
-    """Items in one cell of the 2x2 table, with texts.
-
-    cell: "b" (only B right), "c" (only A right), "both" (both right), "neither".
-    columns: item_id, score_a, score_b, prompt, target, response_a, response_b, in natural
-    order of item_id (2 before 10). With several answers per item a cell uses the per-item
-    means (b: x_B > x_A, c: x_A > x_B, both: both = 1, neither: both = 0) and the texts of
-    each run's first answer (the prompt and target of run A, else run B's). Item ids and
-    texts are read for the cell's items only.
-    """
-    cells = ("b", "c", "both", "neither")
-    if cell not in cells:
-        raise AnalysisError(f"unknown cell {cell!r}; use one of {', '.join(cells)}")
-    with one_version(store):
-        a, b = resolve_runs(store, [run_a, run_b], store.runs())
-        sh = _paired_cell(store, a, b, task, metric)
-        xa, xb = sh.x_a, sh.x_b
-        mask = {"b": xb > xa, "c": xa > xb, "both": (xa == 1) & (xb == 1),
-                "neither": (xa == 0) & (xb == 0)}[cell]
-        keys = sh.items[mask]
-        label, texts = _first_texts(store, [a, b], task, keys)
-    order = sorted(range(keys.size), key=lambda i: _natural_key(label[int(keys[i])]))
-    ks = keys[order].tolist()
-    ta, tb = texts.get(a, {}), texts.get(b, {})
-    out = pd.DataFrame({"item_id": [label[k] for k in ks], "score_a": xa[mask][order],
-                        "score_b": xb[mask][order]})
-    out["prompt"] = [ta.get(k, {}).get("prompt") or tb.get(k, {}).get("prompt") for k in ks]
-    out["target"] = [ta.get(k, {}).get("target") or tb.get(k, {}).get("target") for k in ks]
-    out["response_a"] = [ta.get(k, {}).get("response") for k in ks]
-    out["response_b"] = [tb.get(k, {}).get("response") for k in ks]
-    return out
-
-
-def _first_texts(store, run_ids: list[int], task: str, keys: np.ndarray
-                 ) -> tuple[dict[int, str], dict[int, dict[int, dict]]]:
-    """(item key -> item id, run id -> item key -> prompt/target/response of its first
-    answer) of some items (``store.first_texts``)."""
-    if not keys.size:
-        return {}, {}
-    t = store.first_texts(run_ids, task, keys)
-    label = dict(zip(t["item"].astype(int).tolist(), t["item_id"].astype(str).tolist()))
-    out: dict[int, dict[int, dict]] = {}
-    for r in t.itertuples(index=False):
-        if int(r.run_id) >= 0:
-            out.setdefault(int(r.run_id), {})[int(r.item)] = {
-                "prompt": r.prompt, "target": r.target, "response": r.response}
-    return label, out

@@ -20,7 +20,7 @@ import pandas as pd
 from evalcore import stats as st
 from evalcore.errors import AnalysisError
 from evalcore.analysis.groups import average_weights
-from evalcore.analysis._common import AVERAGE_TASK, _adjust, _fnum, _is_binary, _mde, _unit_scale
+from evalcore.analysis._common import AVERAGE_TASK, adjust_p_values, fnum, is_binary, mde_of, unit_scale
 from evalcore.analysis.verdicts import (ADJUSTMENT_NAMES, better_side, threshold_of,
                                         verdict_text)
 from evalcore.stats.paired_tests import TEST_NAMES
@@ -156,9 +156,9 @@ def paired_data(shared: SharedItems, task: str) -> PairedData:
     cl = shared.clusters
     clustered = bool(cl is not None and cl.size and (cl != cl[0]).any())   # 2+ clusters
     r = st.paired_difference(xa, xb, clusters=shared.clusters if clustered else None)
-    binary = _is_binary(xa) and _is_binary(xb)
+    binary = is_binary(xa) and is_binary(xb)
     return PairedData(n=int(n), diff=float(r.diff), r=r,
-                      cells=_cells_of(xa, xb) if binary else None, unit=_unit_scale(xa, xb),
+                      cells=_cells_of(xa, xb) if binary else None, unit=unit_scale(xa, xb),
                       clustered=clustered, sd_diff=float(np.std(xb - xa, ddof=1)))
 
 
@@ -259,7 +259,7 @@ def _planning(data: PairedData, head: Headline, confidence: float,
     items_needed = float("nan")
     if np.isfinite(sd_plan) and sd_plan > 0:
         items_needed = float(st.required_items(thr, sd_diff=sd_plan, alpha=alpha))
-    return _mde(n, sd_plan, alpha), basis, items_needed
+    return mde_of(n, sd_plan, alpha), basis, items_needed
 
 
 def paired_row(data: PairedData, task: str, metric: str, confidence: float,
@@ -279,8 +279,8 @@ def paired_row(data: PairedData, task: str, metric: str, confidence: float,
     p_row = head.p_value
     row = {"task": task, "metric": metric, "n": data.n, "score_a": score_a,
            "score_b": score_b, "diff": data.diff, "se": head.se, "low": head.low,
-           "high": head.high, "se_unpaired": _fnum(r.se_unpaired),
-           "correlation": _fnum(r.correlation),
+           "high": head.high, "se_unpaired": fnum(r.se_unpaired),
+           "correlation": fnum(r.correlation),
            "b": float(cells[1]) if cells else float("nan"),
            "c": float(cells[2]) if cells else float("nan"),
            "both": float(cells[0]) if cells else float("nan"),
@@ -313,7 +313,7 @@ def unpaired_row(task: str, metric: str, sides: tuple[tuple[float, float, float]
     # an n the files do not give stays unknown (None), never 0
     n = int(min(na, nb)) if np.isfinite(na) and np.isfinite(nb) else None
     # MDE of a difference whose SE is se: (z_{1-a/2} + z_power) * se (n = 1, sd = se)
-    mde = _mde(1, se, 1.0 - confidence)
+    mde = mde_of(1, se, 1.0 - confidence)
     unit = 0 <= va <= 1 and 0 <= vb <= 1
     p = float(st.normal_p_value(diff, se)[0])
     nan = float("nan")
@@ -344,17 +344,17 @@ def decide(row: dict, confidence: float, mde_threshold: float | None, name_a: st
     n = None if (macro or unpaired or row["n"] is None) else int(row["n"])
     note = _mde_note(int(row["n"]), confidence) if row["mde_basis"] == DISCORDANCE_BASIS \
         else ""
-    items = _fnum(row.get("items_needed"))
+    items = fnum(row.get("items_needed"))
     text = verdict_text(
         float(row["diff"]), float(row["low"]), float(row["high"]), float(row["mde"]),
         scale=float(row["points_scale"]),
-        threshold=threshold_of(mde_threshold, unit, _fnum(row["score_a"]),
-                               _fnum(row["score_b"])),
+        threshold=threshold_of(mde_threshold, unit, fnum(row["score_a"]),
+                               fnum(row["score_b"])),
         name_a=name_a, name_b=name_b, direction=direction, n=n,
         items_needed=None if macro or unpaired else items, mde_note=note,
-        p=_fnum(row["p_value"]), p_adjusted=_fnum(row["p_adjusted"]),
+        p=fnum(row["p_value"]), p_adjusted=fnum(row["p_adjusted"]),
         adjustment=str(row["adjustment"]), confidence=confidence)
-    different = bool(_fnum(row["p_adjusted"]) < 1.0 - confidence)
+    different = bool(fnum(row["p_adjusted"]) < 1.0 - confidence)
     out = dict(row, verdict=(UNPAIRED_PREFIX + text) if unpaired else text,
                different=different)
     out["better"] = better_side(float(row["diff"]), different, direction)
@@ -367,7 +367,7 @@ def adjust_family(rows: list[dict], adjust: str, confidence: float,
     """The rows of several tasks as one family: p_adjusted = ``adjust`` ("holm" or "bh") of
     their p_value, the verdicts re-decided on it (``decide``), and ``simultaneous`` (each
     row's interval at confidence 1 - alpha/k, Bonferroni) as low/high_simultaneous."""
-    p_adj = _adjust(np.array([_fnum(r["p_value"]) for r in rows], dtype=float), adjust)
+    p_adj = adjust_p_values(np.array([fnum(r["p_value"]) for r in rows], dtype=float), adjust)
     out = []
     for row, p, (lo, hi), d in zip(rows, p_adj, simultaneous, directions):
         row = dict(row, p_adjusted=float(p), adjustment=adjust, low_simultaneous=float(lo),
@@ -419,7 +419,7 @@ def overall_row(per_task: pd.DataFrame, confidence: float, mde_threshold, name_a
                                                     se_iid_t)) ** 2)))
     # MDE of an estimate whose SE is se: (z_{1-a/2} + z_power) * se, i.e. the paired MDE
     # formula with n = 1 and sd = se
-    mde = _mde(1, se, 1.0 - confidence)
+    mde = mde_of(1, se, 1.0 - confidence)
     unit = bool((per_task["points_scale"] == 100.0).all())
     sa = float(np.sum(wn * per_task["score_a"].to_numpy(dtype=float)))
     sb = float(np.sum(wn * per_task["score_b"].to_numpy(dtype=float)))

@@ -25,7 +25,8 @@ import pandas as pd
 import pyarrow as pa
 
 from evalcore import stats as st
-from evalcore.analysis._common import _natural_key, one_version, resolve_run
+from evalcore.analysis._common import natural_key, resolve_run
+from evalcore.analysis._plumbing import one_version
 from evalcore.analysis.metric_choice import task_metric
 from evalcore.errors import AnalysisError
 from evalcore.items.ngram_index import IndexInfo, item_overlap, word_counts
@@ -142,7 +143,7 @@ def pick_matrix(store, task: str, run_ids: list[int]) -> PickMatrix:
                             "models' picks are unknown (lm_eval sample logs and inspect logs "
                             "carry them; summary files and tidy tables do not)")
     ids = [str(x) for x in firsts["item_id"].tolist()]
-    order = sorted(range(len(ids)), key=lambda i: _natural_key(ids[i]))
+    order = sorted(range(len(ids)), key=lambda i: natural_key(ids[i]))
     firsts = firsts.iloc[order]
     items = [ids[i] for i in order]
     gold = [_norm_gold(t) for t in firsts["target"].tolist()]
@@ -209,7 +210,7 @@ def item_choices(store, task: str, metric: str | None, run_id: int) -> list[str]
         else:
             items, _, _ = store.answer_matrix(int(run_id), str(task), str(metric))
             ids = store.item_labels(task, items) if items.size else []
-        return sorted(ids, key=_natural_key)
+        return sorted(ids, key=natural_key)
 
 
 def _missing(v) -> bool:

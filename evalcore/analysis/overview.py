@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from evalcore.analysis._common import (
-    _empty,
+    empty_frame,
 )
 
 @dataclass(frozen=True)
@@ -38,8 +38,8 @@ def overview(store) -> Overview:
     """Runs, tasks and audit rows of the whole store, with empty-state notes."""
     runs = store.runs()
     if runs.empty:
-        return Overview(_empty(OVERVIEW_RUN_COLUMNS), _empty(OVERVIEW_TASK_COLUMNS),
-                        _empty(("run_id", "run", "task", "metric", "flag")),
+        return Overview(empty_frame(OVERVIEW_RUN_COLUMNS), empty_frame(OVERVIEW_TASK_COLUMNS),
+                        empty_frame(("run_id", "run", "task", "metric", "flag")),
                         ("The store is empty: upload results (lm_eval, inspect, HELM or a tidy "
                          "table) to begin.",))
     names = {int(r): str(n) for r, n in zip(runs["run_id"], runs["name"])}

@@ -9,14 +9,14 @@ import numpy as np
 
 from evalcore import stats as st
 from evalcore.errors import AnalysisError
+from evalcore.analysis._plumbing import one_version
 from evalcore.analysis._common import (
-    _fnum,
-    _resolve,
-    _run_names,
-    one_version,
+    fnum,
+    resolve_run,
+    run_names,
 )
-from evalcore.analysis.compare import _paired_cell
-from evalcore.analysis.repeats import _one_metric
+from evalcore.analysis.compare import paired_cell
+from evalcore.analysis.repeats import one_metric
 
 # ---------------------------------------------------------------------------------------
 # planning from a pilot pair, overview
@@ -52,12 +52,12 @@ def plan_from_pair(store, run_a: str | int, run_b: str | int, task: str,
     it (sd_d^2 <= that rate for scores in [0, 1]) rather than with 0, as ``note`` says.
     """
     with one_version(store):
-        a, b = _resolve(store, run_a), _resolve(store, run_b)
-        names = _run_names(store)
-        ms_a = _one_metric(store, a, task, metric)
+        a, b = resolve_run(store, run_a), resolve_run(store, run_b)
+        names = run_names(store)
+        ms_a = one_metric(store, a, task, metric)
         m = metric or ms_a
-        _one_metric(store, b, task, m)
-        frame = _paired_cell(store, a, b, task, m)
+        one_metric(store, b, task, m)
+        frame = paired_cell(store, a, b, task, m)
     if len(frame) < 2:
         raise AnalysisError(f"{task!r}: the runs share {len(frame)} item(s); a pilot needs "
                             f"at least 2 shared items")
@@ -68,7 +68,7 @@ def plan_from_pair(store, run_a: str | int, run_b: str | int, task: str,
     deff = None
     if frame.clusters is not None and np.unique(frame.clusters).size >= 2:
         c = st.clustered_se(xb - xa, frame.clusters)
-        deff = _fnum(c.design_effect)
+        deff = fnum(c.design_effect)
         deff = deff if np.isfinite(deff) else None
     k = int(np.sum(xa != xb))
     upper = st.discordance_upper_bound(n, k)

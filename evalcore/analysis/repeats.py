@@ -10,20 +10,20 @@ import pandas as pd
 
 from evalcore import stats as st
 from evalcore.errors import AnalysisError
+from evalcore.analysis._plumbing import one_version
 from evalcore.analysis._common import (
     PER_TASK_COLUMNS,
     PROTOCOL_COLUMNS,
-    _check_confidence,
-    _empty,
-    _fnum,
-    _is_binary,
-    _resolve,
-    _run_names,
-    _unit_scale,
-    one_version,
+    check_confidence,
+    empty_frame,
+    fnum,
+    is_binary,
+    resolve_run,
+    run_names,
+    unit_scale,
 )
 from evalcore.analysis.metric_choice import task_metric
-from evalcore.analysis.compare import Comparison, Pairing, _paired_cell, _paired_row
+from evalcore.analysis.compare import Comparison, Pairing, paired_cell, paired_items_row
 
 # ---------------------------------------------------------------------------------------
 # one run: repeats, reruns, clusters, metric variants
@@ -50,13 +50,13 @@ class RepeatsReport:
     pass_at_k: pd.DataFrame
 
 
-def _one_metric(store, rid: int, task: str, metric: str | None) -> str:
+def one_metric(store, rid: int, task: str, metric: str | None) -> str:
     t = store.tasks([rid])
     t = t[t["task"] == task]
     if "has_items" in t:
         t = t[t["has_items"].fillna(True).astype(bool)]
     if t.empty:
-        raise AnalysisError(f"run {_run_names(store).get(rid, rid)!r} has no item-level data "
+        raise AnalysisError(f"run {run_names(store).get(rid, rid)!r} has no item-level data "
                             f"for task {task!r}")
     ms = set(map(str, t["metric"]))
     if metric is None:
@@ -78,10 +78,10 @@ def repeats(store, run: str | int, task: str, metric: str | None = None,
     Raises AnalysisError when the run has one answer per item.
     """
     with one_version(store):
-        rid = _resolve(store, run)
-        m = _one_metric(store, rid, task, metric)
+        rid = resolve_run(store, run)
+        m = one_metric(store, rid, task, metric)
         _, _, x = store.answer_matrix(rid, task, m)
-        name = _run_names(store).get(rid, str(rid))
+        name = run_names(store).get(rid, str(rid))
     if x.size == 0:
         raise AnalysisError(f"no item scores for {task!r} / {m!r}")
     k_obs = int(np.max(np.sum(np.isfinite(x), axis=1)))
@@ -95,8 +95,8 @@ def repeats(store, run: str | int, task: str, metric: str | None = None,
     ses = np.array([float(vc.se(int(k))) for k in ks])
     floor = math.sqrt(max(between, 0.0) / n_items) if n_items else float("nan")
     curve = pd.DataFrame({"k": ks, "se": ses, "low_floor": floor, "measured": ks == k_obs})
-    pak = _empty(("k", "estimate", "se", "low", "high", "n_items"))
-    if _is_binary(x[np.isfinite(x)]):
+    pak = empty_frame(("k", "estimate", "se", "low", "high", "n_items"))
+    if is_binary(x[np.isfinite(x)]):
         num = np.sum(np.isfinite(x), axis=1).astype(int)
         cor = np.nansum(x, axis=1).astype(int)
         rows = []
@@ -135,16 +135,16 @@ def rerun_noise(store, run_a: str | int, run_b: str | int, task: str,
     SE_paired^2 -- assuming the other run reruns as noisily; else None.
     """
     with one_version(store):
-        a, b = _resolve(store, run_a), _resolve(store, run_b)
-        names = _run_names(store)
-        m = _one_metric(store, a, task, metric)
-        frame = _paired_cell(store, a, b, task, m)
+        a, b = resolve_run(store, run_a), resolve_run(store, run_b)
+        names = run_names(store)
+        m = one_metric(store, a, task, metric)
+        frame = paired_cell(store, a, b, task, m)
         if len(frame) == 0:
             raise AnalysisError(f"the two passes share no items on {task!r}")
         paired_se = None
         if against is not None:
-            c = _resolve(store, against)
-            fc = _paired_cell(store, a, c, task, m)
+            c = resolve_run(store, against)
+            fc = paired_cell(store, a, c, task, m)
             if len(fc) >= 2:
                 paired_se = float(st.paired_difference(fc.x_a, fc.x_b).se)
     r = st.rerun_noise(frame.x_a, frame.x_b, paired_se)
@@ -152,7 +152,7 @@ def rerun_noise(store, run_a: str | int, run_b: str | int, task: str,
                        metric=m, n=int(len(frame)), flip_rate=float(r.flip_rate),
                        variance_term=float(r.variance_term),
                        share_of_paired_se2=(None if paired_se is None else
-                                            _fnum(r.share_of_paired_se2)))
+                                            fnum(r.share_of_paired_se2)))
 
 
 @dataclass(frozen=True)
@@ -217,14 +217,14 @@ def clusters(store, run: str | int, task: str, metric: str | None = None,
     Items without a cluster key count as clusters of their own. Raises AnalysisError when
     the task has no cluster key or fewer than 2 clusters.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     with one_version(store):
-        rid = _resolve(store, run)
-        m = _one_metric(store, rid, task, metric)
+        rid = resolve_run(store, run)
+        m = one_metric(store, rid, task, metric)
         # the run's item means and cluster keys (the run paired with itself): integer
         # columns only; an item without a cluster key is a cluster of its own
         items = store.paired_items(rid, rid, [(task, m, m)])[0]
-        name = _run_names(store).get(rid, str(rid))
+        name = run_names(store).get(rid, str(rid))
     if items.items.size == 0 or not (items.cluster >= 0).any():
         raise AnalysisError(f"{task!r} has no cluster key in this run")
     x = np.asarray(items.score_a, dtype=float)
@@ -235,7 +235,7 @@ def clusters(store, run: str | int, task: str, metric: str | None = None,
     g = st.grouped_clustered_intervals(x, codes, np.zeros(x.size, dtype=np.int64), confidence)
     low, high = float(g.low[0]), float(g.high[0])
     score = float(r.mean)
-    binary = _is_binary(x)
+    binary = is_binary(x)
     if binary:
         iid = st.wilson_interval(int(x.sum()), int(x.size), confidence)
         iid_name = "Wilson"
@@ -269,7 +269,7 @@ def metric_variants(store, run: str | int, task: str, metric_a: str, metric_b: s
     rescued, with its paired interval. ``run_a``/``run_b`` of the result read
     "<run> [<metric>]".
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     with one_version(store):
         return _metric_variants(store, run, task, metric_a, metric_b, confidence,
                                 mde_threshold)
@@ -278,18 +278,18 @@ def metric_variants(store, run: str | int, task: str, metric_a: str, metric_b: s
 def _metric_variants(store, run: str | int, task: str, metric_a: str, metric_b: str,
                      confidence: float, mde_threshold: float | None) -> Comparison:
     """``metric_variants`` against one store version."""
-    rid = _resolve(store, run)
-    name = _run_names(store).get(rid, str(rid))
+    rid = resolve_run(store, run)
+    name = run_names(store).get(rid, str(rid))
     for mm in (metric_a, metric_b):
-        _one_metric(store, rid, task, mm)
+        one_metric(store, rid, task, mm)
     if metric_a == metric_b:
         raise AnalysisError("choose two different metrics")
-    frame = _paired_cell(store, rid, rid, task, metric_a, metric_b)
+    frame = paired_cell(store, rid, rid, task, metric_a, metric_b)
     if len(frame) < 2:
         raise AnalysisError(f"{task!r}: metrics {metric_a!r} and {metric_b!r} share "
                             f"{len(frame)} item(s); need at least 2")
     la, lb = f"{name} [{metric_a}]", f"{name} [{metric_b}]"
-    row = _paired_row(frame, task, f"{metric_b} - {metric_a}", confidence, mde_threshold,
+    row = paired_items_row(frame, task, f"{metric_b} - {metric_a}", confidence, mde_threshold,
                       metric_a, metric_b)
     per_task = pd.DataFrame([row])[list(PER_TASK_COLUMNS)]
     # each variant's item count from the maintained cell table (no item pull)
@@ -304,7 +304,7 @@ def _metric_variants(store, run: str | int, task: str, metric_a: str, metric_b: 
     pairing = Pairing(task=task, metric=f"{metric_a} vs {metric_b}", n_shared=len(frame),
                       only_a=(), only_b=(), hash_mismatch=())
     return Comparison(run_a=la, run_b=lb, confidence=confidence, per_task=per_task,
-                      protocol_diff=_empty(PROTOCOL_COLUMNS), pairing=(pairing,),
+                      protocol_diff=empty_frame(PROTOCOL_COLUMNS), pairing=(pairing,),
                       overall=None, verdict=str(row["verdict"]), warnings=tuple(warnings))
 
 

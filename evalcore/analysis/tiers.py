@@ -15,14 +15,14 @@ import pandas as pd
 from evalcore import metrics as mx
 from evalcore import stats as st
 from evalcore.analysis.groups import average_weights
+from evalcore.analysis._plumbing import one_version
 from evalcore.analysis._common import (
     AVERAGE_TASK,
     RANK_COLUMNS,
     TIER_COLUMNS,
-    _check_confidence,
-    _empty,
-    _holm,
-    one_version,
+    check_confidence,
+    empty_frame,
+    holm,
     resolve_runs,
 )
 
@@ -40,7 +40,7 @@ def _item_runs_by_task(cells: pd.DataFrame) -> dict[str, list[int]]:
     return out
 
 
-def _compared_runs(cells: pd.DataFrame, metrics_by_task: dict[str, str],
+def compared_runs(cells: pd.DataFrame, metrics_by_task: dict[str, str],
                    tasks=None) -> dict[str, list[int]]:
     """Tasks with 2+ item-level runs (optionally only ``tasks``) -> their run ids."""
     return {t: r for t, r in _item_runs_by_task(cells).items()
@@ -51,10 +51,10 @@ def _store_matrices(store, task_metrics: list[tuple[str, str]],
                     run_ids: list[int]) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
     """(task, metric) -> (run ids ascending, items x runs matrix of per-item means) from
     ``store.item_matrices`` (one query for all cells; items in the store's key order)."""
-    return _run_matrices(store.item_matrices(task_metrics, run_ids=run_ids))
+    return run_matrices(store.item_matrices(task_metrics, run_ids=run_ids))
 
 
-def _run_matrices(got: dict) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+def run_matrices(got: dict) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
     """(task, metric) -> (run ids ascending, items x runs matrix) of a
     ``store.item_matrices`` answer ((task, metric) -> ItemMatrix)."""
     return {(str(t), str(m)): (np.asarray(im.run_ids, dtype=np.int64), im.scores)
@@ -62,7 +62,7 @@ def _run_matrices(got: dict) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarr
 
 
 class PulledMatrices(dict):
-    """task -> (run ids ascending, items x runs matrix), as ``_pull_matrices`` reads them,
+    """task -> (run ids ascending, items x runs matrix), as ``pull_matrices`` reads them,
     with ``codes``: task -> (run ids ascending, cluster codes, labelled) for the tasks whose
     items carry a cluster key, the same rows and columns as the matrix (read together with
     it), for the tiers' cluster-robust test."""
@@ -74,7 +74,7 @@ class PulledMatrices(dict):
         self.codes = dict(codes or {})
 
 
-def _pull_matrices(store, runs_of: dict[str, list[int]], metrics_by_task: dict[str, str]
+def pull_matrices(store, runs_of: dict[str, list[int]], metrics_by_task: dict[str, str]
                    ) -> PulledMatrices:
     """task -> (run ids ascending, items x runs matrix) of the metric shown for the tasks
     of ``runs_of`` (task -> run ids): the tasks whose items carry a cluster key
@@ -90,13 +90,13 @@ def _pull_matrices(store, runs_of: dict[str, list[int]], metrics_by_task: dict[s
     if keyed:
         coded = store.item_code_matrices([(t, metrics_by_task[t]) for t in keyed],
                                          run_ids=all_runs)
-        got.update(_run_matrices({tm: im for tm, (im, _, _) in coded.items()}))
+        got.update(run_matrices({tm: im for tm, (im, _, _) in coded.items()}))
         codes = {str(t): (np.asarray(im.run_ids, dtype=np.int64), np.asarray(code),
                           np.asarray(has)) for (t, _), (im, code, has) in coded.items()}
     rest = [(t, metrics_by_task[t]) for t in runs_of if t not in keyed]
     if rest:
         got.update(_store_matrices(store, rest, all_runs))
-    return PulledMatrices(_select_matrices(got, runs_of, metrics_by_task), codes=codes)
+    return PulledMatrices(select_matrices(got, runs_of, metrics_by_task), codes=codes)
 
 
 def _cluster_keyed(store, metrics_by_task: dict[str, str], runs_of: dict[str, list[int]]
@@ -113,9 +113,9 @@ def _cluster_keyed(store, metrics_by_task: dict[str, str], runs_of: dict[str, li
     return [t for t in runs_of if (t, metrics_by_task[t]) in flagged]
 
 
-def _select_matrices(got: dict, runs_of: dict[str, list[int]], metrics_by_task: dict[str, str]
+def select_matrices(got: dict, runs_of: dict[str, list[int]], metrics_by_task: dict[str, str]
                      ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """``_pull_matrices``' selection: task -> (run ids, matrix) of the tasks of ``runs_of``
+    """``pull_matrices``' selection: task -> (run ids, matrix) of the tasks of ``runs_of``
     from ``got`` ((task, metric) -> (run ids ascending, matrix)), columns of those runs."""
     out = {}
     for t, rids in runs_of.items():
@@ -126,7 +126,7 @@ def _select_matrices(got: dict, runs_of: dict[str, list[int]], metrics_by_task: 
     return out
 
 
-def _in_board_order(pulled: dict[str, tuple[np.ndarray, np.ndarray]],
+def in_board_order(pulled: dict[str, tuple[np.ndarray, np.ndarray]],
                     runs_of: dict[str, list[int]]) -> Matrices:
     """The pulled matrices with their columns in the board's order (``runs_of``: task -> run
     ids); runs without any item score for the task are left out."""
@@ -143,11 +143,11 @@ def _in_board_order(pulled: dict[str, tuple[np.ndarray, np.ndarray]],
 def _item_matrices(store, metrics_by_task: dict[str, str],
                    runs_of: dict[str, list[int]]) -> Matrices:
     """task -> (run ids, items x runs matrix) for the tasks of ``runs_of`` (task -> run ids
-    in the board's order), columns in that order: ``_pull_matrices`` + ``_in_board_order``."""
-    return _in_board_order(_pull_matrices(store, runs_of, metrics_by_task), runs_of)
+    in the board's order), columns in that order: ``pull_matrices`` + ``in_board_order``."""
+    return in_board_order(pull_matrices(store, runs_of, metrics_by_task), runs_of)
 
 
-def _item_mean_bounds(run_ids: np.ndarray, x: np.ndarray) -> dict:
+def item_mean_bounds(run_ids: np.ndarray, x: np.ndarray) -> dict:
     """``Store.item_mean_bounds`` of a pulled matrix: {"n", "min", "max"} of its item means."""
     v = x[~np.isnan(x)]
     if not v.size:
@@ -277,7 +277,7 @@ def _clustered_by_pairs(store, task: str, metric: str, rids: list[int], ref: int
     return se, g
 
 
-def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
+def tier_table(store, cells: pd.DataFrame, averages: pd.DataFrame,
            metrics_by_task: dict[str, str], names, confidence: float,
            mats: Matrices | None = None,
            info: dict[str, mx.MetricInfo] | None = None,
@@ -309,34 +309,56 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
     item with the reference get n = 0 and NaN statistics.
     """
     alpha = 1.0 - confidence
-    item_cells = cells[cells["has_items"].astype(bool)]
-    runs_of = _compared_runs(cells, metrics_by_task)
     info = info or {}
-    runs_of = {t: r for t, r in runs_of.items() if t not in info or info[t].rankable}
+    runs_of = {t: r for t, r in compared_runs(cells, metrics_by_task).items()
+               if t not in info or info[t].rankable}
     if not runs_of:
-        return _empty(TIER_COLUMNS)
-    mats = dict(mats or {})
-    codes = dict(codes or {})
-    # tasks with a cluster key whose codes are not at hand: read again with them (compare
-    # uses the cluster-robust test there); then the tasks without any matrix
+        return empty_frame(TIER_COLUMNS)
     keyed = set(_cluster_keyed(store, metrics_by_task, runs_of))
+    mats, codes = _with_missing_matrices(store, runs_of, metrics_by_task, keyed,
+                                         dict(mats or {}), dict(codes or {}))
+    item_cells = cells[cells["has_items"].astype(bool)]
+    best_of = _best_runs(item_cells, runs_of, info)
+    best_avg, group, averaged = _average_reference(cells, item_cells, averages, info)
+    tests, per_run = _task_tests(store, item_cells, runs_of, best_of, mats, codes, keyed,
+                                 metrics_by_task, best_avg, group, averaged)
+    cols_of: dict[str, list] = {c: [] for c in TIER_COLUMNS}
+    _task_rows(cols_of, runs_of, tests, best_of, names, alpha)
+    if best_avg is not None and per_run:
+        _average_rows(cols_of, per_run, best_avg, groups or {}, names, alpha)
+    if not cols_of["run"]:
+        return empty_frame(TIER_COLUMNS)
+    return pd.DataFrame({c: (v if c in ("run", "task", "best_run") else np.concatenate(v))
+                         for c, v in cols_of.items()}, columns=list(TIER_COLUMNS))
+
+
+def _with_missing_matrices(store, runs_of: dict[str, list[int]],
+                           metrics_by_task: dict[str, str], keyed: set[str], mats: Matrices,
+                           codes: dict) -> tuple[Matrices, dict]:
+    """``mats`` and ``codes`` completed: tasks with a cluster key whose codes are not at hand
+    are read again with them (compare uses the cluster-robust test there), then the tasks
+    without any matrix."""
     with_codes = hasattr(store, "item_code_matrices")
     again = {t: r for t, r in runs_of.items()
              if t not in mats or (with_codes and t in keyed and t not in codes)}
     if again:
-        pulled = _pull_matrices(store, again, metrics_by_task)
+        pulled = pull_matrices(store, again, metrics_by_task)
         codes.update(pulled.codes)
-        mats.update(_in_board_order(pulled, again))
+        mats.update(in_board_order(pulled, again))
+    return mats, codes
+
+
+def _best_runs(item_cells: pd.DataFrame, runs_of: dict[str, list[int]],
+               info: dict[str, mx.MetricInfo]) -> dict[str, int]:
+    """task -> its best run: the highest score (the lowest when lower is better). Each run's
+    score on the task is its last cell row's; -inf for a run without one, so it cannot be
+    best; a NaN score stays NaN (argmax picks it)."""
     cell_task = item_cells["task"].astype(str).to_numpy()
     cell_run = item_cells["run_id"].to_numpy(dtype=np.int64)
     cell_score = item_cells["score"].to_numpy(dtype=float)
-    # tasks where some item-level cell is not 0/1 (the others' tests are McNemar's)
-    not_binary = set(cell_task[~item_cells["binary"].to_numpy(dtype=bool)].tolist())
     best_of = {}
     for t, rids in runs_of.items():
         sign = -1.0 if t in info and info[t].direction == mx.LOWER else 1.0
-        # each run's score on t (the last cell row of a (run, task) counts); -inf for a
-        # run without one, so it cannot be best; a NaN score stays NaN (argmax picks it)
         here = cell_task == t
         runs_t = pd.Index(cell_run[here][::-1])
         first = ~runs_t.duplicated(keep="first")
@@ -345,27 +367,46 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
         pos = lookup.get_indexer(np.asarray(rids, dtype=np.int64))
         sc = np.where(pos >= 0, sign * vals[np.maximum(pos, 0)], -np.inf)
         best_of[t] = rids[int(np.argmax(sc))]
+    return best_of
+
+
+def _average_reference(cells: pd.DataFrame, item_cells: pd.DataFrame, averages: pd.DataFrame,
+                       info: dict[str, mx.MetricInfo]) -> tuple[int | None, set[int], set[str]]:
+    """(the reference run of the average tier, the runs compared with it, the tasks the
+    average is over). The average tier compares runs averaged over the same task set: the
+    most common set (of 2+ tasks) among runs with item-level data; its best-scoring run is
+    the reference (None: fewer than 2 such runs)."""
     best_avg = None
     group: set[int] = set()
     averaged: set[str] = set()
-    if len(averages):
-        # the average tier compares runs averaged over the same task set: the most common
-        # set (of 2+ tasks) among runs with item-level data; its best-scoring run is the
-        # reference
-        ok = averages[averages["run_id"].isin(item_cells["run_id"]) & (averages["n_tasks"] >= 2)]
-        if len(ok):
-            common = ok["tasks"].value_counts().index[0]
-            # the tasks the average is over (task names may hold commas: HELM)
-            averaged = {str(t) for t in set(cells["task"].tolist()) if str(t) not in info
-                        or info[str(t)].averageable}
-            same = ok[ok["tasks"] == common]
-            if len(same) >= 2:
-                group = set(int(r) for r in same["run_id"])
-                best_avg = int(same.iloc[0]["run_id"])
+    if not len(averages):
+        return best_avg, group, averaged
+    ok = averages[averages["run_id"].isin(item_cells["run_id"]) & (averages["n_tasks"] >= 2)]
+    if len(ok):
+        common = ok["tasks"].value_counts().index[0]
+        # the tasks the average is over (task names may hold commas: HELM)
+        averaged = {str(t) for t in set(cells["task"].tolist()) if str(t) not in info
+                    or info[str(t)].averageable}
+        same = ok[ok["tasks"] == common]
+        if len(same) >= 2:
+            group = set(int(r) for r in same["run_id"])
+            best_avg = int(same.iloc[0]["run_id"])
+    return best_avg, group, averaged
 
+
+def _task_tests(store, item_cells: pd.DataFrame, runs_of: dict[str, list[int]],
+                best_of: dict[str, int], mats: Matrices, codes: dict, keyed: set[str],
+                metrics_by_task: dict[str, str], best_avg: int | None, group: set[int],
+                averaged: set[str]) -> tuple[list[tuple], dict[int, list[tuple]]]:
+    """(per task: (binary, diff, se, n_shared, b, c, unit, se_clustered, G) arrays over its
+    runs against its best run; run -> [(task, diff, se, n_shared)] against the average's
+    reference, for the average tier)."""
+    cell_task = item_cells["task"].astype(str).to_numpy()
+    # tasks where some item-level cell is not 0/1 (the others' tests are McNemar's)
+    not_binary = set(cell_task[~item_cells["binary"].to_numpy(dtype=bool)].tolist())
     no_items = (np.zeros(0, dtype=int), np.full((0, 0), np.nan))
     per_run: dict[int, list[tuple[str, float, float, int]]] = {}
-    tests = []   # per task: (binary, diff, se, n_shared, b, c, unit, se_cl, G) against its best
+    tests = []
     for t, rids in runs_of.items():
         best = best_of[t]
         refs = [best]
@@ -396,15 +437,21 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
             for rid, good, d, e, k in zip(rids, ok, d2.tolist(), se2.tolist(), n2.tolist()):
                 if good and rid != best_avg and rid in group:
                     per_run.setdefault(rid, []).append((t, float(d), float(e), int(k)))
-    # one frame for every task's rows, built from whole columns
-    cols_of: dict[str, list] = {c: [] for c in TIER_COLUMNS}
+    return tests, per_run
+
+
+def _task_rows(cols_of: dict[str, list], runs_of: dict[str, list[int]], tests: list[tuple],
+               best_of: dict[str, int], names, alpha: float) -> None:
+    """Each task's tier rows appended to ``cols_of`` (whole columns): the p-values of every
+    task in one call (``_p_values``), Holm-adjusted within the task; an undefined adjusted p
+    cannot separate runs (indistinguishable)."""
     for (t, rids), test, p in zip(runs_of.items(), tests, _p_values(tests)):
         diff, nsh = test[1], test[3]
         best = best_of[t]
         bc = rids.index(best)
         p = np.array(p, dtype=float)
         p[bc] = np.nan
-        padj = np.asarray(_holm(p), dtype=float)
+        padj = np.asarray(holm(p), dtype=float)
         is_best = np.arange(len(rids)) == bc
         cols_of["run_id"].append(np.asarray(rids, dtype=np.int64))
         cols_of["run"].extend(names.get(rid, str(rid)) for rid in rids)
@@ -413,42 +460,43 @@ def _tiers(store, cells: pd.DataFrame, averages: pd.DataFrame,
         cols_of["diff_vs_best"].append(np.where(is_best, 0.0, np.asarray(diff, dtype=float)))
         cols_of["p_raw"].append(np.where(is_best, np.nan, p))
         cols_of["p_holm"].append(np.where(is_best, np.nan, padj))
-        # an undefined adjusted p cannot separate runs: indistinguishable
         cols_of["indistinguishable_from_best"].append(is_best | ~(padj < alpha))
         cols_of["n_shared"].append(np.asarray(nsh, dtype=np.int64))
-    if best_avg is not None and per_run:
-        rids = sorted(per_run)
-        dd, ses, nn = [], [], []
-        weights_of: dict[tuple[str, ...], list[float]] = {}    # runs share task sets
-        for rid in rids:
-            v = per_run[rid]
-            tasks = tuple(t for t, _, _, _ in v)
-            if tasks not in weights_of:
-                weights_of[tasks] = average_weights(tasks, groups or {})
-            agg = st.aggregate_tasks(np.array([a for _, a, _, _ in v]),
-                                     np.array([e for _, _, e, _ in v]),
-                                     weights=weights_of[tasks])
-            dd.append(float(agg.estimate))
-            ses.append(float(agg.se))
-            nn.append(sum(k for _, _, _, k in v))
-        pp = st.normal_p_value(dd, ses)
-        padj = _holm(pp)
-        bname = names.get(best_avg, str(best_avg))
-        k = len(rids) + 1
-        cols_of["run_id"].append(np.asarray([best_avg] + rids, dtype=np.int64))
-        cols_of["run"].extend([bname] + [names.get(rid, str(rid)) for rid in rids])
-        cols_of["task"].extend([AVERAGE_TASK] * k)
-        cols_of["best_run"].extend([bname] * k)
-        cols_of["diff_vs_best"].append(np.asarray([0.0] + dd, dtype=float))
-        cols_of["p_raw"].append(np.concatenate([[np.nan], np.asarray(pp, dtype=float)]))
-        cols_of["p_holm"].append(np.concatenate([[np.nan], np.asarray(padj, dtype=float)]))
-        cols_of["indistinguishable_from_best"].append(
-            np.concatenate([[True], ~(np.asarray(padj, dtype=float) < alpha)]))
-        cols_of["n_shared"].append(np.asarray([0] + nn, dtype=np.int64))
-    if not cols_of["run"]:
-        return _empty(TIER_COLUMNS)
-    return pd.DataFrame({c: (v if c in ("run", "task", "best_run") else np.concatenate(v))
-                         for c, v in cols_of.items()}, columns=list(TIER_COLUMNS))
+
+
+def _average_rows(cols_of: dict[str, list], per_run: dict[int, list[tuple]], best_avg: int,
+                  groups: dict[str, list[str]], names, alpha: float) -> None:
+    """The average tier's rows appended to ``cols_of``: per run, the weighted mean over
+    tasks of its paired differences against the reference with SE = sqrt(sum w_t^2 SE_t^2)
+    / sum w_t (``stats.aggregate_tasks``, the macro average's weights), a z-test, Holm."""
+    rids = sorted(per_run)
+    dd, ses, nn = [], [], []
+    weights_of: dict[tuple[str, ...], list[float]] = {}    # runs share task sets
+    for rid in rids:
+        v = per_run[rid]
+        tasks = tuple(t for t, _, _, _ in v)
+        if tasks not in weights_of:
+            weights_of[tasks] = average_weights(tasks, groups)
+        agg = st.aggregate_tasks(np.array([a for _, a, _, _ in v]),
+                                 np.array([e for _, _, e, _ in v]),
+                                 weights=weights_of[tasks])
+        dd.append(float(agg.estimate))
+        ses.append(float(agg.se))
+        nn.append(sum(k for _, _, _, k in v))
+    pp = st.normal_p_value(dd, ses)
+    padj = holm(pp)
+    bname = names.get(best_avg, str(best_avg))
+    k = len(rids) + 1
+    cols_of["run_id"].append(np.asarray([best_avg] + rids, dtype=np.int64))
+    cols_of["run"].extend([bname] + [names.get(rid, str(rid)) for rid in rids])
+    cols_of["task"].extend([AVERAGE_TASK] * k)
+    cols_of["best_run"].extend([bname] * k)
+    cols_of["diff_vs_best"].append(np.asarray([0.0] + dd, dtype=float))
+    cols_of["p_raw"].append(np.concatenate([[np.nan], np.asarray(pp, dtype=float)]))
+    cols_of["p_holm"].append(np.concatenate([[np.nan], np.asarray(padj, dtype=float)]))
+    cols_of["indistinguishable_from_best"].append(
+        np.concatenate([[True], ~(np.asarray(padj, dtype=float) < alpha)]))
+    cols_of["n_shared"].append(np.asarray([0] + nn, dtype=np.int64))
 
 
 def rank_intervals(store, task: str, metric: str, runs: list[str | int] | tuple, *,
@@ -464,19 +512,19 @@ def rank_intervals(store, task: str, metric: str, runs: list[str | int] | tuple,
     recomputed. Runs without items for the task are left out; fewer than 2 runs or shared
     items give an empty table.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     with one_version(store):
         rt = store.runs()
         ids = list(dict.fromkeys(resolve_runs(store, runs, rt)))
         if len(ids) < 2:
-            return _empty(RANK_COLUMNS)
+            return empty_frame(RANK_COLUMNS)
         names = {int(r): str(n) for r, n in zip(rt["run_id"], rt["name"])}
         mats = _item_matrices(store, {str(task): str(metric)}, {str(task): ids})
-    return _ranks(mats, names, confidence, n_resamples, seed, [],
+    return rank_table(mats, names, confidence, n_resamples, seed, [],
                   lower={str(task)} if lower_is_better else set())
 
 
-def _ranks(mats: Matrices, names, confidence: float, n_resamples: int, seed: int,
+def rank_table(mats: Matrices, names, confidence: float, n_resamples: int, seed: int,
            tnotes: list[tuple[str, str, str]], lower: set[str],
            skip: frozenset[str] | set[str] = frozenset()) -> pd.DataFrame:
     """Paired-bootstrap rank intervals per task (``stats.paired_bootstrap_ranks``) over the
@@ -503,5 +551,5 @@ def _ranks(mats: Matrices, names, confidence: float, n_resamples: int, seed: int
                          "rank": int(r.rank[j]), "rank_low": int(r.rank_low[j]),
                          "rank_high": int(r.rank_high[j])})
     if not rows:
-        return _empty(RANK_COLUMNS)
+        return empty_frame(RANK_COLUMNS)
     return pd.DataFrame(rows, columns=list(RANK_COLUMNS))

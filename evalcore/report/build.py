@@ -27,7 +27,6 @@ import pandas as pd
 
 from evalcore import __version__, analysis
 from evalcore import stats as st
-from evalcore.analysis.board_average import macro_averages
 from evalcore.errors import AnalysisError
 from evalcore.redact import mask_location
 
@@ -241,8 +240,8 @@ def _leaderboard(store, spec: ReportSpec, ids: list[int], tasks: list[str],
     keep = set(tasks)
     cells = board.cells[board.cells["task"].isin(keep)].reset_index(drop=True)
     avg_notes: list[str] = []
-    averages = macro_averages(cells, spec.confidence, avg_notes, board.metric_info, [],
-                              board.groups)
+    averages = analysis.macro_averages(cells, spec.confidence, avg_notes, board.metric_info,
+                                       [], board.groups)
     tiers = board.tiers[board.tiers["task"].isin(keep)].reset_index(drop=True)
     ranks = board.ranks[board.ranks["task"].isin(keep)].reset_index(drop=True)
     dropped = sorted(known_tasks - keep)

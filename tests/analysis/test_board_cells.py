@@ -8,7 +8,6 @@ whether it comes before or after that hand-over."""
 
 from __future__ import annotations
 
-import importlib
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -17,14 +16,12 @@ import pytest
 
 from evalcore import analysis as an
 from evalcore import stats as st
-from evalcore.analysis import board_cells
+from evalcore.analysis import board_cells, board_intervals
 from evalcore.analysis.board_cells import _clustered_of_matrices
-from evalcore.analysis.tiers import _tiers
+from evalcore.analysis.tiers import tier_table
 from evalcore.model import ItemMatrix
 from tests.analysis_helpers import make_run, make_store
 
-# the module (the package's ``leaderboard`` is the function)
-lbm = importlib.import_module("evalcore.analysis.leaderboard")
 
 
 def test_clustered_of_matrices_with_one_code_column_and_a_run_left_out():
@@ -79,7 +76,7 @@ def _names(store) -> dict[int, str]:
 
 def _final_tiers(store, lb) -> pd.DataFrame:
     """The tiers of a finished board, computed from its own cells and averages."""
-    return _tiers(store, lb.cells, lb.averages, lb.metrics_by_task, _names(store),
+    return tier_table(store, lb.cells, lb.averages, lb.metrics_by_task, _names(store),
                   lb.confidence, None, lb.metric_info, lb.groups)
 
 
@@ -101,7 +98,7 @@ def test_clustered_board_tiers_are_the_finished_boards(board_store):
 def test_clustered_board_tiers_follow_the_clustered_ses(board_store, monkeypatch):
     # a clustered SE that is NaN where the CLT one is finite takes the run's cell out of
     # its macro average: the average tier follows the clustered SEs, not the CLT ones
-    real = lbm._clustered_columns
+    real = board_intervals.clustered_columns
 
     def nan_for_m4_on_b(store, cs, *args, **kwargs):
         (se, low, high, used), nocl, pulled = real(store, cs, *args, **kwargs)
@@ -111,7 +108,7 @@ def test_clustered_board_tiers_follow_the_clustered_ses(board_store, monkeypatch
         se = se.copy()
         se[at] = np.nan
         return (se, low, high, used), nocl, pulled
-    monkeypatch.setattr(lbm, "_clustered_columns", nan_for_m4_on_b)
+    monkeypatch.setattr(board_intervals, "clustered_columns", nan_for_m4_on_b)
     lb = an.leaderboard(board_store, method="clustered", include_ranks=False)
     avg = lb.averages.set_index("run")
     assert avg.loc["m4", "n_tasks"] == 3

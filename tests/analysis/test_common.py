@@ -1,12 +1,12 @@
 """analysis._common: resolve_runs (the same run ids as store.resolve_run, ref by ref) and
-_proportion_bounds (the same bounds as _proportion, cell by cell, bit for bit)."""
+proportion_bounds (the same bounds as _proportion, cell by cell, bit for bit)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from evalcore.analysis._common import _proportion, _proportion_bounds, resolve_run, resolve_runs
+from evalcore.analysis._common import _proportion, proportion_bounds, resolve_run, resolve_runs
 from evalcore.errors import AnalysisError
 from tests.analysis_helpers import make_run, make_store, real_store_available
 
@@ -47,9 +47,9 @@ def test_resolve_runs_equals_resolve_run(tmp_path):
 def test_proportion_bounds_equal_the_scalar_intervals(method, confidence):
     k = np.r_[0:6, 45:51, 0, 1, 2, 3, 1000, 1997, 1998, 1999, 2000, 1, 7, 13]
     n = np.r_[[5] * 6, [50] * 6, [2000] * 9, 1, 7, 13].astype(float)
-    low, high = _proportion_bounds(method, k.astype(float), n, confidence)
+    low, high = proportion_bounds(method, k.astype(float), n, confidence)
     for i in range(k.size):
         want = _proportion(method, int(k[i]), int(n[i]), confidence)
         np.testing.assert_array_equal([low[i], high[i]], want)   # bit for bit (NaN = NaN)
-    empty = _proportion_bounds(method, np.empty(0), np.empty(0), confidence)
+    empty = proportion_bounds(method, np.empty(0), np.empty(0), confidence)
     assert empty[0].size == 0

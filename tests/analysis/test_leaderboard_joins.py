@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from evalcore import analysis as an
-from evalcore.analysis.leaderboard import _shown
+from evalcore.analysis.board_read import shown
 from tests.analysis_helpers import make_run, make_store
 
 RNG = np.random.default_rng(7)
@@ -40,10 +40,10 @@ def store(tmp_path_factory):
     return make_store(_runs(), tmp_path_factory.mktemp("joins"), kind="real")
 
 
-def test_shown_marks_the_rows_of_the_metric_shown():
+def test_shown_marks_the_rows_of_the_metricshown():
     df = pd.DataFrame({"task": ["a", "a", "b", "c"], "metric": ["acc", "f1", "acc", "acc"]})
-    assert _shown(df, {"a": "f1", "b": "acc"}).tolist() == [False, True, True, False]
-    assert _shown(df.iloc[:0], {"a": "f1"}).tolist() == []
+    assert shown(df, {"a": "f1", "b": "acc"}).tolist() == [False, True, True, False]
+    assert shown(df.iloc[:0], {"a": "f1"}).tolist() == []
 
 
 @pytest.mark.parametrize("method", ["wilson", "clustered"])

@@ -172,10 +172,10 @@ def test_rank_intervals_equal_the_board_ranks_and_the_stats_function(store):
 
 
 def test_item_mean_bounds_of_a_pulled_matrix_equal_the_sql_aggregate(store):
-    from evalcore.analysis.tiers import _item_mean_bounds, _pull_matrices
+    from evalcore.analysis.tiers import item_mean_bounds, pull_matrices
     ids = [int(r) for r in store.runs()["run_id"]]
     for task, metric in (("cont", "f1"), ("rep", "acc"), ("lm", "word_perplexity")):
-        (have, x), = _pull_matrices(store, {task: ids}, {task: metric}).values()
-        assert _item_mean_bounds(have, x) == pytest.approx(
+        (have, x), = pull_matrices(store, {task: ids}, {task: metric}).values()
+        assert item_mean_bounds(have, x) == pytest.approx(
             store.item_mean_bounds(ids, task, metric))
 
