@@ -21,8 +21,6 @@ Where the direction comes from, in this order (``metric_info``):
    item (inspect: CORRECT = 1, PARTIAL = 0.5, INCORRECT = 0; tidy: "0/1 for correct /
    incorrect, partial credit", README), so a metric whose every item score lies in [0, 1]
    is read as higher-is-better on [0, 1]. Values outside [0, 1] have no such convention.
-   For ``bleu``, ``chrf`` and ``ter`` (``LIBRARY_SCALED``) this rule comes before the table:
-   their scale is the computing library's (0-100 in the table, 0-1 in some libraries).
 5. Otherwise the direction is **unknown**: the metric is shown, never ranked or averaged.
 
 Scale: ``low`` / ``high`` are the bounds of the metric's range (None = unbounded). A macro
@@ -33,9 +31,7 @@ metric is in it, else it is unknown (and the metric is not averaged).
 Sources of the table entries (lm-evaluation-harness, EleutherAI, MIT licence):
 ``lm_eval/api/metrics.py`` (perplexity, word/byte perplexity and bits_per_byte are
 registered with ``higher_is_better=False``; acc, acc_norm, exact_match, mcc, f1 with True;
-mcc is sklearn's Matthews correlation in [-1, 1]; bleu, chrf and ter are sacreBLEU's
-``corpus_bleu`` / ``corpus_chrf`` / ``corpus_ter`` ``.score``, on a 0-100 scale, ter
-registered with ``higher_is_better=False`` and unbounded above); v0.3 ``lm_eval/tasks/crowspairs.py``
+mcc is sklearn's Matthews correlation in [-1, 1]); v0.3 ``lm_eval/tasks/crowspairs.py``
 (``likelihood_difference``: "For all metrics lower is better"; it is the mean absolute
 difference of two log-likelihoods, >= 0); ``lm_eval/tasks/ifeval`` (prompt/instance level
 strict/loose accuracies); ``lm_eval/tasks/truthfulqa`` (mc1, mc2 in [0, 1]). HELM
@@ -156,22 +152,11 @@ KNOWN_METRICS: dict[str, tuple[str, float | None, float | None, float | None, bo
     "word_perplexity": (LOWER, 1.0, _INF, None, False),
     "byte_perplexity": (LOWER, 1.0, _INF, None, False),
     "bits_per_byte": (LOWER, 0.0, _INF, None, False),
-    # corpus-level translation scores of sacreBLEU on its 0-100 scale (lm_eval and lighteval
-    # report ``.score``): a BLEU of 0.0001 is near 0 of 100, not a proportion
-    "bleu": (HIGHER, 0.0, 100.0, None, False),
-    "chrf": (HIGHER, 0.0, 100.0, None, False),
-    "ter": (LOWER, 0.0, _INF, None, False),
     # CrowS-Pairs
     "likelihood_difference": (LOWER, 0.0, _INF, None, False),
     "likelihood_diff": (LOWER, 0.0, _INF, None, False),
     "pct_stereotype": (TARGET, 0.0, 1.0, 0.5, True),
 }
-
-# Names whose scale depends on the library that computed them: sacreBLEU (lm_eval, lighteval)
-# reports 0-100, Hugging Face ``evaluate``'s bleu and nltk's chrF report 0-1. The table's
-# 0-100 holds for harness output; in a credit format (rule 4) values in [0, 1] keep the
-# format's own convention.
-LIBRARY_SCALED = frozenset({"bleu", "chrf", "ter"})
 
 SOURCE_HARNESS = "harness (higher_is_better in the results file)"
 SOURCE_TABLE = "evalbars metric table (evalcore/metrics.py)"
@@ -196,8 +181,6 @@ def metric_info(metric: str, *, harness_higher: bool | None = None,
     """
     base = base_name(metric)
     known = KNOWN_METRICS.get(base)
-    if credit_scores and base in LIBRARY_SCALED:
-        known = None    # a credit format's own [0, 1] scale, not sacreBLEU's 0-100
     if known is not None and known[4]:
         d, lo, hi, ideal, _ = known
         return MetricInfo(str(metric), d, lo, hi, ideal, SOURCE_TABLE)
