@@ -11,6 +11,7 @@ import json
 import zipfile
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from evalcore.ingest import detect_format
@@ -169,6 +170,70 @@ def test_zero_and_five_shot_compare_on_the_printed_numbers(pair, task, metric, a
     se_a, se_b = a["results"][task][stderr_key], b["results"][task][stderr_key]
     assert same(row["se"], (se_a ** 2 + se_b ** 2) ** 0.5)
     assert row["n"] == a["n-samples"][task]["effective"]
+
+
+# ---------------------------------------------------------------------------------------
+# lm-evaluation-harness v0.3 (harness-0.3-bloom) and a 0.4 perplexity task (benczechmark)
+# ---------------------------------------------------------------------------------------
+BLOOM = ["bloom-560m_question_answering_0-shot.json",
+         "bloom-560m_common_sense_reasoning_0-shot.json"]
+
+
+@pytest.mark.parametrize("name", BLOOM)
+def test_v03_file_is_shown_as_printed(name, wild_dir, tmp_path):
+    """Every metric of every task with the printed value and stderr (``acc``/``acc_stderr``);
+    a v0.3 file does not say how many items, so n is unknown."""
+    path = wild_dir / "lm_eval" / "harness-0.3-bloom" / name
+    doc = _doc(path)
+    store = ingest(tmp_path, path)
+    assert list(store.runs()["model"]) == ["bigscience/bloom-560m"]
+    checked = 0
+    for task, entry in doc["results"].items():
+        for metric in (k for k in entry if not k.endswith("_stderr")):
+            cell = board(store, task=task, metric=metric).cells.iloc[0]
+            assert same(cell.score, entry[metric]), (task, metric)
+            assert same(cell.reported, entry[metric])
+            assert same(cell.se, number(entry.get(f"{metric}_stderr"))), (task, metric)
+            assert pd.isna(cell.n)                   # a v0.3 file gives no n
+            checked += 1
+    assert checked == sum(len([k for k in e if not k.endswith("_stderr")])
+                          for e in doc["results"].values())
+
+
+def test_squad2_sub_scores_are_percentages_and_higher_is_better(wild_dir, tmp_path):
+    """squad2 (v0.3): HasAns_exact, best_f1, ... come from the squad_v2 metric in percent
+    (best_exact 50.07): higher is better on [0, 100], so the task is ranked, never averaged
+    with proportions; its value is the printed one."""
+    path = wild_dir / "lm_eval" / "harness-0.3-bloom" / BLOOM[0]
+    squad = _doc(path)["results"]["squad2"]
+    assert squad["best_exact"] > 1                   # the file's own proof of the 0-100 scale
+    store = ingest(tmp_path, path)
+    for metric in ("HasAns_exact", "HasAns_f1", "NoAns_exact", "NoAns_f1", "best_exact",
+                   "best_f1"):
+        lb = board(store, task="squad2", metric=metric)
+        info = lb.metric_info["squad2"]
+        assert (info.direction, info.low, info.high) == ("higher", 0.0, 100.0), metric
+        assert not info.averageable
+        assert same(lb.cells.iloc[0].score, squad[metric])
+
+
+def test_perplexity_task_is_lower_is_better_without_an_interval(wild_dir, tmp_path):
+    """benczechmark_essay (lm_eval 0.4, loglikelihood_rolling): word_perplexity 82.42 over
+    1693 docs, stderr "N/A": shown as printed, lower is better, no interval."""
+    path = wild_dir / "lm_eval" / "benczechmark" / "results_2024-07-15T16-12-18.324809.json"
+    doc = _doc(path)
+    entry = doc["results"]["benczechmark_essay"]
+    assert entry["word_perplexity_stderr,none"] == "N/A"
+    store = ingest(tmp_path, path)
+    assert list(store.runs()["model"]) == ["BUT-FIT/CSTinyLlama-1.2B"]
+    lb = board(store)
+    assert lb.metrics_by_task == {"benczechmark_essay": "word_perplexity"}
+    assert lb.metric_choices["benczechmark_essay"].is_primary
+    assert lb.metric_info["benczechmark_essay"].direction == "lower"
+    cell = lb.cells.iloc[0]
+    assert same(cell.score, entry["word_perplexity,none"]) and cell.score == 82.42259089871621
+    assert cell.n == doc["n-samples"]["benczechmark_essay"]["effective"] == 1693
+    assert pd.isna(cell.se) and pd.isna(cell.low) and pd.isna(cell.high)
 
 
 # ---------------------------------------------------------------------------------------
