@@ -263,6 +263,8 @@ INSPECT = {
     "log_read_sample.eval": ("ollama/gemma3", "popularity", "match"),
     "data_arc_qwen.json": ("ollama/qwen2.5:0.5b", "inspect_evals/arc_easy", "choice"),
     "data_arc_sonnet.json": ("anthropic/claude-sonnet-4-0", "inspect_evals/arc_easy", "choice"),
+    "2025-09-23T08-09-58-04-00_theory-of-mind_bbB4eRCx2rFJLyPH42Cj9r.eval":
+        ("openai/gpt-4o-mini", "theory_of_mind", "model_graded_fact"),
 }
 
 
@@ -327,6 +329,56 @@ def test_arc_logs_pair_on_their_shared_questions(more, tmp_path):
     row = out["per_task"][0]
     assert (row["kind"], row["n"], row["b"], row["c"]) == ("paired", 3, 2.0, 0.0)
     assert not row["different"]
+
+
+def test_eval_set_board_and_compare_give_one_answer(wild_dir, tmp_path):
+    """log-sets: four models on the same 100 popularity samples. Each cell is the log's
+    accuracy over 100 items; the best is the highest; a run is "tied with best" exactly when
+    the Holm-adjusted p of its paired comparison with the best (the p ``compare`` prints for
+    that pair, adjusted over the 3 comparisons) is >= 0.05."""
+    folder = wild_dir / "inspect" / "log-sets"
+    logs = sorted(folder.glob("*.eval"))
+    printed = {}
+    for path in logs:
+        h = _header(path)
+        (result,) = h["results"]["scores"]
+        printed[h["eval"]["model"]] = result["metrics"]["accuracy"]["value"]
+    assert len(printed) == 4
+    store_path = tmp_path / "s"
+    assert run_cli(store_path, "ingest", str(folder)).returncode == 0
+    from evalcore.analysis import leaderboard
+    from evalcore.store import Store
+
+    store = Store(store_path)
+    lb = leaderboard(store, include_ranks=False)
+    cells = lb.cells.set_index("run")
+    for model, value in printed.items():
+        assert same(cells.loc[model, "score"], value) and cells.loc[model, "n"] == 100
+    best = max(printed, key=printed.get)
+    tiers = lb.tiers.set_index("run")
+    assert set(tiers["best_run"]) == {best} == {"google/gemini-2.5-pro"}
+    ids = dict(zip(store.runs()["name"], store.runs()["run_id"]))
+    raw = {}
+    for model in printed:
+        if model == best:
+            continue
+        proc = run_cli(store_path, "compare", str(ids[model]), str(ids[best]), "--format", "json")
+        assert proc.returncode == 0, proc.stderr
+        row = json.loads(proc.stdout)["per_task"][0]
+        assert row["kind"] == "paired" and row["n"] == 100
+        assert same(row["diff"], printed[best] - printed[model])
+        raw[model] = row["p_value"]
+        assert same(tiers.loc[model, "p_raw"], row["p_value"])
+    # Holm over the comparisons with the best, by hand
+    holm, running = {}, 0.0
+    for k, (model, p) in enumerate(sorted(raw.items(), key=lambda kv: kv[1])):
+        running = max(running, min(1.0, (len(raw) - k) * p))
+        holm[model] = running
+    for model, p in holm.items():
+        assert same(tiers.loc[model, "p_holm"], p)
+        assert bool(tiers.loc[model, "indistinguishable_from_best"]) == (p >= 0.05), model
+    assert [m for m, p in holm.items() if p < 0.05] == ["openai/gpt-5",
+                                                         "anthropic/claude-sonnet-4-20250514"]
 
 
 # ---------------------------------------------------------------------------------------
