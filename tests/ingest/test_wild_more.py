@@ -1,8 +1,9 @@
-"""More real harness output (tests/fixtures/wild/lm_eval/african_nlp, inspect/more,
-helm/every_eval_ever): each file is ingested into a fresh store and every number evalbars
-shows is checked against the number printed in the file, read here with ``json`` /
-``zipfile`` rather than evalbars' readers. The PROVENANCE.md of each folder says where every
-file comes from and what it holds; no test needs the network.
+"""More real harness output (tests/fixtures/wild/: lm_eval/african_nlp, lm_eval/harness-0.3-bloom,
+lm_eval/benczechmark, inspect/more, inspect/log-sets, helm-runs/every_eval_ever): each file
+is ingested into a fresh store and every number evalbars shows is checked against the number
+printed in the file, read here with ``json`` / ``zipfile`` rather than evalbars' readers. The
+PROVENANCE.md of each folder says where every file comes from and what it holds; no test
+needs the network.
 """
 
 from __future__ import annotations
@@ -382,12 +383,12 @@ def test_eval_set_board_and_compare_give_one_answer(wild_dir, tmp_path):
 
 
 # ---------------------------------------------------------------------------------------
-# HELM run folder (helm/every_eval_ever)
+# HELM run folder (helm-runs/every_eval_ever)
 # ---------------------------------------------------------------------------------------
 def test_helm_mmlu_run_is_shown_as_in_stats_json(wild_dir, tmp_path):
     """MMLU philosophy, openai/gpt2: exact_match (HELM's main metric for mmlu) 1 of 9 on the
     test split, 0 of 1 on valid, as stats.json prints them (count 1 = one train trial)."""
-    run = next((wild_dir / "helm" / "every_eval_ever").iterdir())
+    run = next((wild_dir / "helm-runs" / "every_eval_ever").iterdir())
     stats = _doc(run / "stats.json")
     printed = {(s["name"]["name"], s["name"].get("split")): s["mean"] for s in stats
                if "mean" in s and not s["name"].get("perturbation")
