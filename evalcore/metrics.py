@@ -34,7 +34,10 @@ registered with ``higher_is_better=False``; acc, acc_norm, exact_match, mcc, f1 
 mcc is sklearn's Matthews correlation in [-1, 1]); v0.3 ``lm_eval/tasks/crowspairs.py``
 (``likelihood_difference``: "For all metrics lower is better"; it is the mean absolute
 difference of two log-likelihoods, >= 0); ``lm_eval/tasks/ifeval`` (prompt/instance level
-strict/loose accuracies); ``lm_eval/tasks/truthfulqa`` (mc1, mc2 in [0, 1]). HELM
+strict/loose accuracies); ``lm_eval/tasks/truthfulqa`` (mc1, mc2 in [0, 1]); v0.3
+``lm_eval/tasks/squad.py`` (squad2: every sub-score higher-is-better, computed by the Hugging
+Face ``squad_v2`` metric, which reports percentages: ``best_exact`` 50.07 in the wild
+corpus's bloom-560m file). HELM
 (stanford-crfm/helm ``src/helm/benchmark/metrics/basic_metrics.py`` and
 ``schema_*.yaml``): exact_match, quasi_exact_match, prefix_exact_match,
 quasi_prefix_exact_match, f1_score, rouge_l and bleu_* are higher-is-better in [0, 1].
@@ -146,6 +149,9 @@ KNOWN_METRICS: dict[str, tuple[str, float | None, float | None, float | None, bo
         "contains", "acc_all", "macro_f1", "micro_f1")},
     # a correlation in [-1, 1]
     "mcc": (HIGHER, -1.0, 1.0, None, False),
+    # SQuAD 2.0's own sub-scores, percentages on 0-100 (the Hugging Face squad_v2 metric)
+    **{m: (HIGHER, 0.0, 100.0, None, False) for m in (
+        "HasAns_exact", "HasAns_f1", "NoAns_exact", "NoAns_f1", "best_exact", "best_f1")},
     # language-model losses, lower is better, unbounded above
     "perplexity": (LOWER, 1.0, _INF, None, False),
     "ppl": (LOWER, 1.0, _INF, None, False),
