@@ -392,6 +392,28 @@ def choose_task_metric(task: str, primary: str | None, source: str,
     return MetricChoice(task, fallback, primary, source, primary, missing, reason)
 
 
+def range_allows_percent(info: "MetricInfo | None") -> bool:
+    """False when the metric is known to live on a range other than [0, 1] (perplexity,
+    bits per byte, SQuAD 2.0's 0-100 sub-scores): it keeps its own units even when its
+    values happen to fall in [0, 1]. True for [0, 1] metrics and for unknown ranges."""
+    if info is None or (info.low is None and info.high is None):
+        return True
+    return info.unit
+
+
+def shown_in_percent(values: Iterable[float], info: "MetricInfo | None" = None) -> bool:
+    """The one rule for showing scores in percent (differences in percentage points), used
+    by the pages, the CLI, the report and ``compare``'s ``points_scale``: every finite
+    value lies in [0, 1] and the metric's range, when known, is [0, 1]
+    (:func:`range_allows_percent`)."""
+    return range_allows_percent(info) and finite_unit(values)
+
+
+def percent_scale(values: Iterable[float], info: "MetricInfo | None" = None) -> float:
+    """100.0 when :func:`shown_in_percent`, else 1.0 (the metric's own units)."""
+    return 100.0 if shown_in_percent(values, info) else 1.0
+
+
 def finite_unit(values: Iterable[float]) -> bool:
     """True when every finite value lies in [0, 1] (and there is at least one)."""
     seen = False

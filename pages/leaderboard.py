@@ -110,7 +110,7 @@ if cells.empty:
     st.info("No scores for this selection. Pick another task or metric, or widen the filters.")
     st.stop()
 
-percent_by_task = common.proportion_by(cells, "task")
+percent_by_task = common.proportion_by(cells, "task", infos=lb.metric_info)
 percent = all(percent_by_task.values())
 multi_task = int(cells["task"].nunique()) > 1
 with_average = multi_task and len(lb.averages) > 0

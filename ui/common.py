@@ -34,6 +34,7 @@ import streamlit as st
 from evalcore import analysis
 from evalcore.charts import plot_text as charts_plot_text
 from evalcore.errors import EvalbarsError, IngestError, StoreError, StoreUnavailableError
+from evalcore.metrics import range_allows_percent
 from evalcore.redact import mask_location
 from evalcore.store import Store, default_store_location
 from evalcore.tables import slug, to_latex, to_markdown  # noqa: F401  (the pages' exports)
@@ -390,8 +391,12 @@ def is_proportion(values: Sequence[float] | pd.Series) -> bool:
     return bool(len(s)) and bool(((s >= 0) & (s <= 1)).all())
 
 
-def proportion_by(frame: pd.DataFrame, key: str, value: str = "score") -> dict[str, bool]:
-    """``{key value: is_proportion(frame[value] of that key)}`` for every key, in one pass."""
+def proportion_by(frame: pd.DataFrame, key: str, value: str = "score",
+                  infos: dict | None = None) -> dict[str, bool]:
+    """``{key value: is_proportion(frame[value] of that key)}`` for every key, in one pass;
+    with ``infos`` ({key: MetricInfo}), a key whose metric is known to live on a range other
+    than [0, 1] is never in percent (``evalcore.metrics.shown_in_percent``, the rule the
+    CLI and the report use)."""
     if frame.empty:
         return {}
     x = pd.to_numeric(frame[value], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
@@ -403,7 +408,10 @@ def proportion_by(frame: pd.DataFrame, key: str, value: str = "score") -> dict[s
     n = len(keys)
     any_seen = np.bincount(codes, weights=seen, minlength=n) > 0
     any_bad = np.bincount(codes, weights=bad, minlength=n) > 0
-    return {str(k): bool(s and not b) for k, s, b in zip(keys, any_seen, any_bad)}
+    ok = {str(k): bool(s and not b) for k, s, b in zip(keys, any_seen, any_bad)}
+    if infos:
+        ok = {k: v and range_allows_percent(infos.get(k)) for k, v in ok.items()}
+    return ok
 
 
 def fmt_value(x: float | None, percent: bool, digits: int = 1, signed: bool = False) -> str:

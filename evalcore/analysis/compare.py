@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore import stats as st
+from evalcore.metrics import range_allows_percent
 from evalcore.stats import _interval_arrays as ia
 from evalcore.errors import AnalysisError
 from evalcore.analysis._plumbing import submit
@@ -198,14 +199,14 @@ def _side_numbers(store, rid: int, task: str, metric: str) -> tuple[float, float
 
 def _unpaired_row(store, a: int, b: int, task: str, metric: str, confidence: float,
                   mde_threshold: float | None, name_a: str, name_b: str,
-                  direction: str = "higher") -> dict | None:
+                  direction: str = "higher", unit_range: bool = True) -> dict | None:
     """Fallback when a run has no item-level data: the unpaired row of
     ``compare_rows.unpaired_row`` from the reported stderrs; None when a side has none."""
     sides = (_side_numbers(store, a, task, metric), _side_numbers(store, b, task, metric))
     if not all(np.isfinite([sides[0][0], sides[1][0], sides[0][1], sides[1][1]])):
         return None
     return unpaired_row(task, metric, sides, confidence, mde_threshold, name_a, name_b,
-                        direction)
+                        direction, unit_range)
 
 
 def _item_metrics(tasks: pd.DataFrame, rid: int) -> dict[str, set[str]]:
@@ -435,6 +436,7 @@ def _task_rows(store, pair: _Pair, plan: list[tuple[str, str, bool]], got: list,
     out.at = {t: k for k, t in enumerate(out.datas)}
     for t, m, paired in plan:
         d = info[t].direction
+        unit_range = range_allows_percent(info[t])   # the leaderboard's percent rule
         if paired:
             frame, pairing = frames[(t, m)]
             out.pairings.append(pairing)
@@ -442,10 +444,11 @@ def _task_rows(store, pair: _Pair, plan: list[tuple[str, str, bool]], got: list,
                 warnings.append(f"{t}: {len(frame)} shared item(s); not compared")
                 continue
             out.rows.append(paired_row(out.datas[t], t, m, confidence, mde_threshold,
-                                       pair.name_a, pair.name_b, d, out.pv, out.at[t]))
+                                       pair.name_a, pair.name_b, d, out.pv, out.at[t],
+                                       unit_range=unit_range))
         else:
             row = _unpaired_row(store, pair.a, pair.b, t, m, confidence, mde_threshold,
-                                pair.name_a, pair.name_b, d)
+                                pair.name_a, pair.name_b, d, unit_range)
             if row is None:
                 out.no_stderr.append(t)
                 continue

@@ -265,16 +265,19 @@ def _planning(data: PairedData, head: Headline, confidence: float,
 def paired_row(data: PairedData, task: str, metric: str, confidence: float,
                mde_threshold: float | None, name_a: str, name_b: str,
                direction: str = "higher", pv: st.PairedPValues | None = None,
-               k: int = 0) -> dict:
+               k: int = 0, unit_range: bool = True) -> dict:
     """One per_task row (``PER_TASK_COLUMNS``) from a ``PairedData``: the headline interval
     and p of ``headline`` (entry ``k`` of ``pv`` when the p-values of several rows were
     computed at once), both SEs (``se_iid``, ``se_clustered``; ``se`` is the one behind
-    the headline), the MDE, and the verdict with no adjustment (``decide``)."""
+    the headline), the MDE, and the verdict with no adjustment (``decide``).
+    ``unit_range``: False when the metric is known to live on a range other than [0, 1]
+    (``metrics.range_allows_percent``): then differences stay in the metric's units."""
     r, cells = data.r, data.cells
     head = headline(data, confidence, pv, k)
-    scale = 100.0 if data.unit else 1.0
+    shown_unit = data.unit and unit_range
+    scale = 100.0 if shown_unit else 1.0
     score_a, score_b = float(r.mean_a), float(r.mean_b)
-    thr = threshold_of(mde_threshold, data.unit, score_a, score_b)
+    thr = threshold_of(mde_threshold, shown_unit, score_a, score_b)
     mde, basis, items_needed = _planning(data, head, confidence, thr)
     p_row = head.p_value
     row = {"task": task, "metric": metric, "n": data.n, "score_a": score_a,
@@ -302,10 +305,11 @@ def paired_row(data: PairedData, task: str, metric: str, confidence: float,
 
 def unpaired_row(task: str, metric: str, sides: tuple[tuple[float, float, float], ...],
                  confidence: float, mde_threshold: float | None, name_a: str, name_b: str,
-                 direction: str = "higher") -> dict:
+                 direction: str = "higher", unit_range: bool = True) -> dict:
     """Fallback row when a run has no item-level data: unpaired difference from the reported
     stderrs ((value, stderr, n) of A and of B), SE = sqrt(SE_A^2 + SE_B^2) (METHODS.md);
-    normal interval and the normal p of the same SE (one procedure)."""
+    normal interval and the normal p of the same SE (one procedure). ``unit_range`` as in
+    :func:`paired_row`."""
     (va, ea, na), (vb, eb, nb) = sides
     z = st.z_value(confidence)
     diff = vb - va
@@ -314,7 +318,7 @@ def unpaired_row(task: str, metric: str, sides: tuple[tuple[float, float, float]
     n = int(min(na, nb)) if np.isfinite(na) and np.isfinite(nb) else None
     # MDE of a difference whose SE is se: (z_{1-a/2} + z_power) * se (n = 1, sd = se)
     mde = mde_of(1, se, 1.0 - confidence)
-    unit = 0 <= va <= 1 and 0 <= vb <= 1
+    unit = 0 <= va <= 1 and 0 <= vb <= 1 and unit_range
     p = float(st.normal_p_value(diff, se)[0])
     nan = float("nan")
     row = {"task": task, "metric": metric, "n": n, "score_a": va, "score_b": vb, "diff": diff,

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore import words
+from evalcore.metrics import percent_scale
 from evalcore.commands._shared import (EXIT_OK, _add_format, _confidence, _cut, _open_store,
                                        _out, _positive_int, _short_list, dump_json, json_epilog,
                                        records, render, to_table)
@@ -144,10 +145,10 @@ def _num(v: Any, scale: float, digits: int = 1) -> str:
     return f"{x * scale:.{digits}f}" if scale == 100.0 else f"{x:.4g}"
 
 
-def _readable_task_table(g: pd.DataFrame, pct: int) -> pd.DataFrame:
+def _readable_task_table(g: pd.DataFrame, pct: int, info=None) -> pd.DataFrame:
     """One task's rows of ``_leaderboard_table`` for reading: units in the headers (% and
     pp for proportions), the interval as one text, methods, tiers and flags in words."""
-    scale = 100.0 if _is_proportion(g["score"]) else 1.0
+    scale = percent_scale(g["score"], info)
     u, pp = (" (%)", " (pp)") if scale == 100.0 else ("", "")
     return pd.DataFrame({
         "run": g["run"], "n": g["n"],
@@ -265,7 +266,7 @@ def run(args) -> int:
         info = lb.metric_info.get(t)
         what = f"{g['metric'].iloc[0]}; {info.label}" if info is not None else g['metric'].iloc[0]
         parts.append(f"\n== {t} ({what}) ==")
-        parts.append(to_table(_readable_task_table(g, pct)))
+        parts.append(to_table(_readable_task_table(g, pct, info)))
         parts += [f"  note ({k}): {n}" for k, n in
                   zip(tnotes.loc[tnotes["task"] == t, "kind"], tnotes.loc[tnotes["task"] == t, "note"])]
     if len(lb.averages):

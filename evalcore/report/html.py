@@ -23,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalcore import charts
+from evalcore.metrics import percent_scale
 from evalcore.report.build import Report
 from evalcore.report.findings import key_findings
 from evalcore.report.format import (PRINT_ZOOM, Figures, e, gap_unit, missing, name, num,
@@ -114,7 +115,8 @@ def _cell_scale(report: Report, run: str, task: str) -> float:
     if board is None:
         return 1.0
     c = board.cells[(board.cells["run"].astype(str) == run) & (board.cells["task"] == task)]
-    return scale_of(c[["score", "low", "high"]].stack()) if len(c) else 1.0
+    infos = getattr(board, "metric_info", None) or {}
+    return percent_scale(c["score"], infos.get(task)) if len(c) else 1.0
 
 
 def _clusters_table(report: Report, level: str) -> str:

@@ -13,6 +13,7 @@ import pandas as pd
 
 from evalcore import charts
 from evalcore.analysis import AVERAGE_TASK
+from evalcore.metrics import percent_scale
 from evalcore.report.build import Report, SummaryOnlyGroup
 from evalcore.report.format import (Figures, e, interval, missing, name, scale_of,
                                     score_method, table)
@@ -23,8 +24,9 @@ COLUMNS_PER_TABLE = 6    # score columns per printed table (a wider board is spl
 FOREST_TASKS = 12        # the forest plot draws at most this many tasks (most runs first)
 
 
-def _scales(cells: pd.DataFrame, tasks: list[str]) -> dict[str, float]:
-    return {t: scale_of(cells.loc[cells["task"] == t, ["score", "low", "high"]].stack())
+def _scales(cells: pd.DataFrame, tasks: list[str], board) -> dict[str, float]:
+    infos = getattr(board, "metric_info", None) or {}
+    return {t: percent_scale(cells.loc[cells["task"] == t, "score"], infos.get(t))
             for t in tasks}
 
 
@@ -71,7 +73,7 @@ def board_table(board, runs: list[str], css: str = "board") -> str:
     cells = board.cells[board.cells["run"].astype(str).isin(runs)]
     tasks = list(dict.fromkeys(board.cells["task"].astype(str)))
     tasks = [t for t in tasks if (cells["task"].astype(str) == t).any()]
-    scales = _scales(cells, tasks)
+    scales = _scales(cells, tasks, board)
     usual = {t: cells.loc[cells["task"] == t, "n"].mode() for t in tasks}
     usual = {t: (int(m.iloc[0]) if len(m) else None) for t, m in usual.items()}
     best = _best_marks(board)
@@ -168,7 +170,7 @@ def leaderboard_section(report: Report, fig: Figures) -> str:
     order = list(dict.fromkeys(cells["task"].astype(str)))
     drawn = sorted(order, key=lambda t: (-counts[t], order.index(t)))[:FOREST_TASKS]
     cells = cells[cells["task"].astype(str).isin(drawn)]
-    scales = _scales(cells, list(dict.fromkeys(cells["task"].astype(str))))
+    scales = _scales(cells, list(dict.fromkeys(cells["task"].astype(str))), board)
     forest = charts.forest_plot(cells, averages if len(averages) else None,
                                 method_label=score_method(board.method),
                                 confidence=board.confidence,
@@ -193,7 +195,7 @@ def summary_only_table(report: Report) -> str:
     board = report.leaderboard
     cells = board.cells[board.cells["run"].astype(str).isin(collapsed)]
     tasks = list(dict.fromkeys(cells["task"].astype(str)))
-    scales = _scales(cells, tasks)
+    scales = _scales(cells, tasks, board)
     by_run: dict[str, list] = {}
     for c in cells.itertuples(index=False):
         by_run.setdefault(str(c.run), []).append(c)

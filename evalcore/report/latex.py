@@ -20,14 +20,10 @@ from __future__ import annotations
 import pandas as pd
 
 from evalcore import words
+from evalcore.metrics import percent_scale
 from evalcore.analysis import AVERAGE_TASK
 from evalcore.tables import (STYLES, format_number, interval_cell, is_missing,  # noqa: F401
                              latex_escape, latex_tabular)
-
-
-def _scale(values) -> float:
-    v = pd.to_numeric(pd.Series(list(values)), errors="coerce").dropna()
-    return 100.0 if len(v) and bool(((v >= 0) & (v <= 1)).all()) else 1.0
 
 
 def _table(caption: str, label: str, header: list[str], rows: list[list[str]],
@@ -48,7 +44,8 @@ def leaderboard_table(board, *, style: str = "brackets") -> str:
     cells = board.cells
     level = f"{board.confidence:.0%}".replace("%", r"\%")
     tasks = list(dict.fromkeys(cells["task"].astype(str)))
-    scales = {t: _scale(cells.loc[cells["task"] == t, ["score", "low", "high"]].stack())
+    infos = getattr(board, "metric_info", None) or {}
+    scales = {t: percent_scale(cells.loc[cells["task"] == t, "score"], infos.get(t))
               for t in tasks}
     avg = board.averages.set_index(board.averages["run"].astype(str)) if len(board.averages) else None
     if avg is not None:
