@@ -249,6 +249,9 @@ def _with_summary_only(cells: pd.DataFrame, so: pd.DataFrame, names: dict[int, s
     val = so["reported"].to_numpy(dtype=float)
     rse = so["reported_stderr"].to_numpy(dtype=float)
     low, high = ia.clt_bounds(val, rse, st.z_value(confidence), bounded=False)
+    method = np.full(len(so), "reported", dtype=object)
+    edge_notes: list[str] = []
+    _edge_cells(so, val, rse, low, high, method, confidence, edge_notes)
     extra = pd.DataFrame({
         "run_id": so["run_id"].to_numpy(dtype=int),
         "run": [names.get(int(r), str(r)) for r in so["run_id"]],
@@ -256,7 +259,7 @@ def _with_summary_only(cells: pd.DataFrame, so: pd.DataFrame, names: dict[int, s
         "metric": so["metric"].astype(str).to_numpy(),
         "n": pd.array(so["n_reported"], dtype="Int64"),
         "score": val, "se": rse, "low": low, "high": high,
-        "method": "reported", "binary": False, "has_items": False,
+        "method": method, "binary": False, "has_items": False,
         "reported": val, "reported_stderr": rse,
     })
     item_level = len(cells)
@@ -265,15 +268,44 @@ def _with_summary_only(cells: pd.DataFrame, so: pd.DataFrame, names: dict[int, s
         # nothing on the board has items: one note, not one per task
         notes.append("no run shown has item-level data: every cell is the harness-reported "
                      "value with interval value +- z * reported stderr (no paired tiers or "
-                     "rank intervals)")
+                     "rank intervals)" + (", except as the next note says" if edge_notes
+                                          else ""))
     else:
         for t in sorted(set(extra["task"])):
             k = int((extra["task"] == t).sum())
             tnotes.append((t, "reported", f"{k} run(s) have no item-level data; shown "
                            f"from the harness-reported value and stderr"))
+    notes.extend(edge_notes)
     if np.isnan(rse).any():
         notes.append("summary-only cells without a reported stderr have no interval")
     return cells
+
+
+def _edge_cells(so: pd.DataFrame, val: np.ndarray, rse: np.ndarray, low: np.ndarray,
+                high: np.ndarray, method: np.ndarray, confidence: float,
+                notes: list[str]) -> None:
+    """Summary-only cells at a score of 0 or 1 with a reported stderr of 0 (every item right
+    or every item wrong: the harness's sample SE is 0) would get a zero-width interval, which
+    no finite sample supports. With n reported they get the Wilson interval of 0 or n
+    successes out of n (``stats.wilson_interval``, the default for 0/1 scores; 100% of 3,168
+    gives [99.88, 100]); without n, no interval. In place; the notes say so."""
+    n = pd.to_numeric(so["n_reported"], errors="coerce").to_numpy(dtype=float)
+    edge = (rse == 0) & np.isin(val, (0.0, 1.0))
+    if not edge.any():
+        return
+    known = edge & np.isfinite(n) & (n >= 1)
+    for i in np.flatnonzero(known):
+        k = int(round(val[i] * n[i]))
+        ci = st.wilson_interval(k, int(n[i]), confidence)
+        low[i], high[i], method[i] = ci.low, ci.high, "wilson"
+    low[edge & ~known] = np.nan
+    high[edge & ~known] = np.nan
+    notes.append("summary-only cells at a score of 0 or 1 with a reported stderr of 0: "
+                 + ("the Wilson interval of 0 or n out of n (n as reported)" if known.any()
+                    else "")
+                 + ("; " if known.any() and (edge & ~known).any() else "")
+                 + ("no interval where n is not reported" if (edge & ~known).any() else "")
+                 + ", not a zero-width one")
 
 
 def with_audit_flags(cells: pd.DataFrame, audit_job: Future | None) -> pd.DataFrame:

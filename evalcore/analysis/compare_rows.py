@@ -311,6 +311,8 @@ def unpaired_row(task: str, metric: str, sides: tuple[tuple[float, float, float]
     normal interval and the normal p of the same SE (one procedure). ``unit_range`` as in
     :func:`paired_row`."""
     (va, ea, na), (vb, eb, nb) = sides
+    ea, eb = _edge_se(va, ea, na), _edge_se(vb, eb, nb)
+    edge = (ea, eb) != (sides[0][1], sides[1][1])
     z = st.z_value(confidence)
     diff = vb - va
     se = math.hypot(ea, eb)
@@ -331,10 +333,26 @@ def unpaired_row(task: str, metric: str, sides: tuple[tuple[float, float, float]
            "se_clustered": nan, "n_clusters": nan, "interval_method": "normal",
            "method_reason": "normal interval from the harness-reported stderrs (unpaired, "
                             "no item-level data): "
-                            + (f"{n:,} items" if n is not None else "n unknown"),
+                            + (f"{n:,} items" if n is not None else "n unknown")
+                            + ("; a side at a score of 0 or 1 with a reported stderr of 0 "
+                               "gets Agresti and Caffo's SE sqrt(p(1-p)/(n+2)) with "
+                               "p = (k+1)/(n+2) instead of 0" if edge else ""),
            "widened": False, "low_simultaneous": nan, "high_simultaneous": nan,
            "mde_basis": "reported stderrs", "items_needed": nan}
     return decide(row, confidence, mde_threshold, name_a, name_b, direction)
+
+
+def _edge_se(value: float, stderr: float, n: float) -> float:
+    """A side's SE for the unpaired difference: the reported one, except at a score of 0 or
+    1 with a reported stderr of 0 (every item right or wrong; the sample SE is 0, and a zero
+    SE would make the difference look exact): then Agresti and Caffo's add-one-success-and-
+    one-failure term sqrt(p~(1-p~)/(n+2)), p~ = (k+1)/(n+2) (Agresti & Caffo 2000, Am. Stat.
+    54:280, whose interval for a difference of two proportions sums these terms). Without a
+    known n the reported 0 stays."""
+    if stderr == 0 and value in (0.0, 1.0) and np.isfinite(n) and n >= 1:
+        p = (value * n + 1.0) / (n + 2.0)
+        return math.sqrt(p * (1.0 - p) / (n + 2.0))
+    return stderr
 
 
 def decide(row: dict, confidence: float, mde_threshold: float | None, name_a: str,

@@ -39,6 +39,16 @@ def plain(v: float, scale: float) -> str:
     return f"{v * scale:.1f}" if scale == 100.0 else f"{v:.3g}"
 
 
+def _bound(v: float, scale: float) -> str:
+    """``plain``, except that a bound which is not 0 never prints as 0: an interval that
+    excludes 0 beside a "different" verdict must not read "CI 0.0 to 0.4" (two significant
+    digits then: "0.046")."""
+    text = plain(v, scale)
+    if v != 0 and float(text) == 0:
+        return f"{v * scale:.2g}"
+    return text
+
+
 def p_words(p: float, alpha: float = 0.05) -> str:
     """A p-value as a verdict prints it: three significant digits ("0.0694", "0.00123"),
     "< 0.0001" below that, and more digits where rounding would put it on the other side of
@@ -83,7 +93,8 @@ def _gap_sentence(diff: float, low: float, high: float, scale: float, name_a: st
     positive numbers in favour of the higher-scoring run."""
     higher, lower = (name_b, name_a) if diff > 0 else (name_a, name_b)
     lo, hi = (low, high) if diff > 0 else (-high, -low)
-    gap = f"by {fmt_points(diff, scale)} ({ci_word} {plain(lo, scale)} to {plain(hi, scale)}"
+    gap = (f"by {fmt_points(diff, scale)} ({ci_word} {_bound(lo, scale)} to "
+           f"{_bound(hi, scale)}")
     if direction == "lower":
         return f"{lower} is better than {higher} (lower is better) {gap}"
     if direction in ("target", "unknown"):
