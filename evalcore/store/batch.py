@@ -35,6 +35,12 @@ _TABLE_COLUMNS = {
 }
 
 
+# Rows (scores and texts) of one keyed write at most, unless a single task has more: a
+# bigger write goes in slices of whole tasks (``task_slices``) inside the one transaction.
+# Each slice adds a Parquet file per written table (scores, items, labels, vectors).
+SLICE_ROWS = 1_000_000
+
+
 class _Batch:
     """What one ingest call writes, gathered run by run and written by ``flush`` with one
     statement per table. Lookups see the store plus the runs decided earlier in the call
@@ -226,11 +232,26 @@ class _Batch:
         LazyRun's pieces are written as they come inside the transaction (their cells,
         which are complete per piece, go with ``flush``). ``overlap``: compute the label
         pairs in the helper thread (faster, more memory: a LazyRun's writes go without; the
-        whole write of a LazyRun runs on one DuckDB thread, set by ``Store.ingest``)."""
-        if self.tables["scores"] or self.tables["texts"]:
-            self._write_keyed(con, overlap)
-        self.tables["scores"].clear()
-        self.tables["texts"].clear()
+        whole write of a LazyRun runs on one DuckDB thread, set by ``Store.ingest``).
+
+        More than ``SLICE_ROWS`` rows are written in slices of whole tasks
+        (``task_slices``), one ``_write_keyed`` each, so the work arrays of the keys, the
+        sort and the vectors hold one slice, not the whole call (measured, a tidy table of
+        5.55M score rows: +770 MB in one write). The slices give the keys and the row order
+        of one write: new keys are numbered in (task, text) byte order and scores are
+        sorted task first, and the slices come in task byte order."""
+        pending = (self.tables["scores"], self.tables["texts"])
+        try:
+            for scores, texts in task_slices(*pending, SLICE_ROWS):
+                # _write_keyed writes what self.tables holds (and lets the texts go once
+                # they are written)
+                self.tables["scores"], self.tables["texts"] = scores, texts
+                if scores or texts:
+                    self._write_keyed(con, overlap)
+        finally:
+            self.tables["scores"], self.tables["texts"] = pending
+            self.tables["scores"].clear()
+            self.tables["texts"].clear()
 
     def _write_keyed(self, con: duckdb.DuckDBPyConnection, overlap: bool = True) -> None:
         """Scores and texts with integer keys (``keys.assign``: stored (task, item_id) and
@@ -385,6 +406,47 @@ class _Batch:
                 con.execute("INSERT INTO texts SELECT * FROM _in_t")
         finally:
             con.unregister("_in_t")
+
+
+def task_slices(scores: list[tuple[int, pa.Table, bool]], texts: list[tuple[int, pa.Table, bool]],
+                limit: int):
+    """The (scores, texts) parts of a keyed write (lists of (run id, table, check) as
+    ``_Batch.tables`` holds them) in slices of whole tasks: tasks in byte order (the order
+    of ``keys.byte_order``), each slice the next tasks while their rows (scores and texts)
+    stay within ``limit``; a task with more rows is a slice of its own. One slice (the
+    lists as given) when all rows fit. A part's rows of a slice are its rows of the
+    slice's tasks in their order (``_take_rows``: zero-copy slices when they are
+    consecutive, as a table written task by task has them)."""
+    parts = scores + texts
+    if sum(t.num_rows for _rid, t, _check in parts) <= limit:
+        yield scores, texts
+        return
+    codes, tasks = keys.encode([t.column("task") for _rid, t, _check in parts])
+    order = keys.byte_order(tasks)
+    rows_per_task = np.zeros(len(tasks), dtype=np.int64)
+    for c in codes:
+        rows_per_task += np.bincount(c, minlength=len(tasks))
+    slice_of = np.empty(len(tasks), dtype=np.int32)   # by task code
+    at, filled = 0, 0
+    for code in order.tolist():
+        n = int(rows_per_task[code])
+        if filled and filled + n > limit:
+            at, filled = at + 1, 0
+        slice_of[code] = at
+        filled += n
+    row_slice = [slice_of[c] for c in codes]
+    del codes
+
+    def rows_of(group: list[tuple[int, pa.Table, bool]], first: int, s: int) -> list:
+        out = []
+        for (rid, table, check), where in zip(group, row_slice[first:first + len(group)]):
+            rows = np.flatnonzero(where == s)
+            if rows.size:
+                out.append((rid, _take_rows(table, rows), check))
+        return out
+
+    for s in range(at + 1):
+        yield rows_of(scores, 0, s), rows_of(texts, len(scores), s)
 
 
 def _lexsort(keys: tuple[np.ndarray, ...]) -> np.ndarray:
