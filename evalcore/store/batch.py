@@ -14,7 +14,8 @@ import numpy as np
 import pyarrow as pa
 
 from evalcore.store import keys, vectors
-from evalcore.store._util import _json_dumps, _json_loads, _log, _one, meta_value, one_array
+from evalcore.store._util import (_json_dumps, _json_loads, _log, _one, meta_value, one_array,
+                                  release_free_heap)
 
 _RUNS_SCHEMA = pa.schema([("run_id", pa.int32()), ("name", pa.string()), ("model", pa.string()),
                           ("source_format", pa.string()), ("harness", pa.string()),
@@ -242,12 +243,18 @@ class _Batch:
         sorted task first, and the slices come in task byte order."""
         pending = (self.tables["scores"], self.tables["texts"])
         try:
+            sliced = False
             for scores, texts in task_slices(*pending, SLICE_ROWS):
+                if sliced:
+                    release_free_heap()   # the last slice's work arrays
+                sliced = sliced or scores is not pending[0]
                 # _write_keyed writes what self.tables holds (and lets the texts go once
                 # they are written)
                 self.tables["scores"], self.tables["texts"] = scores, texts
                 if scores or texts:
                     self._write_keyed(con, overlap)
+            if sliced:
+                release_free_heap()
         finally:
             self.tables["scores"], self.tables["texts"] = pending
             self.tables["scores"].clear()
@@ -320,10 +327,11 @@ class _Batch:
             v = label[k][order]
             return pa.array(v, mask=v < 0)
 
+        task_sorted, metric_sorted = task_codes[0][order], metric_codes[0][order]
         out = pa.table({
             "run_id": pa.array(run[order]),
-            "task": pa.DictionaryArray.from_arrays(pa.array(task_codes[0][order]), tasks),
-            "metric": pa.DictionaryArray.from_arrays(pa.array(metric_codes[0][order]), metrics),
+            "task": pa.DictionaryArray.from_arrays(pa.array(task_sorted), tasks),
+            "metric": pa.DictionaryArray.from_arrays(pa.array(metric_sorted), metrics),
             "item": pa.array(s_item[order]),
             "answer_idx": pa.array(answer[order]),
             "score": scores.column("score").take(pa.array(order)),
@@ -339,8 +347,9 @@ class _Batch:
             con.execute("INSERT INTO scores SELECT * FROM _in_s")
         finally:
             con.unregister("_in_s")
-        # schema 4: each new cell's item vector, from the rows just written (vectors.py)
-        vectors.write(con, out)
+        # schema 4: each new cell's item vector, from the rows just written (vectors.py);
+        # the rows are sorted task, metric first
+        vectors.write_sorted(con, out, task_sorted, metric_sorted)
         _log.debug("ingest: %d scores in %.2f s", out.num_rows, time.perf_counter() - t0)
 
     @staticmethod
