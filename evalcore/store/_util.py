@@ -236,22 +236,3 @@ def one_array(col: pa.ChunkedArray) -> pa.Array:
     store's vector read)."""
     return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
 
-
-_TRIM: Any = None
-
-
-def release_free_heap() -> None:
-    """Give the C heap's free pages back to the system (glibc's ``malloc_trim(0)``; nothing
-    where libc has no such call). glibc serves numpy's arrays of up to 32 MB from its heap
-    once a bigger one has been freed (it raises its mmap threshold), and freed heap memory
-    between blocks in use stays with the process: measured, a write in slices of 1,000,000
-    rows kept 50-100 MB more after each slice without it; a call takes a few ms."""
-    global _TRIM
-    if _TRIM is None:
-        try:
-            import ctypes
-            _TRIM = ctypes.CDLL(None).malloc_trim
-        except (OSError, AttributeError):
-            _TRIM = False
-    if _TRIM:
-        _TRIM(0)

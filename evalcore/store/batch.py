@@ -12,10 +12,11 @@ from concurrent.futures import ThreadPoolExecutor
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from evalcore.store import keys, vectors
-from evalcore.store._util import (_json_dumps, _json_loads, _log, _one, meta_value, one_array,
-                                  release_free_heap)
+from evalcore.store._util import _json_dumps, _json_loads, _log, _one, meta_value, one_array
+from evalcore.threads import release_free_heap
 
 _RUNS_SCHEMA = pa.schema([("run_id", pa.int32()), ("name", pa.string()), ("model", pa.string()),
                           ("source_format", pa.string()), ("harness", pa.string()),
@@ -430,21 +431,26 @@ def task_slices(scores: list[tuple[int, pa.Table, bool]], texts: list[tuple[int,
     if sum(t.num_rows for _rid, t, _check in parts) <= limit:
         yield scores, texts
         return
-    codes, tasks = keys.encode([t.column("task") for _rid, t, _check in parts])
-    order = keys.byte_order(tasks)
-    rows_per_task = np.zeros(len(tasks), dtype=np.int64)
-    for c in codes:
-        rows_per_task += np.bincount(c, minlength=len(tasks))
-    slice_of = np.empty(len(tasks), dtype=np.int32)   # by task code
+    # the tasks and their row counts, part by part (no array over all rows at once)
+    counts: dict[str, int] = {}
+    for _rid, t, _check in parts:
+        got = pc.value_counts(t.column("task"))
+        for task, n in zip(got.field("values").to_pylist(), got.field("counts").to_pylist()):
+            counts[task] = counts.get(task, 0) + n
+    tasks = pa.array(list(counts), pa.large_string())
+    slice_of = np.empty(len(tasks), dtype=np.int32)   # by position in ``tasks``
     at, filled = 0, 0
-    for code in order.tolist():
-        n = int(rows_per_task[code])
+    for code in keys.byte_order(tasks).tolist():
+        n = counts[tasks[code].as_py()]
         if filled and filled + n > limit:
             at, filled = at + 1, 0
         slice_of[code] = at
         filled += n
-    row_slice = [slice_of[c] for c in codes]
-    del codes
+    small = np.uint8 if at < 255 else np.int32
+    # each part's slice number per row (one byte a row)
+    row_slice = [slice_of[np.asarray(pc.index_in(t.column("task"), value_set=tasks)
+                                     .combine_chunks(), dtype=np.int64)].astype(small)
+                 for _rid, t, _check in parts]
 
     def rows_of(group: list[tuple[int, pa.Table, bool]], first: int, s: int) -> list:
         out = []
