@@ -235,4 +235,3 @@ def one_array(col: pa.ChunkedArray) -> pa.Array:
     ``combine_chunks`` copies even a one-chunk column (8 MB of label keys on the 2M bench
     store's vector read)."""
     return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
-
