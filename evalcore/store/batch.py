@@ -12,9 +12,11 @@ from concurrent.futures import ThreadPoolExecutor
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from evalcore.store import keys, vectors
 from evalcore.store._util import _json_dumps, _json_loads, _log, _one, meta_value, one_array
+from evalcore.threads import release_free_heap
 
 _RUNS_SCHEMA = pa.schema([("run_id", pa.int32()), ("name", pa.string()), ("model", pa.string()),
                           ("source_format", pa.string()), ("harness", pa.string()),
@@ -33,6 +35,12 @@ _TABLE_COLUMNS = {
     "summaries": "run_id, task, metric, value, stderr, stderr_raw, n, is_group",
     "texts": "run_id, task, item_id, answer_idx, prompt, target, response",
 }
+
+
+# Rows (scores and texts) of one keyed write at most, unless a single task has more: a
+# bigger write goes in slices of whole tasks (``task_slices``) inside the one transaction.
+# Each slice adds a Parquet file per written table (scores, items, labels, vectors).
+SLICE_ROWS = 1_000_000
 
 
 class _Batch:
@@ -226,11 +234,32 @@ class _Batch:
         LazyRun's pieces are written as they come inside the transaction (their cells,
         which are complete per piece, go with ``flush``). ``overlap``: compute the label
         pairs in the helper thread (faster, more memory: a LazyRun's writes go without; the
-        whole write of a LazyRun runs on one DuckDB thread, set by ``Store.ingest``)."""
-        if self.tables["scores"] or self.tables["texts"]:
-            self._write_keyed(con, overlap)
-        self.tables["scores"].clear()
-        self.tables["texts"].clear()
+        whole write of a LazyRun runs on one DuckDB thread, set by ``Store.ingest``).
+
+        More than ``SLICE_ROWS`` rows are written in slices of whole tasks
+        (``task_slices``), one ``_write_keyed`` each, so the work arrays of the keys, the
+        sort and the vectors hold one slice, not the whole call (measured, a tidy table of
+        5.55M score rows: +770 MB in one write). The slices give the keys and the row order
+        of one write: new keys are numbered in (task, text) byte order and scores are
+        sorted task first, and the slices come in task byte order."""
+        pending = (self.tables["scores"], self.tables["texts"])
+        try:
+            sliced = False
+            for scores, texts in task_slices(*pending, SLICE_ROWS):
+                if sliced:
+                    release_free_heap()   # the last slice's work arrays
+                sliced = sliced or scores is not pending[0]
+                # _write_keyed writes what self.tables holds (and lets the texts go once
+                # they are written)
+                self.tables["scores"], self.tables["texts"] = scores, texts
+                if scores or texts:
+                    self._write_keyed(con, overlap)
+            if sliced:
+                release_free_heap()
+        finally:
+            self.tables["scores"], self.tables["texts"] = pending
+            self.tables["scores"].clear()
+            self.tables["texts"].clear()
 
     def _write_keyed(self, con: duckdb.DuckDBPyConnection, overlap: bool = True) -> None:
         """Scores and texts with integer keys (``keys.assign``: stored (task, item_id) and
@@ -299,10 +328,11 @@ class _Batch:
             v = label[k][order]
             return pa.array(v, mask=v < 0)
 
+        task_sorted, metric_sorted = task_codes[0][order], metric_codes[0][order]
         out = pa.table({
             "run_id": pa.array(run[order]),
-            "task": pa.DictionaryArray.from_arrays(pa.array(task_codes[0][order]), tasks),
-            "metric": pa.DictionaryArray.from_arrays(pa.array(metric_codes[0][order]), metrics),
+            "task": pa.DictionaryArray.from_arrays(pa.array(task_sorted), tasks),
+            "metric": pa.DictionaryArray.from_arrays(pa.array(metric_sorted), metrics),
             "item": pa.array(s_item[order]),
             "answer_idx": pa.array(answer[order]),
             "score": scores.column("score").take(pa.array(order)),
@@ -318,8 +348,9 @@ class _Batch:
             con.execute("INSERT INTO scores SELECT * FROM _in_s")
         finally:
             con.unregister("_in_s")
-        # schema 4: each new cell's item vector, from the rows just written (vectors.py)
-        vectors.write(con, out)
+        # schema 4: each new cell's item vector, from the rows just written (vectors.py);
+        # the rows are sorted task, metric first
+        vectors.write_sorted(con, out, task_sorted, metric_sorted)
         _log.debug("ingest: %d scores in %.2f s", out.num_rows, time.perf_counter() - t0)
 
     @staticmethod
@@ -385,6 +416,52 @@ class _Batch:
                 con.execute("INSERT INTO texts SELECT * FROM _in_t")
         finally:
             con.unregister("_in_t")
+
+
+def task_slices(scores: list[tuple[int, pa.Table, bool]], texts: list[tuple[int, pa.Table, bool]],
+                limit: int):
+    """The (scores, texts) parts of a keyed write (lists of (run id, table, check) as
+    ``_Batch.tables`` holds them) in slices of whole tasks: tasks in byte order (the order
+    of ``keys.byte_order``), each slice the next tasks while their rows (scores and texts)
+    stay within ``limit``; a task with more rows is a slice of its own. One slice (the
+    lists as given) when all rows fit. A part's rows of a slice are its rows of the
+    slice's tasks in their order (``_take_rows``: zero-copy slices when they are
+    consecutive, as a table written task by task has them)."""
+    parts = scores + texts
+    if sum(t.num_rows for _rid, t, _check in parts) <= limit:
+        yield scores, texts
+        return
+    # the tasks and their row counts, part by part (no array over all rows at once)
+    counts: dict[str, int] = {}
+    for _rid, t, _check in parts:
+        got = pc.value_counts(t.column("task"))
+        for task, n in zip(got.field("values").to_pylist(), got.field("counts").to_pylist()):
+            counts[task] = counts.get(task, 0) + n
+    tasks = pa.array(list(counts), pa.large_string())
+    slice_of = np.empty(len(tasks), dtype=np.int32)   # by position in ``tasks``
+    at, filled = 0, 0
+    for code in keys.byte_order(tasks).tolist():
+        n = counts[tasks[code].as_py()]
+        if filled and filled + n > limit:
+            at, filled = at + 1, 0
+        slice_of[code] = at
+        filled += n
+    small = np.uint8 if at < 255 else np.int32
+    # each part's slice number per row (one byte a row)
+    row_slice = [slice_of[np.asarray(pc.index_in(t.column("task"), value_set=tasks)
+                                     .combine_chunks(), dtype=np.int64)].astype(small)
+                 for _rid, t, _check in parts]
+
+    def rows_of(group: list[tuple[int, pa.Table, bool]], first: int, s: int) -> list:
+        out = []
+        for (rid, table, check), where in zip(group, row_slice[first:first + len(group)]):
+            rows = np.flatnonzero(where == s)
+            if rows.size:
+                out.append((rid, _take_rows(table, rows), check))
+        return out
+
+    for s in range(at + 1):
+        yield rows_of(scores, 0, s), rows_of(texts, len(scores), s)
 
 
 def _lexsort(keys: tuple[np.ndarray, ...]) -> np.ndarray:
