@@ -16,7 +16,10 @@ Stores: ``--demo`` builds a store from ``data/demo`` (as the app's first start d
 harnesses, tags; ``--items`` items per task, 0/1 scores from an item-response model); ``--store PATH`` uses an existing
 store. Each store gets its own ``streamlit run app.py`` on a free port on 127.0.0.1.
 
-Run:  python bench/bench_browser.py --demo --large 500x60 [--items 60 --repeat 5]
+``--floor`` first measures a two-element Streamlit app the same way: Streamlit's own start in
+a fresh tab, the floor under every page.
+
+Run:  python bench/bench_browser.py --demo --large 500x60 [--items 60 --repeat 5 --floor]
 """
 
 from __future__ import annotations
@@ -120,6 +123,39 @@ def large_store(path: Path, size: str, items: int) -> Path:
     return path
 
 
+FLOOR_APP = 'import streamlit as st\nst.title("floor")\nst.write("one line")\n'
+
+
+def floor_ms(tmp: Path, repeat: int, quiet_ms: int) -> list[float]:
+    """The same measurement on a two-element Streamlit app (no evalbars code): what
+    Streamlit's own start in a fresh tab costs on this machine, the floor under every page."""
+    import socket
+    import subprocess
+    import urllib.request
+    app = tmp / "floor_app.py"
+    app.write_text(FLOOR_APP)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(app), "--server.address=127.0.0.1",
+         f"--server.port={port}", "--server.headless=true",
+         "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=2):
+                    break
+            except OSError:
+                time.sleep(0.3)
+        return measure(url, repeat, quiet_ms, {"Streamlit floor": "/"})["Streamlit floor"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--demo", action="store_true", help="measure on the bundled demo")
@@ -130,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--quiet-ms", type=int, default=500)
     ap.add_argument("--only", default=None, help="only pages whose title contains this text")
+    ap.add_argument("--floor", action="store_true",
+                    help="also measure a two-element Streamlit app (Streamlit's own floor)")
     args = ap.parse_args(argv)
     if not CHROMIUM.exists():
         print(f"{CHROMIUM} not found: install Debian's chromium", file=sys.stderr)
@@ -150,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
             stores.append((f"{args.large} x {args.items} items", path, 2000.0))
         if not stores:
             ap.error("give --demo, --large or --store")
+        if args.floor:
+            print("a two-element Streamlit app, no evalbars code (the floor):", flush=True)
+            floor_ms(tmp, args.repeat, args.quiet_ms)
         failed = 0
         for label, path, target in stores:
             print(f"{label} (target: median < {target:.0f} ms):", flush=True)
