@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,6 +27,19 @@ from bench_browser import PAGES, settle_ms  # noqa: E402
 from tests.browser.conftest import CHROMIUM, serve_app  # noqa: E402
 
 SIZES = {"": (1440, 900), "present-": (1920, 1080)}
+
+
+PLOTS_DRAWN_JS = """() => Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]'))
+  .every(c => c.querySelector('.main-svg') !== null)"""
+
+
+def _charts_drawn(page, timeout_s: float = 20.0) -> None:
+    """Wait until every Plotly chart on the page has drawn its SVG (a settled script can
+    still be drawing its charts), then a moment for the last frame."""
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(PLOTS_DRAWN_JS) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)
 
 
 def file_name(title: str) -> str:
@@ -51,6 +65,7 @@ def shoot(url: str, out: Path, pages: dict[str, str]) -> list[Path]:
                     page = ctx.new_page()
                     query = "?present=1" if prefix else ""
                     settle_ms(page, url + path + query, quiet_ms=1500)
+                    _charts_drawn(page)
                     target = out / f"{prefix}{file_name(title)}.png"
                     page.screenshot(path=str(target))
                     written.append(target)
