@@ -77,15 +77,20 @@ def settle_ms(page, url: str, quiet_ms: int, timeout_s: float = 120.0) -> float:
         time.sleep(0.02)
 
 
+def launch(pw):
+    """Debian's Chromium, headless, without the background traffic that adds noise."""
+    return pw.chromium.launch(
+        executable_path=str(CHROMIUM),
+        args=["--disable-gpu", "--disable-background-networking",
+              "--disable-component-update", "--disable-sync", "--no-first-run",
+              "--disable-quic"])
+
+
 def measure(url: str, repeat: int, quiet_ms: int, pages: dict[str, str]) -> dict[str, list[float]]:
     from playwright.sync_api import sync_playwright
     out: dict[str, list[float]] = {}
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run",
-                  "--disable-quic"])
+        browser = launch(pw)
         try:
             for name, path in pages.items():
                 times = []
@@ -129,31 +134,10 @@ FLOOR_APP = 'import streamlit as st\nst.title("floor")\nst.write("one line")\n'
 def floor_ms(tmp: Path, repeat: int, quiet_ms: int) -> list[float]:
     """The same measurement on a two-element Streamlit app (no evalbars code): what
     Streamlit's own start in a fresh tab costs on this machine, the floor under every page."""
-    import socket
-    import subprocess
-    import urllib.request
     app = tmp / "floor_app.py"
     app.write_text(FLOOR_APP)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(app), "--server.address=127.0.0.1",
-         f"--server.port={port}", "--server.headless=true",
-         "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=2):
-                    break
-            except OSError:
-                time.sleep(0.3)
+    with serve_app(tmp, tmp / "unused-store", script=app) as url:
         return measure(url, repeat, quiet_ms, {"Streamlit floor": "/"})["Streamlit floor"]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def main(argv: list[str] | None = None) -> int:

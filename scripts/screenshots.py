@@ -23,7 +23,7 @@ for p in (ROOT, ROOT / "bench"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from bench_browser import PAGES, settle_ms  # noqa: E402
+from bench_browser import PAGES, launch, settle_ms  # noqa: E402
 from tests.browser.conftest import CHROMIUM, serve_app  # noqa: E402
 
 SIZES = {"": (1440, 900), "present-": (1920, 1080)}
@@ -53,11 +53,7 @@ def shoot(url: str, out: Path, pages: dict[str, str]) -> list[Path]:
     from playwright.sync_api import sync_playwright
     written = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run",
-                  "--disable-quic"])
+        browser = launch(pw)
         try:
             for prefix, (w, h) in SIZES.items():
                 for title, path in pages.items():

@@ -31,14 +31,14 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve_app(tmp: Path, store: Path) -> Iterator[str]:
-    """Run ``streamlit run app.py`` on ``store`` (log in ``tmp``) until the block ends; yield
-    its URL once the health check answers (60 s at most)."""
+def serve_app(tmp: Path, store: Path, script: str | Path = "app.py") -> Iterator[str]:
+    """Run ``streamlit run app.py`` (or ``script``) on ``store`` (log in ``tmp``) until the
+    block ends; yield its URL once the health check answers (60 s at most)."""
     port = _free_port()
     env = dict(os.environ, EVALBARS_STORE=str(store))
     log = open(tmp / "streamlit.log", "wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py",
+        [sys.executable, "-m", "streamlit", "run", str(script),
          "--server.address=127.0.0.1", f"--server.port={port}", "--server.headless=true",
          "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
