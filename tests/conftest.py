@@ -14,6 +14,7 @@ failure instead: a CI run that silently skipped the real-file tests would be gre
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -141,6 +142,26 @@ class StoreLocations:
         if self._template is not None and not folder.exists():
             shutil.copytree(self._template, folder)   # an empty store: faster than creating
         return new_local_store_location(folder)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _scan_component_manifests_once():
+    """Each new ``AppTest`` scans every installed distribution for Streamlit component
+    manifests (``BidiComponentManager.discover_and_register_components``; about 1 s with a
+    hundred packages), where a served app scans once at start. The installed packages do not
+    change during a test session, so the scan runs once and its result is reused."""
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:   # a Streamlit without component manifests: nothing to scan
+        yield
+        return
+    scan = manifest_scanner.scan_component_manifests
+    cached = functools.cache(scan)
+    manifest_scanner.scan_component_manifests = cached
+    try:
+        yield
+    finally:
+        manifest_scanner.scan_component_manifests = scan
 
 
 @pytest.fixture(autouse=True)

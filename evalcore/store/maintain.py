@@ -53,6 +53,7 @@ delete_orphaned_files), ducklake 0.3 for duckdb 1.4.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -81,6 +82,12 @@ MERGE_ORDER = {"scores": "task, metric, item, run_id, answer_idx",
                "texts": "task, item, answer_idx, run_id",
                "vectors": "run_id, task, metric", "cells": "run_id, task, metric",
                "items": "task, item", "labels": "task, label"}
+
+# DuckDB's memory limit while a merge runs: the merge's sort spills to DuckDB's temporary
+# folder beyond it instead of growing with the table (12 slice files of 5.55M scores each:
+# +0.9 GB without a limit). The limit is DuckDB's, for the whole connection, and is put back
+# (reset) after the merge; reads in the meantime spill too, they do not fail.
+MERGE_MEMORY_LIMIT = "128MB"
 
 DEFAULT_KEEP_HISTORY = timedelta(days=7)
 DEFAULT_ORPHANS_OLDER_THAN = timedelta(days=1)
@@ -243,8 +250,28 @@ class _Maintain:
                         f"WHERE list_contains(?, filename){order_sql}", [paths])
             cur.execute(f"DELETE FROM {table} WHERE list_contains(?, filename)", [paths])
 
-        self._write(body, f"merging {len(paths)} small files of {table}", checks=(),
-                    lock_wait=lock_wait)
+        with self._memory_limit(MERGE_MEMORY_LIMIT):
+            self._write(body, f"merging {len(paths)} small files of {table}", checks=(),
+                        lock_wait=lock_wait)
+
+    @contextlib.contextmanager
+    def _memory_limit(self, limit: str):
+        """DuckDB's ``memory_limit`` set to ``limit`` (a fixed string) inside the block and
+        reset to DuckDB's default after it, also after an error (the store connection never
+        sets a limit of its own, so the default is what it had)."""
+        cur = self._cursor()
+        try:
+            cur.execute(f"SET memory_limit = '{limit}'")
+        finally:
+            cur.close()
+        try:
+            yield
+        finally:
+            cur = self._cursor()
+            try:
+                cur.execute("RESET memory_limit")
+            finally:
+                cur.close()
 
     def compact(self) -> list[tuple[str, int]]:
         """The automatic merge after an ingest (see MERGE_LEVELS): for each table and each
