@@ -7,6 +7,8 @@ each subfolder's PROVENANCE.md says where every file comes from.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 import subprocess
@@ -38,11 +40,24 @@ def board(store: Store, **kw):
     return leaderboard(store, **kw)
 
 
-def run_cli(store_path: Path, *args: str) -> subprocess.CompletedProcess:
-    """``python -m evalcore --store STORE ARGS...`` as a user types it."""
-    return subprocess.run(
-        [sys.executable, "-m", "evalcore", "--store", str(store_path), *args],
-        check=False, cwd=ROOT, capture_output=True, text=True, timeout=300)
+def run_cli(store_path: Path, *args: str, in_process: bool = True
+            ) -> subprocess.CompletedProcess:
+    """``python -m evalcore --store STORE ARGS...`` as a user types it: in this process
+    (``cli.main`` with stdout and stderr captured; a new interpreter costs seconds a call), or
+    as a new process with ``in_process=False``."""
+    argv = ["--store", str(store_path), *args]
+    if not in_process:
+        return subprocess.run([sys.executable, "-m", "evalcore", *argv], check=False, cwd=ROOT,
+                              capture_output=True, text=True, timeout=300)
+    from evalcore import cli
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(argv)
+        except SystemExit as exc:   # argparse's usage errors and --help
+            code = exc.code if isinstance(exc.code, int) else 2
+    return subprocess.CompletedProcess(["python", "-m", "evalcore", *argv], code,
+                                       out.getvalue(), err.getvalue())
 
 
 def cli_leaderboard(store_path: Path, *args: str) -> dict:

@@ -62,9 +62,10 @@ NOT_STORED = {
 
 
 def test_whole_corpus_folder_stores_every_good_run_and_names_every_bad_file(wild_dir, tmp_path):
-    """``python -m evalcore ingest tests/fixtures/wild``: one folder of mixed real files."""
+    """``python -m evalcore ingest tests/fixtures/wild``: one folder of mixed real files, in a
+    new process as a user types it."""
     store_path = tmp_path / "s"
-    proc = run_cli(store_path, "ingest", str(wild_dir))
+    proc = run_cli(store_path, "ingest", str(wild_dir), in_process=False)
     assert proc.returncode == 3, proc.stderr
     listed = proc.stdout[proc.stdout.index("Not stored: "):].splitlines()[1:]
     mine = {}
