@@ -254,8 +254,3 @@ def chance_of(n_choices) -> float:
     if not np.isfinite(k) or k < 2:
         return float("nan")
     return float(st.chance_level(int(k)))
-
-
-# the names ``analysis.noise`` imports
-_check_confidence, _empty, _fnum = check_confidence, empty_frame, fnum
-_natural_key, _proportion_bounds, _resolve = natural_key, proportion_bounds, resolve_run

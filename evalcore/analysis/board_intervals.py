@@ -2,7 +2,7 @@
 
 Item-level cells come from the SQL sufficient statistics (``store.cell_stats``: n, sum and
 sum of squares per cell). The closed-form methods (wilson, clopper-pearson, bayes) take
-the 0/1 cells' counts (``_common._proportion_bounds``); continuous cells and "clt" take
+the 0/1 cells' counts (``_common.proportion_bounds``); continuous cells and "clt" take
 score +- q * se with the quantile ``stats.mean_quantiles`` gives (Student's t with n - 1
 df below 30 items, else z); "bootstrap" and "clustered" need the items
 (``board_cells``). Summary-only cells are the harness's value +- z * reported stderr.

@@ -205,7 +205,7 @@ def _option_codes_loop(gold, picks):
 
 
 def test_option_codes_equal_the_per_item_loop():
-    from evalcore.analysis.items import _option_codes
+    from evalcore.analysis.items.picks import _option_codes
     rng = np.random.default_rng(5)
     texts = np.array(["A", "B", "C", "D", "Paris", "a long answer"], dtype=object)
     picks = texts[rng.integers(0, len(texts), size=(300, 9))]
@@ -228,7 +228,7 @@ def test_positions_and_pair_groups_equal_the_sorting_paths():
     """pick_matrix's run columns (_positions) and distinct (response, target) pairs
     (store.keys.groups): the table paths give what the np.unique paths give, and a range too
     wide for a table takes the np.unique path."""
-    from evalcore.analysis.items import _positions
+    from evalcore.analysis.items.picks import _positions
     from evalcore.store.keys import groups
 
     rng = np.random.default_rng(5)
