@@ -205,3 +205,33 @@ class PostgresStoreLocations:
         data = self._root / name / "data"
         data.mkdir(parents=True, exist_ok=True)
         return StoreLocation(self._cluster.ducklake_url(self._cluster.new_database()), str(data))
+
+
+# Markers given by where a test lives and what it uses (pytest.ini declares them), so that
+# ``pytest -m "not slow"`` is a quick run of everything in-process:
+# browser = a real Chromium; postgres = the private PostgreSQL cluster; apptest = a page run
+# through streamlit.testing; slow = all of those plus the tests named in SLOW_TESTS.
+_APPTEST_FILES = ("tests/pages/", "tests/report/test_page.py", "tests/store/test_concurrent_writers.py")
+# (module path, test name prefix): simulations and whole-corpus runs that take 10 s or more
+# on a quiet 2-core machine
+SLOW_TESTS: tuple[tuple[str, str], ...] = ()
+
+
+def pytest_collection_modifyitems(config, items):
+    root = ROOT.as_posix() + "/"
+    for item in items:
+        path = Path(str(item.fspath)).as_posix().removeprefix(root)
+        callspec = getattr(item, "callspec", None)
+        params = set(map(str, callspec.params.values())) if callspec else set()
+        uses_pg = "pg_cluster" in item.fixturenames or "postgres" in params
+        uses_browser = path.startswith("tests/browser/") or item.get_closest_marker("browser")
+        uses_apptest = path.startswith(_APPTEST_FILES) or "AppTest" in vars(item.module)
+        if uses_pg:
+            item.add_marker(pytest.mark.postgres)
+        if uses_browser:
+            item.add_marker(pytest.mark.browser)
+        if uses_apptest:
+            item.add_marker(pytest.mark.apptest)
+        if uses_pg or uses_browser or uses_apptest or any(
+                path == f and item.name.startswith(n) for f, n in SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)
