@@ -25,10 +25,10 @@ from evalcore.stats._checks import StatsInputError, z_value
 from evalcore.stats.aggregate import (BestTier, TaskAggregate, adjust_pvalues, aggregate_tasks,
                                       best_of_k_inflation, indistinguishable_from_best,
                                       pooled_sample_stderr)
-from evalcore.stats.bootstrap import (BootstrapColumns, BootstrapResult, RankIntervals,
-                                      bootstrap_interval, bootstrap_means_shared,
-                                      bootstrap_proportions,
-                                      mean_difference, paired_bootstrap_ranks)
+from evalcore.stats.bootstrap import (BootstrapResult, RankIntervals, bootstrap_interval,
+                                      bootstrap_means_shared, mean_difference,
+                                      paired_bootstrap_ranks)
+from evalcore.stats.bootstrap_binomial import BootstrapColumns, bootstrap_proportions
 from evalcore.stats.clustered import (FEW_CLUSTERS, ClusteredInterval, ClusteredSE,
                                       GroupedClusteredIntervals, cluster_t_value,
                                       clustered_interval, clustered_se,

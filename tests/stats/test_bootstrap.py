@@ -233,8 +233,8 @@ def test_shared_weights_equal_the_per_run_bootstrap():
 def test_bootstrap_proportions_in_chunks_equal_one_by_one(monkeypatch):
     # many distinct (n, k) go through the counts table in chunks of rows: the same numbers
     # as each cell alone
-    import evalcore.stats.bootstrap as bs
-    monkeypatch.setattr(bs, "_CHUNK_ELEMENTS", 2_000)
+    import evalcore.stats.bootstrap_binomial as bs
+    monkeypatch.setattr(bs, "CHUNK_ELEMENTS", 2_000)
     rng = np.random.default_rng(12)
     n = rng.integers(1, 3000, size=60).astype(float)
     k = np.floor(rng.random(60) * (n + 1))
