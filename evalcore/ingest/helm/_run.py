@@ -316,15 +316,7 @@ def _main_from_equivalent(scores: pd.DataFrame, stats: list[dict[str, Any]],
 def read_folder(parts: dict[str, Source], folder: str, schema: SuiteSchema | None) -> Folder:
     """What one HELM run folder holds, by format name (see ``_files``)."""
     where_folder = folder or "(upload)"
-    have = ", ".join(s.basename for s in parts.values())
-    if RUN_SPEC not in parts or (PER_INSTANCE not in parts and DISPLAY_PREDICTIONS not in parts):
-        missing = [FILE_NAMES[f] for f in (RUN_SPEC,) if f not in parts]
-        if PER_INSTANCE not in parts and DISPLAY_PREDICTIONS not in parts:
-            missing.append(FILE_NAMES[PER_INSTANCE])
-        raise IngestError(have or where_folder, f"folder {where_folder}",
-                          "a HELM run folder with run_spec.json and per_instance_stats.json "
-                          "(or display_predictions.json)",
-                          f"missing {', '.join(missing)} (found {have})")
+    _check_parts(parts, where_folder)
     spec_src = parts[RUN_SPEC]
     spec = load_json(spec_src)
     if not isinstance(spec, dict) or not isinstance(spec.get("adapter_spec"), dict):
@@ -344,14 +336,7 @@ def read_folder(parts: dict[str, Source], folder: str, schema: SuiteSchema | Non
         values = _from_display(parts[DISPLAY_PREDICTIONS], parts.get(INSTANCES), warnings, n_refs)
         used += [DISPLAY_PREDICTIONS] + ([INSTANCES] if INSTANCES in parts else [])
         value_src = parts[DISPLAY_PREDICTIONS]
-
-    stats: list[dict[str, Any]] = []
-    if STATS in parts:
-        raw = load_json(parts[STATS])
-        if not isinstance(raw, list):
-            raise IngestError(parts[STATS].name, "top level", "a list of aggregate stats")
-        stats = [s for s in raw if isinstance(s, dict) and isinstance(s.get("name"), dict)]
-        used.append(STATS)
+    stats = _stats_entries(parts, used)
     available = {v.metric for v in values} | {
         str(s["name"].get("name")) for s in stats
         if s.get("count") and not BOOKKEEPING.match(str(s["name"].get("name")))}
@@ -367,11 +352,68 @@ def read_folder(parts: dict[str, Source], folder: str, schema: SuiteSchema | Non
     check_unique(scores, value_src.name)
     scores, items_from = _main_from_equivalent(scores, stats, primary, groups, base, main_split,
                                                run_name, warnings)
+    summaries = _summaries(stats, scores, primary, base, main_split,
+                           parts[STATS].name if STATS in parts else "", warnings)
+    if primary is not None and primary not in available:
+        warnings.append(f"{run_name}: HELM's main metric {primary!r} ({source}) is not in this "
+                        "run's files")
+    elif primary is not None and primary not in set(scores["metric"]) and not items_from:
+        warnings.append(f"{run_name}: HELM's main metric {primary!r} has no per-instance values "
+                        "(HELM derives it from other stats); only its stats.json value is stored")
+    texts = _folder_texts(parts, base, main_split, used)
+    method = str(adapter.get("method") or "")
+    n_choices = n_refs.most_common(1)[0][0] if n_refs and "multiple_choice" in method else None
+    main = {"primary_metric": primary, "main_split": main_split, "primary_metric_from": source}
+    tasks = _tasks(spec, run_name, groups, main, items_from, n_choices, scores, summaries,
+                   set(tasks_l), schema)
+    files = [parts[f].source_file(f) for f in used]
+    for fmt, src in parts.items():
+        if fmt not in used:
+            log.debug("%s", describe(fmt, src.name) if fmt not in (INSTANCES, DISPLAY_PREDICTIONS)
+                      else f"{src.name}: HELM {FILE_NAMES[fmt]}, not needed beside "
+                           "per_instance_stats.json")
+    return Folder(folder=folder, run_name=run_name, model=adapter.get("model"),
+                  deployment=adapter.get("model_deployment"), scores=scores,
+                  summaries=summaries, texts=texts, tasks=tasks, files=files, warnings=warnings)
+
+
+def _check_parts(parts: dict[str, Source], where_folder: str) -> None:
+    """A run folder needs run_spec.json and per_instance_stats.json (or
+    display_predictions.json); IngestError naming what is missing and what was found."""
+    have = ", ".join(s.basename for s in parts.values())
+    if RUN_SPEC in parts and (PER_INSTANCE in parts or DISPLAY_PREDICTIONS in parts):
+        return
+    missing = [FILE_NAMES[f] for f in (RUN_SPEC,) if f not in parts]
+    if PER_INSTANCE not in parts and DISPLAY_PREDICTIONS not in parts:
+        missing.append(FILE_NAMES[PER_INSTANCE])
+    raise IngestError(have or where_folder, f"folder {where_folder}",
+                      "a HELM run folder with run_spec.json and per_instance_stats.json "
+                      "(or display_predictions.json)",
+                      f"missing {', '.join(missing)} (found {have})")
+
+
+def _stats_entries(parts: dict[str, Source], used: list[str]) -> list[dict[str, Any]]:
+    """stats.json's entries that have a name (none without the file); the file joins
+    ``used`` when present."""
+    if STATS not in parts:
+        return []
+    raw = load_json(parts[STATS])
+    if not isinstance(raw, list):
+        raise IngestError(parts[STATS].name, "top level", "a list of aggregate stats")
+    used.append(STATS)
+    return [s for s in raw if isinstance(s, dict) and isinstance(s.get("name"), dict)]
+
+
+def _summaries(stats: list[dict[str, Any]], scores: pd.DataFrame, primary: str | None,
+               base: str, main_split: str, stats_name: str,
+               warnings: list[str]) -> list[dict[str, Any]]:
+    """The reported value of every (task, metric) that has per-instance values (or is the
+    main metric of a task), from stats.json; a warning where stats.json and the per-instance
+    values disagree. Worst-case perturbations and sub-splits are not a task's value."""
     # HELM: mean over instances per train trial, then mean over trials
     means = (scores.groupby(["task", "metric", "answer_idx"], sort=False)["score"].mean()
              .groupby(level=[0, 1], sort=False).mean())
     n_items = scores.groupby("task", sort=False)["item_id"].nunique()
-
     summaries: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for s in stats:
@@ -391,53 +433,50 @@ def read_folder(parts: dict[str, Source], folder: str, schema: SuiteSchema | Non
         seen.add(key)
         value = float(s["mean"])
         if key in means.index and abs(means[key] - value) > TOLERANCE * max(1.0, abs(value)):
-            warnings.append(f"{parts[STATS].name}: {task} {mname} is {value!r} in stats.json, "
+            warnings.append(f"{stats_name}: {task} {mname} is {value!r} in stats.json, "
                             f"the per-instance values average to {float(means[key])!r}")
         summaries.append({"task": task, "metric": mname, "value": value, "stderr": math.nan,
                           "stderr_raw": None, "n": int(n_items.get(task, 0)) or None,
                           "is_group": False})
-    if primary is not None and primary not in available:
-        warnings.append(f"{run_name}: HELM's main metric {primary!r} ({source}) is not in this "
-                        "run's files")
-    elif primary is not None and primary not in set(scores["metric"]) and not items_from:
-        warnings.append(f"{run_name}: HELM's main metric {primary!r} has no per-instance values "
-                        "(HELM derives it from other stats); only its stats.json value is stored")
+    return summaries
 
+
+def _folder_texts(parts: dict[str, Source], base: str, main_split: str,
+                  used: list[str]) -> pd.DataFrame:
+    """Prompts, references and completions: from scenario_state.json, else from
+    display_predictions.json with instances.json, else none."""
     if SCENARIO_STATE in parts:
-        texts = _texts(parts[SCENARIO_STATE], base, main_split)
         used.append(SCENARIO_STATE)
-    elif DISPLAY_PREDICTIONS in parts and INSTANCES in parts:
-        texts = _display_texts(parts[DISPLAY_PREDICTIONS], parts[INSTANCES], base, main_split)
+        return _texts(parts[SCENARIO_STATE], base, main_split)
+    if DISPLAY_PREDICTIONS in parts and INSTANCES in parts:
         used += [f for f in (DISPLAY_PREDICTIONS, INSTANCES) if f not in used]
-    else:
-        texts = texts_frame([], [], 0, [], [], [])
+        return _display_texts(parts[DISPLAY_PREDICTIONS], parts[INSTANCES], base, main_split)
+    return texts_frame([], [], 0, [], [], [])
 
-    method = str(adapter.get("method") or "")
-    n_choices = n_refs.most_common(1)[0][0] if n_refs and "multiple_choice" in method else None
-    task_adapter = {k: v for k, v in adapter.items() if k not in _ADAPTER_RUN_KEYS}
+
+def _tasks(spec: dict, run_name: str, groups: list[str], main: dict[str, Any],
+           items_from: dict[str, Any], n_choices: int | None, scores: pd.DataFrame,
+           summaries: list[dict[str, Any]], task_names: set[str],
+           schema: SuiteSchema | None) -> list[dict[str, Any]]:
+    """Each task's protocol: the run spec, the adapter settings that are the task's, the main
+    metric and where it comes from, and each metric's direction."""
+    task_adapter = {k: v for k, v in spec["adapter_spec"].items() if k not in _ADAPTER_RUN_KEYS}
     tasks = []
-    for t in sorted(set(tasks_l) | {r["task"] for r in summaries}):
+    for t in sorted(task_names | {r["task"] for r in summaries}):
         metrics_t = sorted(set(scores.loc[scores["task"] == t, "metric"]) | {
             r["metric"] for r in summaries if r["task"] == t})
         proto = {"run_spec": run_name, "adapter_spec": task_adapter,
                  "scenario": spec.get("scenario_spec"),
                  "data_augmenter": spec.get("data_augmenter_spec"), "groups": groups or None,
-                 "primary_metric": primary, "main_split": main_split,
-                 "primary_metric_from": source,
+                 "primary_metric": main["primary_metric"], "main_split": main["main_split"],
+                 "primary_metric_from": main["primary_metric_from"],
                  "primary_metric_items_from": items_from.get(t),
                  "higher_is_better": {m: d == "higher" for m in metrics_t
                                       if (d := direction(m, schema)) != "unknown"} or None}
         tasks.append({"task": t, "n_choices": n_choices,
                       "protocol": {k: v for k, v in proto.items() if v is not None}})
-    files = [parts[f].source_file(f) for f in used]
-    for fmt, src in parts.items():
-        if fmt not in used:
-            log.debug("%s", describe(fmt, src.name) if fmt not in (INSTANCES, DISPLAY_PREDICTIONS)
-                      else f"{src.name}: HELM {FILE_NAMES[fmt]}, not needed beside "
-                           "per_instance_stats.json")
-    return Folder(folder=folder, run_name=run_name, model=adapter.get("model"),
-                  deployment=adapter.get("model_deployment"), scores=scores,
-                  summaries=summaries, texts=texts, tasks=tasks, files=files, warnings=warnings)
+    return tasks
+
 
 
 def parse_runs(folders: dict[str, dict[str, Source]], schemas: dict[str, Source],
