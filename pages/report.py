@@ -211,4 +211,7 @@ if "methods" in spec.sections:
     st.code(methods, language=None, wrap_lines=True)
 
 st.subheader("Preview")
-st.iframe(html, height=900)   # the report is our own HTML (every value escaped)
+# the report inlines Plotly (about 5 MB): drawn on request, so the page itself opens at once
+if st.toggle(f"Show the report here ({len(html.encode('utf-8')) / 1e6:.1f} MB with its "
+             "interactive charts)", key="rep_preview"):
+    st.iframe(html, height=900)   # the report is our own HTML (every value escaped)

@@ -61,7 +61,10 @@ def test_report_page_builds_the_report_and_methods_text(demo_store):
         assert f"{heading}. {text}" in methods
     cmp = analysis.compare(demo_store, A, B, task="arc_easy_demo")
     assert "B - A" in methods and f"arc_easy_demo n = {int(cmp.per_task['n'].iloc[0])}" in methods
-    # the preview shows the report the download holds (st.iframe with the HTML as srcdoc)
+    # the preview is drawn on request and shows the report the download holds (st.iframe
+    # with the HTML as srcdoc)
+    assert not at.get("iframe")
+    at.toggle(key="rep_preview").set_value(True).run()
     frames = at.get("iframe")
     assert len(frames) == 1 and "arc_easy_demo" in frames[0].proto.srcdoc
     assert frames[0].proto.srcdoc.lstrip().lower().startswith("<!doctype html")
