@@ -244,29 +244,16 @@ def bootstrap_interval(scores: Any, statistic: Callable[..., Any] | str | None =
     Raises StatsInputError for NaN, empty input, fewer than 2 clusters, unknown method, or a
     statistic that is not vectorised.
     """
-    conf = check_confidence(confidence)
-    b = check_count(n_resamples, "n_resamples")
-    if b < 100:
-        raise StatsInputError(f"n_resamples must be at least 100, got {b}")
+    conf, b, seed_i = check_settings(confidence, n_resamples, seed)
     if method not in ("percentile", "bca"):
         raise StatsInputError(f"method must be 'percentile' or 'bca', got {method!r}")
     if isinstance(statistic, str) and statistic != "mean":
         raise StatsInputError(f"unknown statistic {statistic!r}; pass 'mean' or a callable")
-    seed_i = check_count(seed, "seed")
     x = _scores_array(scores)
     n = x.shape[0]
     rng = np.random.default_rng(seed_i)
-
     v = _per_item_values(x, statistic)
-    codes: np.ndarray | None = None
-    g = 0
-    if clusters is not None:
-        codes, g = as_clusters(clusters, n)
-        if g < 2:
-            raise StatsInputError("a clustered bootstrap needs at least 2 clusters")
-        if v is None:
-            raise StatsInputError("with clusters, the bootstrap supports the mean (np.mean) and "
-                                  "mean_difference only")
+    codes, g = _cluster_codes(clusters, n, v)
     if method == "bca" and n < 2:
         raise StatsInputError("BCa needs at least 2 items")
 
@@ -315,6 +302,20 @@ def _scores_array(scores: Any) -> np.ndarray:
     if np.isnan(x).any() or np.isinf(x).any():
         raise StatsInputError("scores contain NaN or infinite values; restrict to complete items first")
     return x
+
+
+def _cluster_codes(clusters: Any, n: int, v: np.ndarray | None) -> tuple[np.ndarray | None, int]:
+    """Integer cluster codes and G (None, 0 without clusters); a clustered bootstrap needs
+    G >= 2 and a mean-type statistic (``v``, the per-item values, not None)."""
+    if clusters is None:
+        return None, 0
+    codes, g = as_clusters(clusters, n)
+    if g < 2:
+        raise StatsInputError("a clustered bootstrap needs at least 2 clusters")
+    if v is None:
+        raise StatsInputError("with clusters, the bootstrap supports the mean (np.mean) and "
+                              "mean_difference only")
+    return codes, g
 
 
 def _binary_percentile(theta_hat: float, n: int, k: float, b: int, seed: int,

@@ -430,8 +430,26 @@ def clustered_intervals_of_matrices(blocks: list[tuple[Any, Any]], confidence: f
     all of them) give the numbers of one call.
     """
     conf = check_confidence(confidence)
+    mats, n_codes = _checked_blocks(blocks, n_codes)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        parts = [_block_moments(x, c, present, sums, one, n_codes)
+                 for x, c, present, sums, one in mats]
+    if not parts:
+        empty = np.empty(0)
+        return GroupedClusteredIntervals(empty, empty, empty, empty, empty,
+                                         np.empty(0, dtype=int), np.empty(0, dtype=int), conf)
+    mean, n, ss, sq, g, binary, unit = (np.concatenate([p[i] for p in parts])
+                                        for i in range(7))
+    return _intervals_from_moments(mean, n, ss, sq, g, binary.astype(bool), unit.astype(bool),
+                                   conf)
+
+
+def _checked_blocks(blocks: list[tuple[Any, Any]], wanted_width: int | None
+                    ) -> tuple[list[tuple], int]:
+    """Each block as (scores, codes, present mask or None, column sums or None, the one code
+    column or None), checked, and G_max (``wanted_width`` when given, never smaller than the
+    largest code + 1)."""
     mats = []
-    wanted_width = n_codes
     n_codes = 0
     for scores, codes in blocks:
         x = np.ascontiguousarray(np.asarray(scores, dtype=float))
@@ -465,52 +483,48 @@ def clustered_intervals_of_matrices(blocks: list[tuple[Any, Any]], confidence: f
             raise StatsInputError(f"n_codes must be at least the largest code + 1 "
                                   f"({n_codes}), got {wanted_width}")
         n_codes = int(wanted_width)
-    parts: list[tuple[np.ndarray, ...]] = []
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for x, c, present, sums, one in mats:
-            rows, cols = x.shape
-            # axis-0 sums of a C-ordered matrix add row after row: per column the item order
-            # of the rows' bincount (0.0 added where absent leaves every sum unchanged)
-            if present is None:
-                n = np.full(cols, float(rows))
-                mean = sums / n
-                resid = x - mean
-                w, pair = resid, c + (np.arange(cols, dtype=np.int64) * n_codes)[None, :]
-                low_x, high_x = x.min(axis=0, initial=0.0), x.max(axis=0, initial=1.0)
-                if one is not None:
-                    # one code column, every entry present: every column has the same G
-                    g = np.full(cols, np.count_nonzero(np.bincount(one)), dtype=np.int64)
-            else:
-                n = present.sum(axis=0).astype(float)
-                mean = _column_sums(np.where(present, x, 0.0)) / n
-                resid = x - mean
-                resid[~present] = 0.0
-                pair = (c + (np.arange(cols, dtype=np.int64) * n_codes)[None, :])[present]
-                w = resid[present]
-                low_x = np.where(present, x, 0.0).min(axis=0, initial=0.0)
-                high_x = np.where(present, x, 1.0).max(axis=0, initial=1.0)
-            ss = _column_sums(resid * resid)
-            cl_sums = np.bincount(pair.ravel(), weights=w.ravel(), minlength=cols * n_codes)
-            if present is not None or one is None:
-                cl_sizes = np.bincount(pair.ravel(), minlength=cols * n_codes)
-                g = (cl_sizes.reshape(cols, n_codes) > 0).sum(axis=1)
-            sq = (cl_sums.reshape(cols, n_codes) ** 2).sum(axis=1)
-            # in [0, 1] by the extremes; 0/1 when also x (1 - x), >= 0 on [0, 1] and 0 only
-            # at 0 and 1, adds up to 0 (absent entries are 0 there)
-            unit = (low_x >= 0.0) & (high_x <= 1.0)
-            spread = x * (1.0 - x)
-            if present is not None:
-                spread[~present] = 0.0
-            binary = unit & (_column_sums(spread) == 0.0)
-            parts.append((mean, n, ss, sq, g, binary, unit))
-    if not parts:
-        empty = np.empty(0)
-        return GroupedClusteredIntervals(empty, empty, empty, empty, empty,
-                                         np.empty(0, dtype=int), np.empty(0, dtype=int), conf)
-    mean, n, ss, sq, g, binary, unit = (np.concatenate([p[i] for p in parts])
-                                        for i in range(7))
-    return _intervals_from_moments(mean, n, ss, sq, g, binary.astype(bool), unit.astype(bool),
-                                   conf)
+    return mats, n_codes
+
+
+def _block_moments(x: np.ndarray, c: np.ndarray, present: np.ndarray | None,
+                   sums: np.ndarray | None, one: np.ndarray | None, n_codes: int) -> tuple:
+    """Per column of one block: mean, n, sum of squared residuals, sum of squared cluster
+    sums of residuals, G, and whether the column is 0/1 and lies in [0, 1]."""
+    rows, cols = x.shape
+    # axis-0 sums of a C-ordered matrix add row after row: per column the item order
+    # of the rows' bincount (0.0 added where absent leaves every sum unchanged)
+    if present is None:
+        n = np.full(cols, float(rows))
+        mean = sums / n
+        resid = x - mean
+        w, pair = resid, c + (np.arange(cols, dtype=np.int64) * n_codes)[None, :]
+        low_x, high_x = x.min(axis=0, initial=0.0), x.max(axis=0, initial=1.0)
+        if one is not None:
+            # one code column, every entry present: every column has the same G
+            g = np.full(cols, np.count_nonzero(np.bincount(one)), dtype=np.int64)
+    else:
+        n = present.sum(axis=0).astype(float)
+        mean = _column_sums(np.where(present, x, 0.0)) / n
+        resid = x - mean
+        resid[~present] = 0.0
+        pair = (c + (np.arange(cols, dtype=np.int64) * n_codes)[None, :])[present]
+        w = resid[present]
+        low_x = np.where(present, x, 0.0).min(axis=0, initial=0.0)
+        high_x = np.where(present, x, 1.0).max(axis=0, initial=1.0)
+    ss = _column_sums(resid * resid)
+    cl_sums = np.bincount(pair.ravel(), weights=w.ravel(), minlength=cols * n_codes)
+    if present is not None or one is None:
+        cl_sizes = np.bincount(pair.ravel(), minlength=cols * n_codes)
+        g = (cl_sizes.reshape(cols, n_codes) > 0).sum(axis=1)
+    sq = (cl_sums.reshape(cols, n_codes) ** 2).sum(axis=1)
+    # in [0, 1] by the extremes; 0/1 when also x (1 - x), >= 0 on [0, 1] and 0 only
+    # at 0 and 1, adds up to 0 (absent entries are 0 there)
+    unit = (low_x >= 0.0) & (high_x <= 1.0)
+    spread = x * (1.0 - x)
+    if present is not None:
+        spread[~present] = 0.0
+    binary = unit & (_column_sums(spread) == 0.0)
+    return mean, n, ss, sq, g, binary, unit
 
 
 def _column_sums(a: np.ndarray) -> np.ndarray:

@@ -220,6 +220,19 @@ def _two_sided_p(stat: float, df: int | None) -> float:
     return 2.0 * t_sf(abs(stat), df)
 
 
+def _test(diff: float, se: float, df: float | None, notes: list[str]) -> tuple[float, float]:
+    """The test statistic diff / se and its two-sided p (t with ``df`` when given, else
+    normal); a zero SE gives an infinite statistic (or 0 for a zero difference) and a note."""
+    if math.isnan(se):
+        return float("nan"), float("nan")
+    if se == 0.0:
+        notes.append("no spread in the per-item differences: the interval is zero-width, "
+                     "which is no result (bound the discordance rate instead)")
+        return (0.0 if diff == 0.0 else math.copysign(math.inf, diff)), (1.0 if diff == 0.0 else 0.0)
+    zstat = diff / se
+    return zstat, _two_sided_p(zstat, df)
+
+
 def paired_difference(a: Any, b: Any, confidence: float = 0.95,
                       clusters: Any = None) -> PairedDifference:
     """Paired difference of run B minus run A on the same items, in the same order.
@@ -278,16 +291,7 @@ def paired_difference(a: Any, b: Any, confidence: float = 0.95,
         se_unp = float("nan")
     else:
         se_unp = math.sqrt((np.var(xa, ddof=1) + np.var(xb, ddof=1)) / n)
-    if math.isnan(se):
-        zstat, p = float("nan"), float("nan")
-    elif se == 0.0:
-        zstat = 0.0 if diff == 0.0 else math.copysign(math.inf, diff)
-        p = 1.0 if diff == 0.0 else 0.0
-        notes.append("no spread in the per-item differences: the interval is zero-width, "
-                     "which is no result (bound the discordance rate instead)")
-    else:
-        zstat = diff / se
-        p = _two_sided_p(zstat, df)
+    zstat, p = _test(diff, se, df, notes)
     bc = None
     mc = None
     if binary:

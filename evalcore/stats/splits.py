@@ -145,31 +145,9 @@ def split_consistency(scores: Any, k: int = 10, repetitions: int = 200, seed: in
     cl_sd = cl_ratio = cl_p = float("nan")
     n_cl = 0
     if clusters is not None:
-        labels = np.asarray(clusters, dtype=object).ravel()
-        if labels.size != n:
-            raise StatsInputError(f"{labels.size} cluster labels for {n} items")
-        keys = [f"\x00item{i}" if (v is None or (isinstance(v, float) and math.isnan(v)))
-                else str(v) for i, v in enumerate(labels)]
-        uniq, codes = np.unique(np.asarray(keys, dtype=object), return_inverse=True)
-        n_cl = int(uniq.size)
-        n_orders = min(CLUSTER_ORDERS, reps)
-        orders = []
-        for _ in range(n_orders):
-            rank = rng.permutation(n_cl)[codes]
-            orders.append(np.lexsort((rng.random(n), rank)))
-
-        cut = np.stack(orders)[:, :n_used]      # every order's first k m items
-
-        def cluster_stat(values: np.ndarray) -> float:
-            # _part_var of each order at once: the orders' block means, their variances
-            means = values[cut].reshape(len(orders), k, m).mean(axis=2)
-            return float(np.mean(np.var(means, axis=1, ddof=1)))
-
-        observed = cluster_stat(x)
-        null = np.array([cluster_stat(x[rng.permutation(n)]) for _ in range(reps)])
+        observed, cl_p, n_cl = _cluster_test(x, clusters, k, m, n_used, reps, rng)
         cl_sd = math.sqrt(observed)
         cl_ratio = ratio(cl_sd)
-        cl_p = float((1 + np.sum(null >= observed - 1e-15)) / (1 + reps))
     ordered_sd = math.sqrt(ordered_var)
     return SplitConsistency(k=k, m=m, n_items=n, n_used=n_used, mean=mean, reference_sd=ref,
                             binomial_sd=binom, repetitions=reps, seed=int(seed),
@@ -177,3 +155,33 @@ def split_consistency(scores: Any, k: int = 10, repetitions: int = 200, seed: in
                             ordered_sd=ordered_sd, ordered_ratio=ratio(ordered_sd),
                             ordered_p=p_above(ordered_var), cluster_sd=cl_sd,
                             cluster_ratio=cl_ratio, cluster_p=cl_p, n_clusters=n_cl)
+
+
+def _cluster_test(x: np.ndarray, clusters: Any, k: int, m: int, n_used: int, reps: int,
+                  rng: np.random.Generator) -> tuple[float, float, int]:
+    """Splits that keep clusters together: the observed between-split variance (averaged
+    over ``CLUSTER_ORDERS`` random orders of whole clusters, items shuffled within), its
+    permutation p (the same statistic on ``reps`` item permutations) and the number of
+    clusters. A missing label makes the item a cluster of its own."""
+    n = x.size
+    labels = np.asarray(clusters, dtype=object).ravel()
+    if labels.size != n:
+        raise StatsInputError(f"{labels.size} cluster labels for {n} items")
+    keys = [f"\x00item{i}" if (v is None or (isinstance(v, float) and math.isnan(v)))
+            else str(v) for i, v in enumerate(labels)]
+    uniq, codes = np.unique(np.asarray(keys, dtype=object), return_inverse=True)
+    n_cl = int(uniq.size)
+    orders = []
+    for _ in range(min(CLUSTER_ORDERS, reps)):
+        rank = rng.permutation(n_cl)[codes]
+        orders.append(np.lexsort((rng.random(n), rank)))
+    cut = np.stack(orders)[:, :n_used]      # every order's first k m items
+
+    def cluster_stat(values: np.ndarray) -> float:
+        # _part_var of each order at once: the orders' block means, their variances
+        means = values[cut].reshape(len(orders), k, m).mean(axis=2)
+        return float(np.mean(np.var(means, axis=1, ddof=1)))
+
+    observed = cluster_stat(x)
+    null = np.array([cluster_stat(x[rng.permutation(n)]) for _ in range(reps)])
+    return observed, float((1 + np.sum(null >= observed - 1e-15)) / (1 + reps)), n_cl
