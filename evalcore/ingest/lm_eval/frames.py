@@ -99,7 +99,38 @@ def _choose_cluster(src_name: str, cols: SampleColumns, first_rows: np.ndarray |
 
 
 def assemble(src_name: str, cols: SampleColumns) -> TaskData:
-    """Score rows (one per record and metric), texts (one per doc), n_choices, warnings."""
+    """Score rows (one per record and metric), texts (one per doc), n_choices, warnings.
+    The columns gathered in ``cols`` are let go as soon as they are used (the frames wrap
+    the same Arrow buffers)."""
+    warnings = _value_warnings(src_name, cols)
+    if cols.rows == 0:
+        return TaskData(empty_frame(SCORE_COLUMNS), empty_frame(TEXT_COLUMNS), None, warnings)
+    item_id = _chunked(cols.item_id)
+    filt = _chunked(cols.filter)
+    ih = _chunked(cols.item_hash)
+    ph = _chunked(cols.prompt_hash)
+    n_opts = np.concatenate(cols.n_opts)
+    cols.item_id, cols.filter, cols.item_hash, cols.prompt_hash = [], [], [], []
+    id_codes = _doc_codes(cols, item_id)
+    _, first_rows = np.unique(id_codes, return_index=True)
+    first_rows.sort()
+    identity = len(first_rows) == len(item_id)
+    cluster, cluster_proto, cluster_warn = _choose_cluster(src_name, cols,
+                                                           None if identity else first_rows)
+    warnings.extend(cluster_warn)
+    scores = _scores(src_name, cols, item_id, filt, ih, ph, cluster, id_codes)
+    texts = _texts(cols, item_id, first_rows, identity)
+    n_choices = None
+    if cols.mc_like:
+        multi = n_opts[first_rows]
+        multi = multi[multi > 1]
+        if len(multi):
+            n_choices = int(np.argmax(np.bincount(multi)))
+    return TaskData(scores, texts, n_choices, warnings, cluster_proto)
+
+
+def _value_warnings(src_name: str, cols: SampleColumns) -> list[str]:
+    """What was read of the per-item metric values that are not plain numbers."""
     task = cols.task
     warnings: list[str] = []
     for m, cnt in sorted(cols.nonscalar.items()):
@@ -117,17 +148,13 @@ def assemble(src_name: str, cols: SampleColumns) -> TaskData:
         warnings.append(
             f"{src_name}: task {task}: per-item metric {m!r} is a boolean (true/false) in "
             f"{cnt} record{'s' if cnt != 1 else ''} (first at {first}); read as 1/0")
-    if cols.rows == 0:
-        return TaskData(empty_frame(SCORE_COLUMNS), empty_frame(TEXT_COLUMNS), None, warnings)
-    item_id = _chunked(cols.item_id)
-    filt = _chunked(cols.filter)
-    ih = _chunked(cols.item_hash)
-    ph = _chunked(cols.prompt_hash)
-    n_opts = np.concatenate(cols.n_opts)
-    cols.item_id, cols.filter, cols.item_hash, cols.prompt_hash = [], [], [], []
+    return warnings
+
+
+def _doc_codes(cols: SampleColumns, item_id: pa.ChunkedArray) -> np.ndarray:
+    """An integer code per record for its doc (the duplicate checks, the first record of
+    each doc), numbered in order of first appearance."""
     n = len(item_id)
-    # integer codes for ids and filters (duplicate checks, first-record-per-doc texts),
-    # numbered in order of first appearance
     if cols.doc_num and sum(len(a) for a in cols.doc_num) == n:
         # integer doc_ids (the fast path): np.unique on the numbers, no string hashing
         nums = np.concatenate(cols.doc_num)
@@ -138,12 +165,16 @@ def assemble(src_name: str, cols: SampleColumns) -> TaskData:
     else:
         id_codes, _ = pd.factorize(pd.Series(item_id, dtype=STR), sort=False)
     cols.doc_num = []
-    _, first_rows = np.unique(id_codes, return_index=True)
-    first_rows.sort()
-    identity = len(first_rows) == n
-    cluster, cluster_proto, cluster_warn = _choose_cluster(src_name, cols,
-                                                           None if identity else first_rows)
-    warnings.extend(cluster_warn)
+    return id_codes
+
+
+def _scores(src_name: str, cols: SampleColumns, item_id: pa.ChunkedArray,
+            filt: pa.ChunkedArray, ih: pa.ChunkedArray, ph: pa.ChunkedArray,
+            cluster: pa.ChunkedArray | None, id_codes: np.ndarray) -> pd.DataFrame:
+    """One score row per record and metric (``metric,filter`` unless the filter is
+    "none"); a doc_id twice for one (filter, metric) is refused."""
+    task = cols.task
+    n = len(item_id)
     f_codes, f_uniques = pd.factorize(pd.Series(filt, dtype=STR), sort=False)
     f_names = [str(x) for x in f_uniques]
     metric_names: list[str] = []
@@ -181,24 +212,27 @@ def assemble(src_name: str, cols: SampleColumns) -> TaskData:
         if cluster is not None:
             cl_parts.append(cluster if full else cluster.take(take))
     cols.metrics = {}
-    if val_parts:
-        total = sum(len(v) for v in val_parts)
-        metric_arr = pa.DictionaryArray.from_arrays(
-            pa.array(np.concatenate(code_parts)), pa.array(metric_names, pa.large_string())).cast(pa.large_string())
-        scores = pd.DataFrame({
-            "task": pd.Series(pa.repeat(pa.scalar(task, pa.large_string()), total), dtype=STR),
-            "metric": pd.Series(metric_arr, dtype=STR),
-            "item_id": pd.Series(_chunked(id_parts), dtype=STR),
-            "answer_idx": np.zeros(total, dtype="int64"),
-            "score": np.concatenate(val_parts),
-            "cluster": pd.Series(_chunked(cl_parts) if cl_parts
-                                 else pa.nulls(total, pa.large_string()), dtype=STR),
-            "item_hash": pd.Series(_chunked(ih_parts), dtype=STR),
-            "prompt_hash": pd.Series(_chunked(ph_parts), dtype=STR),
-        })[list(SCORE_COLUMNS)]
-    else:
-        scores = empty_frame(SCORE_COLUMNS)
-    # texts: the first record of each doc
+    if not val_parts:
+        return empty_frame(SCORE_COLUMNS)
+    total = sum(len(v) for v in val_parts)
+    metric_arr = pa.DictionaryArray.from_arrays(
+        pa.array(np.concatenate(code_parts)), pa.array(metric_names, pa.large_string())).cast(pa.large_string())
+    return pd.DataFrame({
+        "task": pd.Series(pa.repeat(pa.scalar(task, pa.large_string()), total), dtype=STR),
+        "metric": pd.Series(metric_arr, dtype=STR),
+        "item_id": pd.Series(_chunked(id_parts), dtype=STR),
+        "answer_idx": np.zeros(total, dtype="int64"),
+        "score": np.concatenate(val_parts),
+        "cluster": pd.Series(_chunked(cl_parts) if cl_parts
+                             else pa.nulls(total, pa.large_string()), dtype=STR),
+        "item_hash": pd.Series(_chunked(ih_parts), dtype=STR),
+        "prompt_hash": pd.Series(_chunked(ph_parts), dtype=STR),
+    })[list(SCORE_COLUMNS)]
+
+
+def _texts(cols: SampleColumns, item_id: pa.ChunkedArray, first_rows: np.ndarray,
+           identity: bool) -> pd.DataFrame:
+    """The texts of the first record of each doc."""
     take = None if identity else pa.array(first_rows)
 
     def pick(chunks: list[pa.Array]) -> pa.ChunkedArray:
@@ -207,16 +241,10 @@ def assemble(src_name: str, cols: SampleColumns) -> TaskData:
 
     prompt, target, response = pick(cols.prompt), pick(cols.target), pick(cols.response)
     cols.prompt, cols.target, cols.response = [], [], []
-    texts = pd.DataFrame({
-        "task": pd.Series(pa.repeat(pa.scalar(task, pa.large_string()), len(first_rows)), dtype=STR),
+    return pd.DataFrame({
+        "task": pd.Series(pa.repeat(pa.scalar(cols.task, pa.large_string()), len(first_rows)),
+                          dtype=STR),
         "item_id": _pd_str(item_id if identity else item_id.take(take)),
         "answer_idx": np.zeros(len(first_rows), dtype="int64"),
         "prompt": _pd_str(prompt), "target": _pd_str(target), "response": _pd_str(response),
     })[list(TEXT_COLUMNS)]
-    n_choices = None
-    if cols.mc_like:
-        multi = n_opts[first_rows]
-        multi = multi[multi > 1]
-        if len(multi):
-            n_choices = int(np.argmax(np.bincount(multi)))
-    return TaskData(scores, texts, n_choices, warnings, cluster_proto)
