@@ -374,6 +374,36 @@ class RecordReader:
         self._doc: dict[str, list[str | None]] = {f: [] for f in self.cols.doc_fields or []}
 
     def add(self, rec: Any, where: str) -> None:
+        doc_id = self._doc_id(rec, where)
+        self._add_metrics(rec, where)
+        ctx, opts = _options(rec.get("arguments"))
+        lls = _loglik_pairs(rec.get("filtered_resps"))
+        if lls is None:
+            resp = _generation(rec)
+            nopt = len(opts) if opts else 0
+        else:
+            self.cols.mc_like = True
+            nopt = len(lls)
+            best = int(np.argmax(lls)) if len(lls) > 1 else None
+            resp = (opts[best].strip() if best is not None and best < len(opts)
+                    and isinstance(opts[best], str) else None)
+        target = rec.get("target")
+        target_text = _target_text(target, opts)
+        self._add_doc_fields(rec, target, target_text)
+        self._ids.append(str(doc_id))
+        filt = rec.get("filter")
+        self._filters.append(filt if isinstance(filt, str) and filt else "none")
+        self._ih.append(_str_or_none(rec.get("doc_hash")))
+        self._ph.append(_str_or_none(rec.get("prompt_hash")))
+        self._prompt.append(ctx)
+        self._target.append(target_text)
+        self._resp.append(resp)
+        self._nopts.append(nopt)
+        if len(self._ids) >= CHUNK_LINES:
+            self.flush()
+
+    def _doc_id(self, rec: Any, where: str) -> Any:
+        """The record's doc_id; IngestError for a record that is not one."""
         src = self.src
         if not isinstance(rec, dict):
             raise IngestError(src.name, where, "a JSON object (one sample record)",
@@ -384,6 +414,11 @@ class RecordReader:
         doc_id = rec["doc_id"]
         if isinstance(doc_id, (dict, list)) or doc_id is None:
             raise IngestError(src.name, f"{where}, field doc_id", "a number or string doc_id")
+        return doc_id
+
+    def _add_metrics(self, rec: dict, where: str) -> None:
+        """The record's per-item metric values into their columns (NaN-padded); booleans read
+        as 1/0, lists and other non-numbers counted for the warnings."""
         names = rec.get("metrics")
         if not isinstance(names, list):
             # 0.4.0-0.4.2 records: every other numeric (or list-valued) top-level field
@@ -401,7 +436,7 @@ class RecordReader:
             elif is_number(v):
                 v = float(v)
                 if not math.isfinite(v) or abs(v) > MAX_ABS_SCORE:
-                    raise IngestError(src.name, f"{where}, field {m}",
+                    raise IngestError(self.src.name, f"{where}, field {m}",
                                       f"a finite score within +-{MAX_ABS_SCORE:g}",
                                       f"found {v!r}")
             elif isinstance(v, (list, tuple)):
@@ -417,47 +452,28 @@ class RecordReader:
             elif len(col) < n:
                 col.extend([math.nan] * (n - len(col)))
             col.append(v)
-        ctx, opts = _options(rec.get("arguments"))
-        lls = _loglik_pairs(rec.get("filtered_resps"))
-        if lls is None:
-            resp = _generation(rec)
-            nopt = len(opts) if opts else 0
-        else:
-            self.cols.mc_like = True
-            nopt = len(lls)
-            best = int(np.argmax(lls)) if len(lls) > 1 else None
-            resp = (opts[best].strip() if best is not None and best < len(opts)
-                    and isinstance(opts[best], str) else None)
-        target = rec.get("target")
-        target_text = _target_text(target, opts)
+
+    def _add_doc_fields(self, rec: dict, target: Any, target_text: str | None) -> None:
+        """The cluster doc fields' labels of the record (the fields are chosen from the first
+        record); counts the fields hashed and those that repeat the gold answer."""
         cols = self.cols
         if cols.doc_fields is None:
             cols.doc_fields = cluster_fields(rec.get("doc"), cols.cluster_key)
             self._doc = {f: [] for f in cols.doc_fields}
-        if cols.doc_fields:
-            doc = rec.get("doc")
-            raw_target = _doc_text(target)
-            for f in cols.doc_fields:
-                text = _doc_text(doc.get(f)) if isinstance(doc, dict) else None
-                if text is not None:
-                    label = cluster_label(text)
-                    if label is not text:
-                        cols.hashed.add(f)
-                    elif text == raw_target or text == target_text:
-                        cols.gold_hits[f] = cols.gold_hits.get(f, 0) + 1
-                    text = label
-                self._doc[f].append(text)
-        self._ids.append(str(doc_id))
-        filt = rec.get("filter")
-        self._filters.append(filt if isinstance(filt, str) and filt else "none")
-        self._ih.append(_str_or_none(rec.get("doc_hash")))
-        self._ph.append(_str_or_none(rec.get("prompt_hash")))
-        self._prompt.append(ctx)
-        self._target.append(target_text)
-        self._resp.append(resp)
-        self._nopts.append(nopt)
-        if len(self._ids) >= CHUNK_LINES:
-            self.flush()
+        if not cols.doc_fields:
+            return
+        doc = rec.get("doc")
+        raw_target = _doc_text(target)
+        for f in cols.doc_fields:
+            text = _doc_text(doc.get(f)) if isinstance(doc, dict) else None
+            if text is not None:
+                label = cluster_label(text)
+                if label is not text:
+                    cols.hashed.add(f)
+                elif text == raw_target or text == target_text:
+                    cols.gold_hits[f] = cols.gold_hits.get(f, 0) + 1
+                text = label
+            self._doc[f].append(text)
 
     def flush(self) -> None:
         n = len(self._ids)
