@@ -208,40 +208,7 @@ def _fast_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str], 
     target_raw = get(names.index("target"))
     raw_target = target_raw.cast(pa.string())
     if mc:
-        fr = get(names.index("filtered_resps"))
-        if fr.null_count:
-            raise _Fallback()
-        n_opts = pc.list_value_length(fr).to_numpy(zero_copy_only=False).astype("int64")
-        if n_opts.max(initial=0) > max_args:
-            raise _Fallback()
-        inner = fr.flatten()
-        lls_str = pc.list_element(inner, 0)
-        try:
-            lls = pc.cast(lls_str, pa.float64()).to_numpy(zero_copy_only=False)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            raise _Fallback() from None
-        offsets = np.asarray(fr.offsets)
-        offsets = offsets - offsets[0]
-        best = _argmax_segments(lls, offsets)
-        best[n_opts < 2] = -1
-        options = [pc.struct_field(args, [f"gen_args_{k}", "arg_1"]) for k in range(max_args)]
-        response = _pick_option(args, best, max_args, options)
-        # target: an option index -> that option's text
-        if pa.types.is_integer(target_raw.type):
-            t_idx = pc.fill_null(target_raw, -1).to_numpy(zero_copy_only=False).astype("int64")
-            t_str = raw_target
-        else:
-            t_str = target_raw
-            try:   # the usual case: every target is an option index written as a string
-                t_int = pc.cast(t_str, pa.int64())
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                digits = pc.fill_null(pc.match_substring_regex(t_str, r"^\s*\d{1,9}\s*$"), False)
-                t_int = pc.cast(pc.if_else(digits, pc.utf8_trim_whitespace(t_str),
-                                           pa.scalar(None, pa.string())), pa.int64())
-            t_idx = pc.fill_null(t_int, -1).to_numpy(zero_copy_only=False).astype("int64")
-        t_idx[(t_idx >= n_opts) | (n_opts < 2)] = -1
-        t_text = _pick_option(args, t_idx, max_args, options)
-        target = pc.if_else(pa.array(t_idx >= 0), t_text, t_str)
+        response, target, n_opts = _mc_columns(batch, args, target_raw, raw_target, max_args)
         cols.mc_like = True
     else:
         resps = get(names.index("resps"))
@@ -254,26 +221,7 @@ def _fast_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str], 
     for m in metrics:
         arr = get(names.index(m)).to_numpy(zero_copy_only=False)
         metric_arrays[m] = np.asarray(arr, dtype="float64")
-    doc_vals: dict[str, pa.Array] = {}
-    if cols.doc_fields:
-        target_str = target.cast(pa.string())
-        doc = get(names.index("doc")) if "doc" in names else None
-        for i, f in enumerate(cols.doc_fields):
-            if doc is not None:   # pyarrow reader: raw values, labelled here
-                raw = pc.struct_field(doc, [f]).cast(pa.string())
-                if doc.null_count:   # a record without a doc: the field is missing there
-                    raw = pc.if_else(pc.is_valid(doc), raw, pa.scalar(None, pa.string()))
-                labels, hashed = _label_array(raw)
-            else:                 # DuckDB reader: labelled inside DuckDB (_batches_duckdb)
-                labels = get(names.index(f"__cl_{i}"))
-                hashed = bool(pc.any(get(names.index(f"__lg_{i}"))).as_py())
-            if hashed:
-                cols.hashed.add(f)
-            # the gold label: a short value equal to the target (hashed labels never match)
-            hits = _gold_hits(labels, raw_target, target_str)
-            if hits:
-                cols.gold_hits[f] = cols.gold_hits.get(f, 0) + hits
-            doc_vals[f] = labels
+    doc_vals = _doc_labels(batch, cols, target, raw_target) if cols.doc_fields else {}
     doc_ids = get(names.index("doc_id"))
     doc_num = (doc_ids.to_numpy(zero_copy_only=False).astype("int64", copy=False)
                if pa.types.is_integer(doc_ids.type) else None)
@@ -285,6 +233,77 @@ def _fast_batch(batch: pa.RecordBatch, cols: SampleColumns, metrics: list[str], 
 # first characters of a JSON value that is a boolean, a string, an object or an array
 _NOT_A_NUMBER = 'tf"{['
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_\-@.]{1,100}$")
+
+
+
+def _mc_columns(batch: pa.RecordBatch, args: pa.Array, target_raw: pa.Array,
+                raw_target: pa.Array, max_args: int) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    """Multiple choice: the response (the option with the highest loglikelihood, none with
+    fewer than two options), the target (an option index read as that option's text) and
+    the number of options; ``_Fallback`` where the fast path cannot read a row exactly."""
+    names = batch.schema.names
+    fr = batch.column(names.index("filtered_resps"))
+    if fr.null_count:
+        raise _Fallback()
+    n_opts = pc.list_value_length(fr).to_numpy(zero_copy_only=False).astype("int64")
+    if n_opts.max(initial=0) > max_args:
+        raise _Fallback()
+    inner = fr.flatten()
+    lls_str = pc.list_element(inner, 0)
+    try:
+        lls = pc.cast(lls_str, pa.float64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise _Fallback() from None
+    offsets = np.asarray(fr.offsets)
+    offsets = offsets - offsets[0]
+    best = _argmax_segments(lls, offsets)
+    best[n_opts < 2] = -1
+    options = [pc.struct_field(args, [f"gen_args_{k}", "arg_1"]) for k in range(max_args)]
+    response = _pick_option(args, best, max_args, options)
+    # target: an option index -> that option's text
+    if pa.types.is_integer(target_raw.type):
+        t_idx = pc.fill_null(target_raw, -1).to_numpy(zero_copy_only=False).astype("int64")
+        t_str = raw_target
+    else:
+        t_str = target_raw
+        try:   # the usual case: every target is an option index written as a string
+            t_int = pc.cast(t_str, pa.int64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            digits = pc.fill_null(pc.match_substring_regex(t_str, r"^\s*\d{1,9}\s*$"), False)
+            t_int = pc.cast(pc.if_else(digits, pc.utf8_trim_whitespace(t_str),
+                                       pa.scalar(None, pa.string())), pa.int64())
+        t_idx = pc.fill_null(t_int, -1).to_numpy(zero_copy_only=False).astype("int64")
+    t_idx[(t_idx >= n_opts) | (n_opts < 2)] = -1
+    t_text = _pick_option(args, t_idx, max_args, options)
+    return response, pc.if_else(pa.array(t_idx >= 0), t_text, t_str), n_opts
+
+
+def _doc_labels(batch: pa.RecordBatch, cols: SampleColumns, target: pa.Array,
+                raw_target: pa.Array) -> dict[str, pa.Array]:
+    """The cluster label of every record per doc field (labelled here from the raw values
+    of the pyarrow reader, or as DuckDB labelled them); counts hashed fields and gold hits."""
+    names = batch.schema.names
+    get = batch.column
+    doc_vals: dict[str, pa.Array] = {}
+    target_str = target.cast(pa.string())
+    doc = get(names.index("doc")) if "doc" in names else None
+    for i, f in enumerate(cols.doc_fields):
+        if doc is not None:   # pyarrow reader: raw values, labelled here
+            raw = pc.struct_field(doc, [f]).cast(pa.string())
+            if doc.null_count:   # a record without a doc: the field is missing there
+                raw = pc.if_else(pc.is_valid(doc), raw, pa.scalar(None, pa.string()))
+            labels, hashed = _label_array(raw)
+        else:                 # DuckDB reader: labelled inside DuckDB (_batches_duckdb)
+            labels = get(names.index(f"__cl_{i}"))
+            hashed = bool(pc.any(get(names.index(f"__lg_{i}"))).as_py())
+        if hashed:
+            cols.hashed.add(f)
+        # the gold label: a short value equal to the target (hashed labels never match)
+        hits = _gold_hits(labels, raw_target, target_str)
+        if hits:
+            cols.gold_hits[f] = cols.gold_hits.get(f, 0) + hits
+        doc_vals[f] = labels
+    return doc_vals
 
 
 def _duckdb_type(t: pa.DataType) -> str:
