@@ -359,13 +359,11 @@ def _batches_duckdb(path: str, schema: pa.Schema,
     """
     import duckdb
 
-    C, F, K, S = (duckdb.ColumnExpression, duckdb.FunctionExpression, duckdb.ConstantExpression,
-                  duckdb.SQLExpression)
+    C, K, S = duckdb.ColumnExpression, duckdb.ConstantExpression, duckdb.SQLExpression
     names = schema.names
     mc = "filtered_resps" in names
     n_args = schema.field("arguments").type.num_fields
     metric_fields = [f.name for f in schema if f.type == pa.float64()]
-    target_int = pa.types.is_integer(schema.field("target").type)
     # texts as Arrow large_string: what pandas' ``str`` dtype holds, so no conversion copies
     # the offsets again
     con = duckdb.connect(config={"arrow_large_buffer_size": True})
@@ -376,47 +374,7 @@ def _batches_duckdb(path: str, schema: pa.Schema,
         for m in metric_fields:
             columns[m] = "JSON"
         rel = con.read_json(path, format="newline_delimited", columns=columns)
-        raw_target = "CAST(target AS VARCHAR)" if target_int else "target"
-        first = [C("doc_id"),
-                 S("CASE WHEN filter IS NULL OR filter = '' THEN 'none' ELSE filter END"
-                   ).alias("filter"),
-                 C("doc_hash"), C("prompt_hash"),
-                 S("arguments.gen_args_0.arg_0").alias("prompt"),
-                 S(raw_target).alias("raw_target")]
-        # every record names the first record's metrics (the list is a constant, not SQL text)
-        bad = [duckdb.CoalesceOperator(C("metrics") != K(_metric_list(schema)), K(True))]
-        if mc:
-            # option index of the target: an integer, or a string of 1-9 digits
-            t_idx = ("target" if target_int else
-                     r"CASE WHEN regexp_full_match(target, '\s*[0-9]{1,9}\s*') "
-                     r"THEN CAST(regexp_extract(target, '[0-9]+') AS BIGINT) END")
-            first += [S("len(filtered_resps)").alias("n_opts"),
-                      S("list_transform(filtered_resps, x -> TRY_CAST(x[1] AS DOUBLE))"
-                        ).alias("lls"),
-                      S(t_idx).alias("t_idx")]
-            # the option texts as plain columns: the picks below read them, not the struct
-            first += [S(f"arguments.gen_args_{k}.arg_1").alias(f"__o{k}") for k in range(n_args)]
-            bad += [S("filtered_resps IS NULL"), S(f"len(filtered_resps) > {n_args}")]
-        else:
-            present = " + ".join(f"CAST(arguments.gen_args_{k}.arg_1 IS NOT NULL AS INTEGER)"
-                                 for k in range(n_args))
-            first += [S("resps[1][1]").alias("response"), S(present).alias("n_opts")]
-        if metric_fields:
-            for m in metric_fields:
-                first_char = F("ascii", C(m).cast(duckdb.sqltype("VARCHAR")))
-                bad.append(duckdb.CoalesceOperator(first_char.isin(
-                    *(K(ord(c)) for c in _NOT_A_NUMBER)), K(False)))
-            first += [C(m).cast(duckdb.sqltype("DOUBLE")).alias(m) for m in metric_fields]
-        if doc_fields:
-            for i, f in enumerate(doc_fields):
-                value = F("struct_extract", C("doc"), K(f))
-                long_ = F("length", value) > K(CLUSTER_TEXT_LIMIT)
-                label = duckdb.CaseExpression(long_, F("left", F("sha256", value), K(12))
-                                              ).otherwise(value)
-                first += [label.alias(f"__cl_{i}"), long_.alias(f"__lg_{i}")]
-        first.append(duckdb.CoalesceOperator(_any(bad), K(False)).alias("__bad") if bad
-                     else K(False).alias("__bad"))
-        rel = rel.select(*first)
+        rel = rel.select(*_first_select(schema, doc_fields, n_args, metric_fields))
 
         def kept() -> list:   # the columns the last select passes on as they are
             return [C(c) for c in ("doc_id", "filter", "doc_hash", "prompt_hash", "prompt",
@@ -460,6 +418,60 @@ def _batches_duckdb(path: str, schema: pa.Schema,
             yield batch
     finally:
         con.close()
+
+
+def _first_select(schema: pa.Schema, doc_fields: list[str] | None, n_args: int,
+                  metric_fields: list[str]) -> list:
+    """The first select of ``_batches_duckdb``: the kept fields, the option columns and
+    loglikelihoods (multiple choice) or the response (generative), the metric values, the
+    cluster labels and ``__bad`` (expressions only; names as ``_batches_duckdb`` says)."""
+    import duckdb
+
+    C, F, K, S = (duckdb.ColumnExpression, duckdb.FunctionExpression, duckdb.ConstantExpression,
+                  duckdb.SQLExpression)
+    mc = "filtered_resps" in schema.names
+    target_int = pa.types.is_integer(schema.field("target").type)
+    raw_target = "CAST(target AS VARCHAR)" if target_int else "target"
+    first = [C("doc_id"),
+             S("CASE WHEN filter IS NULL OR filter = '' THEN 'none' ELSE filter END"
+               ).alias("filter"),
+             C("doc_hash"), C("prompt_hash"),
+             S("arguments.gen_args_0.arg_0").alias("prompt"),
+             S(raw_target).alias("raw_target")]
+    # every record names the first record's metrics (the list is a constant, not SQL text)
+    bad = [duckdb.CoalesceOperator(C("metrics") != K(_metric_list(schema)), K(True))]
+    if mc:
+        # option index of the target: an integer, or a string of 1-9 digits
+        t_idx = ("target" if target_int else
+                 r"CASE WHEN regexp_full_match(target, '\s*[0-9]{1,9}\s*') "
+                 r"THEN CAST(regexp_extract(target, '[0-9]+') AS BIGINT) END")
+        first += [S("len(filtered_resps)").alias("n_opts"),
+                  S("list_transform(filtered_resps, x -> TRY_CAST(x[1] AS DOUBLE))"
+                    ).alias("lls"),
+                  S(t_idx).alias("t_idx")]
+        # the option texts as plain columns: the picks below read them, not the struct
+        first += [S(f"arguments.gen_args_{k}.arg_1").alias(f"__o{k}") for k in range(n_args)]
+        bad += [S("filtered_resps IS NULL"), S(f"len(filtered_resps) > {n_args}")]
+    else:
+        present = " + ".join(f"CAST(arguments.gen_args_{k}.arg_1 IS NOT NULL AS INTEGER)"
+                             for k in range(n_args))
+        first += [S("resps[1][1]").alias("response"), S(present).alias("n_opts")]
+    if metric_fields:
+        for m in metric_fields:
+            first_char = F("ascii", C(m).cast(duckdb.sqltype("VARCHAR")))
+            bad.append(duckdb.CoalesceOperator(first_char.isin(
+                *(K(ord(c)) for c in _NOT_A_NUMBER)), K(False)))
+        first += [C(m).cast(duckdb.sqltype("DOUBLE")).alias(m) for m in metric_fields]
+    if doc_fields:
+        for i, f in enumerate(doc_fields):
+            value = F("struct_extract", C("doc"), K(f))
+            long_ = F("length", value) > K(CLUSTER_TEXT_LIMIT)
+            label = duckdb.CaseExpression(long_, F("left", F("sha256", value), K(12))
+                                          ).otherwise(value)
+            first += [label.alias(f"__cl_{i}"), long_.alias(f"__lg_{i}")]
+    first.append(duckdb.CoalesceOperator(_any(bad), K(False)).alias("__bad") if bad
+                 else K(False).alias("__bad"))
+    return first
 
 
 def _any(exprs: list) -> Any:
