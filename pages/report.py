@@ -175,7 +175,8 @@ except EvalbarsError as exc:
 
 with answer:
     row = st.container(horizontal=True, gap="small")
-    row.download_button("HTML report", data=html, file_name="evalbars_report.html",
+    # made on click (a callable): the 5 MB file is not sent with every view of the page
+    row.download_button("HTML report", data=lambda: html, file_name="evalbars_report.html",
                         mime="text/html", key="rep_html", on_click="ignore",
                         icon=":material/download:", type="primary")
     if find_chromium():

@@ -121,3 +121,28 @@ def test_report_page_in_presentation_mode_shows_only_the_answer(app_url, browser
         assert size >= 28                     # readable from the back of the room
     finally:
         context.close()
+
+
+def test_report_page_downloads_the_report_and_previews_it_on_request(app_url, browser, tmp_path):
+    """The HTML download is made on click (not sent with every view) and is the whole
+    report; the preview iframe appears only when asked for."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
+    pg = context.new_page()
+    pg.set_default_timeout(120_000)
+    try:
+        pg.goto(app_url + "/report")
+        pg.get_by_role("heading", name="Key findings").wait_for()
+        wait_idle(pg)
+        with pg.expect_download() as info:
+            pg.get_by_role("button", name="HTML report").click()
+        path = tmp_path / "report.html"
+        info.value.save_as(path)
+        text = path.read_text(encoding="utf-8")
+        assert text.lstrip().lower().startswith("<!doctype html") and "Key findings" in text
+        assert path.stat().st_size > 1_000_000          # Plotly inlined: opens offline
+        assert pg.locator("iframe[title='st.iframe'], iframe[srcdoc]").count() == 0
+        pg.get_by_text("Show the report here", exact=False).click()
+        pg.locator("iframe").first.wait_for()
+        assert pg.locator("iframe").count() >= 1
+    finally:
+        context.close()
