@@ -21,51 +21,20 @@ from __future__ import annotations
 
 from evalcore.ingest.lm_eval.columnar import read_jsonl_fast, read_samples_jsonl
 from evalcore.ingest.lm_eval.frames import TaskData, assemble
-from evalcore.ingest.lm_eval.records import (
-    CHUNK_LINES,
-    CLUSTER_KEYS,
-    GOLD_SHARE,
-    KNOWN_FIELDS,
-    MAX_CLUSTER_FIELDS,
-    PER_ITEM_FIELDS,
-    PER_ITEM_PREFIX,
-    TEXT_LIMIT,
-    RecordReader,
-    SampleColumns,
-    cluster_fields,
-    doc_field_name,
-    pick_cluster_key,
-    read_jsonl_slow,
-    read_records,
-    read_samples_json_array,
-)
-from evalcore.ingest.lm_eval.results import (
-    ENTRY_META,
-    HARNESS,
-    RESULTS,
-    RESULTS_NAME,
-    RUN_CONFIG_KEYS,
-    RUN_TOP_KEYS,
-    SAMPLES_JSON,
-    SAMPLES_JSONL,
-    SAMPLES_NAME,
-    TASK_CONFIG_KEYS,
-    TS_RE,
-    ResultsFile,
-    read_results,
-    results_summaries,
-    run_identity,
-    run_protocol,
-    summary_value,
-    task_rows,
-)
-from evalcore.ingest.lm_eval.runs import (
-    build_lazy_run,
-    build_run,
-    pair_samples,
-    samples_task_name,
-    samples_ts,
-)
+from evalcore.ingest.lm_eval.records import (CHUNK_LINES, CLUSTER_KEYS, GOLD_SHARE,
+                                             KNOWN_FIELDS, MAX_CLUSTER_FIELDS, PER_ITEM_FIELDS,
+                                             PER_ITEM_PREFIX, TEXT_LIMIT, RecordReader,
+                                             SampleColumns, cluster_fields, doc_field_name,
+                                             pick_cluster_key, read_jsonl_slow, read_records,
+                                             read_samples_json_array)
+from evalcore.ingest.lm_eval.results import (ENTRY_META, HARNESS, RESULTS, RESULTS_NAME,
+                                             RUN_CONFIG_KEYS, RUN_TOP_KEYS, SAMPLES_JSON,
+                                             SAMPLES_JSONL, SAMPLES_NAME, TASK_CONFIG_KEYS,
+                                             TS_RE, ResultsFile, read_results,
+                                             results_summaries, run_identity, run_protocol,
+                                             summary_value, task_rows)
+from evalcore.ingest.lm_eval.runs import (build_lazy_run, build_run, pair_samples,
+                                          samples_task_name, samples_ts)
 
 __all__ = [
     "CHUNK_LINES", "CLUSTER_KEYS", "ENTRY_META", "GOLD_SHARE", "HARNESS", "KNOWN_FIELDS",
