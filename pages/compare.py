@@ -22,7 +22,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evalcore import words
+from evalcore import analysis, words
 from evalcore.analysis import BENIGN_PROTOCOL_CATEGORIES
 from ui import charts, common, present
 
@@ -345,7 +345,7 @@ def _disagreements(per_task: pd.DataFrame, run_a: str, run_b: str) -> None:
     with right:
         cell = common.url_choice("Cell to list", list(CELLS), "cell", key="cmp_cell",
                                  format_func=lambda k_: CELLS[k_], widget="segmented")
-        items = common.compute("discordant_items", run_a, run_b, str(row.task),
+        items = common.compute(analysis.discordant_items, run_a, run_b, str(row.task),
                                str(row.metric), cell=cell, stop=False)
         if items is None:
             return
@@ -409,7 +409,7 @@ if not shared_tasks:
             f"{listed[run_b]}).")
     st.stop()
 
-cmp = common.compute("compare", run_a, run_b, task=None if task == ALL else task,
+cmp = common.compute(analysis.compare, run_a, run_b, task=None if task == ALL else task,
                      metric=None if metric == DEFAULT_METRIC else metric,
                      confidence=confidence, adjust=_adjust_value(), stop=False)
 _adjust_box(c_adjust, 0 if cmp is None else len(cmp.per_task))

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from evalcore import words
+from evalcore import analysis, words
 from evalcore.analysis.items import SUSPECT_COLUMNS, VARIANTS
 from evalcore.errors import EvalbarsError
 from ui import common, scratch
@@ -87,7 +87,7 @@ with tab_sus:
                                     max_value=200, step=1, cast=int, container=c3,
                                     help="Default: the better half of the models by accuracy "
                                          "on this task, at least m.")
-        report = common.compute("suspect_labels", task, m=int(m),
+        report = common.compute(analysis.suspect_labels, task, m=int(m),
                                 n_strong=None if int(strong) == 0 else int(strong), stop=False)
         if report is not None:
             e, g = report.expectation, report.given_errors
@@ -167,7 +167,7 @@ with tab_rs:
         first_run = [int(r) for r in item_tasks[item_tasks["task"].astype(str)
                                                 == task_rs]["run_id"].unique()][:1]
         # through the page cache (per store version), as every other read of the page
-        item_ids = (common.compute("item_choices", task_rs, metric, first_run[0], stop=False)
+        item_ids = (common.compute(analysis.item_choices, task_rs, metric, first_run[0], stop=False)
                     or []) if first_run else []
         exclude = st.multiselect("Exclude items", item_ids, key="rs_exclude")
         suspects = None
@@ -175,7 +175,7 @@ with tab_rs:
         if same_task and len(report.suspects):
             suspects = tuple(report.suspects["item_id"].astype(str))
             st.caption(f"Sensitivity range over the {len(suspects)} suspect item(s) of the first tab.")
-        res = common.compute("rescore", task_rs, metric=metric, relabels=relabels,
+        res = common.compute(analysis.rescore, task_rs, metric=metric, relabels=relabels,
                              exclude=tuple(exclude), suspects=suspects, confidence=confidence,
                              stop=False)
         if res is not None:
@@ -284,7 +284,7 @@ with tab_ov:
             chosen_ov = common.url_choice("Metric", [PRIMARY, *metrics], "ov_metric",
                                           key="ov_metric_w", format_func=_metric_label)
             metric_ov = None if chosen_ov == PRIMARY else chosen_ov
-            rep = common.compute("contamination", task_ov, index_path, metric=metric_ov,
+            rep = common.compute(analysis.contamination, task_ov, index_path, metric=metric_ov,
                                  min_hits=min_hits, confidence=confidence, stop=False)
             if rep is not None:
                 n_ov = int(rep.items["overlapping"].eq(True).sum())

@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from evalcore import analysis
 from evalcore.analysis import METHODS
 from evalcore.words import label
 from ui import charts, common, present, leaderboard_view as view
@@ -68,7 +69,7 @@ confidence = common.confidence_choice("lb_conf", container=c_conf)
 def _series_of() -> dict[str, str]:
     """run name -> its model series (``analysis.run_groups``' config: the model without its
     step and seed, or the run's ``config=`` tag)."""
-    groups = common.compute("run_groups", stop=False)
+    groups = common.compute(analysis.run_groups, stop=False)
     if groups is None or not len(groups):
         return {}
     return dict(zip(groups["run"].astype(str).tolist(), groups["config"].astype(str).tolist()))
@@ -104,7 +105,7 @@ board_args = dict(task=None if task == ALL else task,
                   metric=None if metric == DEFAULT_METRIC else metric, confidence=confidence,
                   runs=None if len(passing) == len(runs) else tuple(passing))
 # rank intervals bootstrap a task's items x runs matrix: computed below, for the task shown
-lb = common.compute("leaderboard", method=method, include_ranks=False, **board_args)
+lb = common.compute(analysis.leaderboard, method=method, include_ranks=False, **board_args)
 cells = lb.cells
 if cells.empty:
     st.info("No scores for this selection. Pick another task or metric, or widen the filters.")
@@ -416,7 +417,7 @@ def _tiers() -> None:
         # runs and direction, so nothing of it is recomputed
         shown = cells[(cells["task"].astype(str) == choice) & cells["has_items"].astype(bool)]
         got = common.compute(
-            "rank_intervals", choice, lb.metrics_by_task[choice],
+            analysis.rank_intervals, choice, lb.metrics_by_task[choice],
             tuple(int(x) for x in shown["run_id"]), lower_is_better=lower,
             confidence=lb.confidence, stop=False)
         if got is not None and len(got):

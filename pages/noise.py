@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evalcore import words
+from evalcore import analysis, words
 from ui import charts, common
 
 common.ensure_app_navigation()
@@ -43,7 +43,7 @@ def _protocols() -> None:
                 "Prompt template, few-shot count, chat template, answer filter and metric "
                 "variant (acc/acc_norm, strict/flexible) each count as a protocol; the spread "
                 "is set beside the gap to the nearest other model on the same task.")
-    pr = common.compute("protocol_sensitivity", confidence=confidence, stop=False)
+    pr = common.compute(analysis.protocol_sensitivity, confidence=confidence, stop=False)
     if pr is not None and pr.groups.empty:
         st.info(f"No protocol group in the store. {pr.how_to}")
     elif pr is not None:
@@ -117,7 +117,7 @@ def _seeds() -> None:
                                  "observed difference)", "sd_gap", key="sd_gap_w", default=0.0,
                                  min_value=0.0, max_value=100.0, step=0.5)
     gap = float(gap_pts) / 100.0 if gap_pts else None
-    sd = common.compute("seed_report", confidence=confidence, gap=gap, stop=False)
+    sd = common.compute(analysis.seed_report, confidence=confidence, gap=gap, stop=False)
     if sd is not None and sd.groups.empty:
         st.info(f"No seed group in the store. {sd.how_to}")
     elif sd is not None:
@@ -180,7 +180,7 @@ def _checkpoints() -> None:
                 "signal-to-noise ratio (spread between final models relative to their mean, "
                 "over the relative SD of one model's last checkpoints); and decision accuracy "
                 "(how often two series are ordered at an early checkpoint as at the final one).")
-    ck = common.compute("checkpoint_report", confidence=confidence, stop=False)
+    ck = common.compute(analysis.checkpoint_report, confidence=confidence, stop=False)
     if ck is not None and ck.curve.empty:
         st.info(f"No checkpoint series in the store. {ck.how_to}")
     elif ck is not None:
@@ -260,7 +260,7 @@ def _splits() -> None:
                                  "sp_task", key="sp_task_w", container=cols[1])
         k = common.url_numeric("number", "Splits k", "sp_k", key="sp_k_w", default=10,
                                min_value=2, max_value=50, step=1, container=cols[2], cast=int)
-        sp = common.compute("split_report", run, task, k=int(k), stop=False)
+        sp = common.compute(analysis.split_report, run, task, k=int(k), stop=False)
         if sp is not None:
             res = sp.result
             c = st.columns(4)

@@ -86,7 +86,7 @@ def pilot_pair() -> analysis.PlanFromPair | None:
                 "Nothing is computed until then.")
         return None
     task = common.url_choice("Task", shared, "plan_task", key="pl_task", container=ct)
-    pilot = common.compute("plan_from_pair", run_a, run_b, task, stop=False)
+    pilot = common.compute(analysis.plan_from_pair, run_a, run_b, task, stop=False)
     if pilot is None:
         return None
     st.caption(common.md_escape(analysis.pilot_sentence(pilot)))

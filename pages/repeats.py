@@ -15,7 +15,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from evalcore import words
+from evalcore import analysis, words
 from ui import charts, common
 
 common.ensure_app_navigation()
@@ -88,7 +88,7 @@ def _answers_per_item() -> None:
         # default: the task's primary metric, as on the leaderboard (the analysis decides)
         chosen = common.url_choice("Metric", [PRIMARY, *metrics], "rep_metric",
                                    key="rep_metric_w", format_func=_metric_label)
-        rep = common.compute("repeats", run, task,
+        rep = common.compute(analysis.repeats, run, task,
                              metric=None if chosen == PRIMARY else chosen, stop=False)
         if rep is not None:
             metric = rep.metric
@@ -168,7 +168,7 @@ def _reruns() -> None:
             if models.get(ra) != models.get(rb):
                 st.warning("These runs are of different models: rerun noise is meant for two "
                            "passes of the same model and protocol.")
-            rr = common.compute("rerun_noise", ra, rb, task, stop=False)
+            rr = common.compute(analysis.rerun_noise, ra, rb, task, stop=False)
             if rr is not None:
                 cols = st.columns(3)
                 cols[0].metric("Flip rate f", f"{100 * rr.flip_rate:.1f}%",
@@ -196,7 +196,7 @@ def _clusters() -> None:
                 "with a `cluster` column and inspect sample metadata provide one.")
     else:
         run, task = _pick_run_task(clustered, "cl")
-        cr = common.compute("clusters", run, task, confidence=confidence, stop=False)
+        cr = common.compute(analysis.clusters, run, task, confidence=confidence, stop=False)
         if cr is not None:
             pct = _is_binary(run, task, cr.metric) or common.is_proportion([cr.score])
             u = _unit(pct)
@@ -247,7 +247,7 @@ def _metric_variants() -> None:
         ma = common.url_choice("Variant A", variants, "mv_a", key="mv_a_w", container=cols[0])
         mb = common.url_choice("Variant B", [v for v in variants if v != ma], "mv_b",
                                key="mv_b_w", container=cols[1])
-        mv = common.compute("metric_variants", run, task, ma, mb, confidence=confidence,
+        mv = common.compute(analysis.metric_variants, run, task, ma, mb, confidence=confidence,
                             stop=False)
         if mv is not None and len(mv.per_task):
             row = mv.per_task.iloc[0]

@@ -14,6 +14,7 @@ import shlex
 import pandas as pd
 import streamlit as st
 
+from evalcore import analysis
 from evalcore.errors import EvalbarsError, IngestError
 from evalcore.ingest import problem_row
 from evalcore.unreachable import unreachable_reason
@@ -282,7 +283,7 @@ if len(without_items):
                "leaderboard shows them with the harness's reported stderr; paired comparisons "
                "need the sample logs.")
 
-ov = common.compute("overview", stop=False)
+ov = common.compute(analysis.overview, stop=False)
 if ov is not None:
     with st.expander("Tasks and metrics per run"):
         common.show_table(readable(ov.tasks), "tasks", "up_tasks")

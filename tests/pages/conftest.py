@@ -77,7 +77,7 @@ def check_only_open_tab_computed(monkeypatch, name: str, key: str,
     calls: list[str] = []
     compute = common.compute
     monkeypatch.setattr(common, "compute",
-                        lambda fn, *a, **k: calls.append(fn) or compute(fn, *a, **k))
+                        lambda fn, *a, **k: calls.append(fn.__name__) or compute(fn, *a, **k))
     labels = list(wanted)
     for tab, fn in wanted.items():
         calls.clear()
