@@ -1,0 +1,96 @@
+"""LLM judges: a judge-scored task corrected with human labels on a random sample of its items.
+
+Pick a run and task, upload a CSV ``item_id,human``; the page shows the judge's own mean, the
+human labels alone and the PPI++ estimate side by side, then the judge-human agreement
+(confusion table, Cohen's kappa, the judge's bias) and the random-sample check. Numbers:
+``evalcore.analysis.judge_report`` (the same call as ``python -m evalcore judge``); the
+labels are used for this page only and never stored.
+URL state: jd_run, jd_task, conf.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from evalcore import analysis
+from evalcore.analysis.judge import SAMPLING_NOTE
+from evalcore.errors import EvalbarsError
+from ui import common
+
+common.ensure_app_navigation()
+st.title("LLM judges")
+st.caption("A score graded by a model carries the judge's bias, which its interval does not "
+           "show: the interval says how noisy the judge's average is, not how far it is from "
+           "what people would say. With human labels on a random sample of the items, "
+           "prediction-powered inference (PPI++: Angelopoulos et al. 2023; Angelopoulos, "
+           "Duchi & Zrnic 2023) corrects the judge's score and gives a valid interval, "
+           "usually narrower than the human labels alone.")
+
+store = common.get_store()
+runs, tasks = common.runs_and_tasks(store, 1, "this page")
+if "has_items" in tasks:
+    tasks = tasks[tasks["has_items"].fillna(False).astype(bool)]
+names = [str(x) for x in runs["name"]]
+ids = dict(zip(names, runs["run_id"].astype(int)))
+c1, c2, c3 = st.columns([3, 3, 1])
+run = common.url_choice("Run (graded by the judge)", names, "jd_run", key="jd_run_w",
+                        format_func=common.run_label(runs), container=c1)
+run_tasks = sorted(tasks.loc[tasks["run_id"].astype(int) == ids[run], "task"].astype(str)
+                   .unique())
+if not run_tasks:
+    st.info("This run has no task with item scores; PPI needs the judge's score on every "
+            "item.")
+    st.stop()
+task = common.url_choice("Task", run_tasks, "jd_task", key="jd_task_w", container=c2)
+confidence = common.confidence_choice("jd_conf", container=c3)
+
+upload = st.file_uploader("Human labels (CSV with columns item_id,human)", type=["csv"],
+                          key="jd_labels")
+st.caption(f"{SAMPLING_NOTE} Labels: 0/1, or numbers on the judge's scale; at least 10 "
+           "items; each item of the run's task once. They are used on this page only and "
+           "not stored.")
+if upload is None:
+    st.info("Upload a labels file to see the corrected score. Command line: `python -m "
+            "evalcore judge --run RUN --task TASK --human LABELS.csv`.")
+    st.stop()
+
+try:
+    report = analysis.judge_report(store, ids[run], task, upload.getvalue(), upload.name,
+                                   confidence=confidence)
+except EvalbarsError as exc:
+    common.show_error(exc)
+    st.stop()
+
+pct = 100 * confidence
+ppi = report.ppi
+st.subheader(f"Corrected score: {ppi.estimate:.4f} ({pct:g}% CI {ppi.low:.4f} to "
+             f"{ppi.high:.4f}), PPI++ with lambda = {ppi.lam:.3f}")
+m1, m2, m3 = st.columns(3)
+m1.metric("Judge only (every item)", f"{report.judge_only.estimate:.4f}",
+          help="The judge's mean and its usual interval: the judge's noise, not its bias.")
+m2.metric("Human labels only", f"{report.human_only.estimate:.4f}")
+m3.metric("PPI++", f"{ppi.estimate:.4f}")
+rows = pd.DataFrame(analysis.estimate_rows(report))
+common.show_table(common.text_table(rows, {
+    "answer": ("Answer", "text", 1), "mean": ("Mean", ".4f", 1), "low": ("Low", ".4f", 1),
+    "high": ("High", ".4f", 1), "width": ("Width", ".4f", 1), "items": ("Items", ".0f", 1),
+    "method": ("Method", "text", 1)}), f"judge {report.run} {report.task}", "jd_rows")
+st.caption(f"{report.n_labelled:,} items labelled by people, {report.n_unlabelled:,} judged "
+           f"only; metric {common.md_escape(report.metric)}; {pct:g}% intervals.")
+for w in report.warnings:
+    st.warning(common.md_escape(w))
+
+st.markdown("**How far to trust the judge** (on the labelled items)")
+for sentence in analysis.agreement_sentences(report):
+    st.markdown(common.md_escape(sentence))
+if report.kappa is not None:
+    cats = [f"{c:g}" for c in report.kappa.categories]
+    confusion = pd.DataFrame([[str(v) for v in r] for r in report.kappa.table],
+                             columns=[f"judge {c}" for c in cats])
+    confusion.insert(0, "human", [f"human {c}" for c in cats])
+    common.show_table(confusion, f"confusion {report.run} {report.task}", "jd_confusion")
+shift = report.shift
+st.caption(f"Random-sample check: the judge's mean is {shift.mean_labelled:.4f} on the "
+           f"labelled items and {shift.mean_unlabelled:.4f} on the rest "
+           f"({common.md_escape(shift.method)}: p = {common.fmt_p(shift.p_value)}).")

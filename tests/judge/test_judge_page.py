@@ -1,0 +1,54 @@
+"""The LLM judges page: the same PPI++ answer as ``judge`` and ppi_py, and a bad labels file
+shown as a message naming the line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.cli_helpers import run_main
+from tests.judge.helpers import TASK, simulate, write_labels, write_run
+from tests.pages.conftest import _isolated, no_exception, page, plain  # noqa: F401
+
+ppi_py = pytest.importorskip("ppi_py")
+
+
+@pytest.fixture
+def judged(tmp_path, store_location, capsys):
+    human, judge = simulate(seed=5)
+    assert run_main(capsys, *store_location.cli_args, "ingest",
+                    write_run(tmp_path, judge))[0] == 0
+    rows = np.random.default_rng(2).permutation(human.size)[:100]
+    return human, judge, rows
+
+
+def test_page_shows_the_reference_interval(judged, tmp_path):
+    human, judge, rows = judged
+    labels = write_labels(tmp_path, human, rows).read_bytes()
+    at = page("judge").run()
+    no_exception(at)
+    assert any("Upload a labels file" in plain(i.value) for i in at.info)
+    at.file_uploader(key="jd_labels").set_value(("labels.csv", labels, "text/csv")).run()
+    no_exception(at)
+    rest = np.setdiff1d(np.arange(human.size), rows)
+    lo, hi = ppi_py.ppi_mean_ci(human[rows], judge[rows], judge[rest], alpha=0.05)
+    head = plain(at.subheader[0].value)
+    assert f"CI {float(np.ravel(lo)[0]):.4f} to {float(np.ravel(hi)[0]):.4f}" in head
+    table = at.dataframe[0].value
+    assert list(table["Items"]) == ["400", "100", "400"]
+    assert table["Answer"].iloc[2].startswith("PPI++")
+    assert float(table["Width"].iloc[2]) < float(table["Width"].iloc[1])
+    body = " ".join(plain(m.value) for m in at.markdown)
+    assert "Cohen's kappa" in body and "Judge bias" in body
+    confusion = at.dataframe[1].value
+    assert list(confusion.columns) == ["human", "judge 0", "judge 1"]
+    assert sum(int(v) for v in confusion[["judge 0", "judge 1"]].to_numpy().ravel()) == 100
+
+
+def test_bad_labels_file_is_a_message(judged):
+    at = page("judge").run()
+    bad = b"item_id,human\nq0001,1\nq0001,0\n"
+    at.file_uploader(key="jd_labels").set_value(("bad.csv", bad, "text/csv")).run()
+    no_exception(at)
+    errors = [plain(e.value) for e in at.error]
+    assert any("bad.csv" in e and "line 3" in e and "labelled once" in e for e in errors)
