@@ -96,7 +96,9 @@ from evalcore.analysis.repeats import (  # noqa: F401
     rerun_noise,
 )
 from evalcore.analysis.planning import (  # noqa: F401
+    LabelsPlan,
     PairedPlan,
+    judge_labels_plan,
     PlanFromPair,
     paired_plan,
     pilot_design_effect,

@@ -61,7 +61,9 @@ from evalcore.stats.planning import (effective_n, minimum_detectable_effect,
                                      minimum_detectable_effect_unpaired,
                                      preregistration_markdown, required_items,
                                      required_items_unpaired, sd_diff_with_answers)
-from evalcore.stats.ppi import (Kappa, LabelShift, MeanT, PPIMean, cohens_kappa, judge_bias,
+from evalcore.stats.ppi import (Kappa, LabelShift, LabelsNeeded, MeanT, PPIMean,
+                                binary_agreement_moments, cohens_kappa, judge_bias,
+                                ppi_labels_needed,
                                 label_shift, power_tuning_lambda, ppi_mean, ppi_paired_difference,
                                 ppi_variance, t_mean_interval)
 from evalcore.stats.two_sample import TwoSampleDifference, two_sample_difference
@@ -125,5 +127,5 @@ __all__ = [
     # LLM judges: prediction-powered inference, agreement
     "PPIMean", "Kappa", "MeanT", "LabelShift", "ppi_mean", "ppi_paired_difference",
     "power_tuning_lambda", "ppi_variance", "cohens_kappa", "judge_bias", "t_mean_interval",
-    "label_shift",
+    "label_shift", "LabelsNeeded", "ppi_labels_needed", "binary_agreement_moments",
 ]

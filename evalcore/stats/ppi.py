@@ -300,3 +300,82 @@ def label_shift(judge_labelled: Any, judge_unlabelled: Any) -> LabelShift:
     else:
         p = float(mannwhitneyu(f, g, alternative="two-sided", method="asymptotic").pvalue)
     return LabelShift(float(f.mean()), float(g.mean()), p)
+
+
+@dataclass(frozen=True)
+class LabelsNeeded:
+    """Human labels needed for a target SE of the PPI++ estimate (:func:`ppi_labels_needed`).
+
+    n_labels : the smallest n (of ``n_items``, at most n_items - 2) whose PPI++ SE is at
+        most ``target_se``; None when even n_items - 2 labels do not reach it.
+    n_human_only : labels needed by the human-only mean, ceil(var_Y / target_se^2) (may
+        exceed n_items).
+    floor_se : the judge-limited floor sqrt(rho^2 var_Y / n_items) that no number of labels
+        goes below while the judge is used (unclipped lambda).
+    lam : the tuning parameter at n_labels (NaN when unreachable).
+    best_se : the SE with n_items - 2 labels (the most this task allows).
+    """
+
+    target_se: float
+    n_items: int
+    n_labels: int | None
+    n_human_only: int
+    floor_se: float
+    lam: float
+    best_se: float
+
+
+def ppi_labels_needed(target_se: float, n_items: int, var_human: float, var_judge: float,
+                      cov: float) -> LabelsNeeded:
+    """The fewest human labels on a task of ``n_items`` items for a PPI++ SE <= target_se.
+
+    Labelled items are part of the task (N = n_items - n): Var(n) from :func:`ppi_variance`
+    (lambda tuned for each n, clipped to [0, 1]). Unclipped, Var(n) = var_Y [(1 - rho^2)/n +
+    rho^2 / n_items] with rho the judge-human correlation, so
+    n = var_Y (1 - rho^2) / (target_se^2 - rho^2 var_Y / n_items): the judge replaces a share
+    rho^2 of the human variance. Var(n) decreases in n, so the first n that reaches the target
+    is the answer (searched over every n from 2 to n_items - 2).
+    """
+    se = float(target_se)
+    total = int(n_items)
+    if not (se > 0.0) or math.isinf(se):
+        raise StatsInputError(f"target SE must be a positive number, got {target_se!r}")
+    if total < 4:
+        raise StatsInputError(f"a task needs at least 4 items to plan labels, got {total}")
+    if var_human <= 0:
+        raise StatsInputError("the human labels' variance must be positive")
+    if var_judge < 0 or cov * cov > var_human * var_judge * (1 + 1e-9):
+        raise StatsInputError("judge variance and covariance must satisfy cov^2 <= "
+                              "var_human * var_judge")
+    n = np.arange(2, total - 1, dtype=float)
+    big_n = total - n
+    lam = (np.zeros_like(n) if var_judge == 0 else
+           np.clip(cov / ((1 + n / big_n) * var_judge), 0.0, 1.0))
+    var = lam ** 2 * var_judge / big_n + (var_human - 2 * lam * cov + lam ** 2 * var_judge) / n
+    ok = np.flatnonzero(var <= se * se)
+    rho2 = 0.0 if var_judge == 0 else cov * cov / (var_human * var_judge)
+    return LabelsNeeded(
+        target_se=se, n_items=total,
+        n_labels=int(n[ok[0]]) if ok.size else None,
+        n_human_only=int(math.ceil(var_human / (se * se) - 1e-9)),
+        floor_se=math.sqrt(rho2 * var_human / total),
+        lam=float(lam[ok[0]]) if ok.size else float("nan"),
+        best_se=math.sqrt(max(float(var[-1]), 0.0)))
+
+
+def binary_agreement_moments(p_human: float, p_judge: float,
+                             agreement: float) -> tuple[float, float, float]:
+    """(var_Y, var_f, cov) of two 0/1 raters from their rates and the share of items they
+    agree on: P(both 1) = (agreement - 1 + p_Y + p_f) / 2, cov = P(both 1) - p_Y p_f. The
+    three inputs must describe a 2x2 table with non-negative cells."""
+    py, pf, a = float(p_human), float(p_judge), float(agreement)
+    for name, v in (("human rate", py), ("judge rate", pf), ("agreement", a)):
+        if not (0.0 <= v <= 1.0):
+            raise StatsInputError(f"{name} must lie in [0, 1], got {v!r}")
+    both = (a - 1 + py + pf) / 2
+    cells = (both, py - both, pf - both, 1 - py - pf + both)
+    if min(cells) < -1e-12:
+        raise StatsInputError(f"no 2x2 table has human rate {py:g}, judge rate {pf:g} and "
+                              f"agreement {a:g} (agreement must lie in "
+                              f"[{abs(py - pf):g}, {1 - abs(py + pf - 1):g}])")
+    return py * (1 - py), pf * (1 - pf), both - py * pf

@@ -6,6 +6,8 @@ References: ``ppi_py`` 0.2.3 (PyPI ``ppi-python``, Angelopoulos et al.'s own pac
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -182,3 +184,52 @@ def test_ppi_variance_matches_simulated_estimator():
     var, lam = ppi.ppi_variance(n, big_n, float(yy.var()), float(ff.var()), cov)
     assert 0 < lam < 1
     assert float(est.var()) == pytest.approx(var, rel=0.1)
+
+
+def test_labels_needed_closed_form_and_monotone():
+    var_y, rho = 0.24, 0.8
+    var_f = 0.25
+    cov = rho * math.sqrt(var_y * var_f)
+    total, se = 2000, 0.02
+    res = ppi.ppi_labels_needed(se, total, var_y, var_f, cov)
+    # unclipped closed form: n = var_Y (1 - rho^2) / (se^2 - rho^2 var_Y / T)
+    closed = var_y * (1 - rho ** 2) / (se ** 2 - rho ** 2 * var_y / total)
+    assert res.n_labels == math.ceil(closed) or res.n_labels == math.ceil(closed) + 1
+    var, _ = ppi.ppi_variance(res.n_labels, total - res.n_labels, var_y, var_f, cov)
+    before, _ = ppi.ppi_variance(res.n_labels - 1, total - res.n_labels + 1, var_y, var_f, cov)
+    assert var <= se ** 2 < before
+    assert res.n_human_only == math.ceil(var_y / se ** 2)
+    assert res.n_labels < res.n_human_only
+    assert res.floor_se == pytest.approx(math.sqrt(rho ** 2 * var_y / total))
+
+
+def test_labels_needed_unreachable_and_no_judge():
+    assert ppi.ppi_labels_needed(0.001, 100, 0.25, 0.25, 0.2).n_labels is None
+    res = ppi.ppi_labels_needed(0.03, 5000, 0.25, 0.25, 0.0)
+    assert res.n_labels == res.n_human_only == math.ceil(0.25 / 0.03 ** 2)
+
+
+def test_labels_needed_reaches_target_in_simulation():
+    """Planned from the population moments, the labels actually give intervals of about the
+    target width (mean SE over simulated draws within 5% of the target)."""
+    y_all, f_all, _, _ = _biased_judge(21, 4000, 1)
+    var_y, var_f = float(y_all.var()), float(f_all.var())
+    cov = float(np.mean((y_all - y_all.mean()) * (f_all - f_all.mean())))
+    plan = ppi.ppi_labels_needed(0.025, 4000, var_y, var_f, cov)
+    rng = np.random.default_rng(1)
+    ses = []
+    for _ in range(200):
+        pick = rng.permutation(4000)
+        lab, rest = pick[:plan.n_labels], pick[plan.n_labels:]
+        ses.append(ppi.ppi_mean(y_all[lab], f_all[lab], f_all[rest]).se)
+    assert float(np.mean(ses)) == pytest.approx(0.025, rel=0.05)
+
+
+def test_binary_agreement_moments():
+    y = np.array([1, 1, 1, 0, 0, 1, 0, 1, 1, 0], dtype=float)
+    f = np.array([1, 1, 0, 0, 1, 1, 0, 1, 1, 1], dtype=float)
+    vy, vf, cov = ppi.binary_agreement_moments(y.mean(), f.mean(), float(np.mean(y == f)))
+    assert (vy, vf) == pytest.approx((y.var(), f.var()))
+    assert cov == pytest.approx(float(np.mean((y - y.mean()) * (f - f.mean()))))
+    with pytest.raises(StatsInputError):
+        ppi.binary_agreement_moments(0.9, 0.1, 0.9)
