@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from evalcore import analysis
 from evalcore.analysis import METHODS
 from evalcore.words import label
 from ui import charts, common, present, leaderboard_view as view
@@ -106,6 +107,7 @@ board_args = dict(task=None if task == ALL else task,
 # rank intervals bootstrap a task's items x runs matrix: computed below, for the task shown
 lb = common.compute("leaderboard", method=method, include_ranks=False, **board_args)
 cells = lb.cells
+judged = analysis.judged_cells(store, [int(r) for r in runs["run_id"]])
 if cells.empty:
     st.info("No scores for this selection. Pick another task or metric, or widen the filters.")
     st.stop()
@@ -171,7 +173,7 @@ rows = ranked[:top]
 def _scores_table() -> None:
     columns = average_column + task_columns
     table = view.scores_table(lb, rows, columns, percent_by_task,
-                              average_text=view.average_texts(lb.averages))
+                              average_text=view.average_texts(lb.averages), judged=judged)
     run_px, cell_px = (PRESENT_RUN_PX, PRESENT_CELL_PX) if present.is_on() else \
         (RUN_COLUMN_PX, CELL_PX)
     config = {view.RUN: st.column_config.TextColumn(
@@ -197,6 +199,7 @@ def _scores_table() -> None:
         "the harness's weighting, (harness) = the group value the harness reported, (mean) "
         "or (size-weighted) = from the subtasks' reported values where the harness reported "
         "none, – = no value, with what is missing."
+        + (f" {view.JUDGE_HELP}." if judged else "")
         + (" Macro average: mean over the tasks whose metric is higher-is-better on [0, 1]; "
            "(only k tasks) = fewer tasks than the other runs, not comparable."
            if with_average else ""))

@@ -84,7 +84,10 @@ from evalcore.analysis.judge import (  # noqa: F401
     agreement_sentences,
     estimate_rows,
     judge_report,
+    judge_text,
+    judged_cells,
     judged_scores,
+    run_judges,
 )
 from evalcore.analysis.repeats import (  # noqa: F401
     ClusterReport,

@@ -122,6 +122,44 @@ class JudgeReport:
         }
 
 
+def judges_of(protocol: dict | None) -> dict[str, dict[str, str]]:
+    """The ``judges`` record of a task protocol ({scorer: {"model", "model_source",
+    "template_sha256"}}, written at ingest for model-graded scorers), or {}."""
+    got = (protocol or {}).get("judges")
+    return got if isinstance(got, dict) else {}
+
+
+def judge_text(judges: dict[str, dict[str, str]]) -> str:
+    """"openai/gpt-4o (model_graded_qa, template 1a2b...)" for each judge, "; "-joined."""
+    parts = []
+    for scorer, j in sorted(judges.items()):
+        tpl = j.get("template_sha256", "")
+        tpl = "default template" if tpl == "scorer default" else f"template {tpl}"
+        parts.append(f"{j.get('model', 'unknown')} ({scorer}, {tpl})")
+    return "; ".join(parts)
+
+
+def judged_cells(store, run_ids: list[int] | None = None) -> dict[tuple[str, str], str]:
+    """(run name, task) -> the judge in words (``judge_text``) for every task of the runs
+    whose protocol records a model-graded scorer: the cells the leaderboard marks."""
+    table = store.task_protocol_table(None if run_ids is None else [int(r) for r in run_ids])
+    names = run_names(store)
+    out: dict[tuple[str, str], str] = {}
+    for rid, task, proto in zip(table["run_id"].tolist(), table["task"].tolist(),
+                                table["protocol"].tolist()):
+        found = judges_of(proto if isinstance(proto, dict) else None)
+        if found:
+            out[(names.get(int(rid), str(rid)), str(task))] = judge_text(found)
+    return out
+
+
+def run_judges(store, run_id: int, task: str) -> dict[str, dict[str, str]]:
+    """The judges recorded for one run's task ({} when none)."""
+    table = store.task_protocol_table([int(run_id)], task=str(task))
+    protos = table["protocol"].tolist()
+    return judges_of(protos[0] if protos and isinstance(protos[0], dict) else None)
+
+
 def judged_scores(store, run: str | int, task: str, metric: str | None = None) -> JudgedScores:
     """The run's per-item scores (mean over answers) on ``task``, with their item ids;
     ``metric`` None: the task's default metric with item scores."""

@@ -1,0 +1,92 @@
+"""Judge metadata from real inspect logs with model-graded scorers: recorded in the task
+protocol, marked on the leaderboard, and a comparison of runs graded by different judges
+warned as not measured the same way."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from evalcore.ingest.inspect_log import judges
+from tests.cli_helpers import run_main
+from tests.pages.conftest import _isolated, no_exception, page  # noqa: F401
+from tests.pages.test_leaderboard import board_texts
+
+INPUT_TASK = "2024-11-05T13-31-45-05-00_input-task_8zXjbRzCWrL9GXiXo2vus9.json"
+GUIDE = "2025-05-12T20-28-26-04-00_security-guide.json"
+GUIDE_EVAL = "2025-09-23T08-09-58-04-00_security-guide_LuxZJVwvymC3S3SyoJczxB.eval"
+SIMPLEQA = "data_with_llm_scoring.json"
+POPULARITY = "2025-05-12T20-28-13-04-00_popularity.json"
+
+
+def _log(wild_dir, name):
+    return json.loads((wild_dir / "inspect" / name).read_text())
+
+
+def test_model_graded_fact_with_instructions(wild_dir):
+    """model_graded_fact names no grader model: inspect grades with the evaluated model; the
+    custom instructions give a template hash."""
+    got = judges(_log(wild_dir, INPUT_TASK))
+    assert got == {"model_graded_fact": {
+        "model": "openai/gpt-4o-mini", "model_source": "the evaluated model (default)",
+        "template_sha256": got["model_graded_fact"]["template_sha256"]}}
+    import hashlib
+    instructions = _log(wild_dir, INPUT_TASK)["results"]["scores"][0]["params"]["instructions"]
+    assert got["model_graded_fact"]["template_sha256"] == \
+        hashlib.sha256(instructions.encode()).hexdigest()[:16]
+
+
+def test_default_template_and_grader_option(wild_dir):
+    assert judges(_log(wild_dir, GUIDE))["model_graded_fact"]["template_sha256"] == \
+        "scorer default"
+    simple = judges(_log(wild_dir, SIMPLEQA))["simpleqa_scorer"]
+    assert simple["model"] == "google/gemini-2.0-flash-001"
+    assert simple["model_source"] == "scorer option"
+    assert judges(_log(wild_dir, POPULARITY)) == {}        # match scorer: no judge
+
+
+def test_grader_role_wins_over_evaluated_model(wild_dir):
+    log = _log(wild_dir, GUIDE)
+    log["eval"]["model_roles"] = {"grader": {"model": "anthropic/claude-x"}}
+    got = judges(log)["model_graded_fact"]
+    assert (got["model"], got["model_source"]) == ("anthropic/claude-x", "grader model role")
+
+
+def test_protocol_leaderboard_mark_and_compare_warning(wild_dir, tmp_path, store_location,
+                                                       capsys):
+    """The .eval and the .json security-guide logs, one re-graded by another judge: the
+    task protocol records each judge, the leaderboard marks both cells, and compare warns."""
+    regraded = _log(wild_dir, GUIDE)
+    regraded["eval"]["scorers"][0]["options"] = {"model": "anthropic/claude-x"}
+    regraded["eval"]["eval_id"] = "regraded"
+    path = tmp_path / "regraded.json"
+    path.write_text(json.dumps(regraded))
+    shutil.copy(wild_dir / "inspect" / GUIDE_EVAL, tmp_path / GUIDE_EVAL)
+    args = store_location.cli_args
+    assert run_main(capsys, *args, "ingest", tmp_path / GUIDE_EVAL, path)[0] == 0
+    store = store_location.open()
+    from evalcore import analysis as an
+    marks = an.judged_cells(store)
+    assert sorted(marks.values()) == [
+        "anthropic/claude-x (model_graded_fact, default template)",
+        "openai/gpt-4o-mini (model_graded_fact, default template)"]
+    code, out, _ = run_main(capsys, *args, "compare", "1", "2", "--format", "json")
+    assert code == 0
+    got = json.loads(out)
+    assert any("judges.model_graded_fact.model" in w for w in got["warnings"])
+    diff = [r for r in got["protocol_diff"] if r["setting"].startswith("judges.")]
+    assert diff and {r["category"] for r in diff} == {"judge"}
+
+
+def test_leaderboard_page_marks_judged_cells(wild_dir, store_location, capsys, _isolated):
+    assert run_main(capsys, *store_location.cli_args, "ingest",
+                    wild_dir / "inspect" / GUIDE_EVAL,
+                    wild_dir / "inspect" / POPULARITY)[0] == 0
+    at = page("leaderboard").run()
+    no_exception(at)
+    table = board_texts(at)
+    texts = [str(v) for v in table.to_numpy().ravel()]
+    assert sum(t.endswith("⚖") for t in texts) == 1       # security_guide only
+    assert any("⚖: scored by an LLM judge" in c.value for c in at.caption)
