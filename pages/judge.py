@@ -10,6 +10,9 @@ URL state: jd_run, jd_task, conf.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import NamedTuple
+
 import pandas as pd
 import streamlit as st
 
@@ -17,6 +20,20 @@ from evalcore import analysis
 from evalcore.analysis.judge import SAMPLING_NOTE
 from evalcore.errors import EvalbarsError
 from ui import common
+
+DEMO_LABELS = Path(__file__).resolve().parents[1] / "data" / "demo_judge_labels"
+DEMO_TASK = "judged_qa_demo"
+
+
+class DemoFile(NamedTuple):
+    """The bundled labels file, read like an upload."""
+
+    name: str
+    data: bytes
+
+    def getvalue(self) -> bytes:
+        return self.data
+
 
 common.ensure_app_navigation()
 st.title("LLM judges")
@@ -45,8 +62,18 @@ if not run_tasks:
 task = common.url_choice("Task", run_tasks, "jd_task", key="jd_task_w", container=c2)
 confidence = common.confidence_choice("jd_conf", container=c3)
 
+recorded = analysis.run_judges(store, ids[run], task)
+st.caption("Judge: " + (common.md_escape(analysis.judge_text(recorded)) if recorded else
+                        "none recorded in this run's protocol (only inspect logs with "
+                        "model-graded scorers name one); the labels work all the same."))
 upload = st.file_uploader("Human labels (CSV with columns item_id,human)", type=["csv"],
                           key="jd_labels")
+demo_labels = DEMO_LABELS / f"{run.rsplit('/', 1)[-1]}.csv"
+if upload is None and task == DEMO_TASK and demo_labels.is_file() and st.toggle(
+        "Use the bundled demo's human labels", key="jd_demo",
+        help=f"data/demo_judge_labels/{demo_labels.name}: a random sample of the items, "
+             "labelled by (simulated) people."):
+    upload = DemoFile(demo_labels.name, demo_labels.read_bytes())
 st.caption(f"{SAMPLING_NOTE} Labels: 0/1, or numbers on the judge's scale; at least 10 "
            "items; each item of the run's task once. They are used on this page only and "
            "not stored.")

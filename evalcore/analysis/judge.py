@@ -66,8 +66,9 @@ class JudgedScores:
 class JudgeReport:
     """Judge-only, human-only and PPI++ answers for one run and task (module docstring).
 
-    confusion : rows human, columns judge, counts (with ``categories``), or None when a
-    rater uses more than KAPPA_MAX_CATEGORIES values. warnings : sentences for the reader.
+    kappa : with the confusion table (rows human, columns judge), or None when a rater uses
+    more than KAPPA_MAX_CATEGORIES values. warnings : sentences for the reader. judges : the
+    judge recorded in the task protocol at ingest (``judges_of``), {} when none.
     """
 
     run: str
@@ -86,6 +87,7 @@ class JudgeReport:
     binary_labels: bool
     warnings: tuple[str, ...]
     sampling_note: str = SAMPLING_NOTE
+    judges: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON answer of ``judge`` (keys documented in docs/cli.md)."""
@@ -100,7 +102,7 @@ class JudgeReport:
                      if k not in ("table", "categories", "n")}
         return {
             "run": self.run, "task": self.task, "metric": self.metric,
-            "confidence": self.confidence, "labels_file": self.labels_file,
+            "judges": self.judges, "confidence": self.confidence, "labels_file": self.labels_file,
             "n_labelled": self.n_labelled, "n_unlabelled": self.n_unlabelled,
             "judge_only": iv(self.judge_only, "the judge's mean over every item (the "
                                               "judge's noise only, not its bias)"),
@@ -246,7 +248,8 @@ def judge_report(store, run: str | int, task: str, data: bytes | str, source: st
         judge_only=judge_only, human_only=human_only, ppi=ppi,
         bias=st.judge_bias(human, judge_lab, confidence),
         kappa=_kappa(human, judge_lab, confidence), shift=shift, binary_labels=binary_labels,
-        warnings=tuple(_warnings(shift, ppi, human_only)))
+        warnings=tuple(_warnings(shift, ppi, human_only)),
+        judges=run_judges(store, judged.run_id, judged.task))
 
 
 def estimate_rows(report: JudgeReport) -> list[dict[str, Any]]:

@@ -52,3 +52,22 @@ def test_bad_labels_file_is_a_message(judged):
     no_exception(at)
     errors = [plain(e.value) for e in at.error]
     assert any("bad.csv" in e and "line 3" in e and "labelled once" in e for e in errors)
+
+
+def test_demo_labels_toggle(store_location, capsys):
+    """On the demo's judged run the bundled labels can be used without an upload; the
+    corrected interval is narrower than the labels alone."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    assert run_main(capsys, *store_location.cli_args, "ingest",
+                    root / "data" / "demo" / "judge")[0] == 0
+    at = page("judge")
+    at.query_params["jd_run"] = "hf/demo-org/atlas-7b-chat"
+    at.run()
+    no_exception(at)
+    at.toggle(key="jd_demo").set_value(True).run()
+    no_exception(at)
+    table = at.dataframe[0].value
+    assert list(table["Items"]) == ["400", "120", "400"]
+    assert float(table["Width"].iloc[2]) < float(table["Width"].iloc[1])
+    assert "PPI++ with lambda" in plain(at.subheader[0].value)
