@@ -5,7 +5,8 @@ human labels alone and the PPI++ estimate side by side, then the judge-human agr
 (confusion table, Cohen's kappa, the judge's bias) and the random-sample check. Numbers:
 ``evalcore.analysis.judge_report`` (the same call as ``python -m evalcore judge``); the
 labels are used for this page only and never stored.
-URL state: jd_run, jd_task, conf.
+Below, two runs graded by the judge: ``evalcore.analysis.judge_compare`` (``judge --vs``).
+URL state: jd_run, jd_task, jd_run_b, conf.
 """
 
 from __future__ import annotations
@@ -121,3 +122,44 @@ shift = report.shift
 st.caption(f"Random-sample check: the judge's mean is {shift.mean_labelled:.4f} on the "
            f"labelled items and {shift.mean_unlabelled:.4f} on the rest "
            f"({common.md_escape(shift.method)}: p = {common.fmt_p(shift.p_value)}).")
+
+# ---- two runs graded by the same judge ----------------------------------------------------
+st.divider()
+st.subheader("Two runs graded by this judge", anchor=False)
+others = [n for n in names if n != run and task in set(
+    tasks.loc[tasks["run_id"].astype(int) == ids[n], "task"].astype(str))]
+if not others:
+    st.caption("No other run has this task with item scores.")
+    st.stop()
+run_b = common.url_choice("Run B (B − A, A = the run above)", others, "jd_run_b",
+                          key="jd_run_b_w", format_func=common.run_label(runs))
+upload_b = st.file_uploader("Human labels of run B's answers (item_id,human)", type=["csv"],
+                            key="jd_labels_b")
+demo_b = DEMO_LABELS / f"{run_b.rsplit('/', 1)[-1]}.csv"
+if upload_b is None and task == DEMO_TASK and demo_b.is_file() and st.toggle(
+        "Use the bundled demo's human labels for run B", key="jd_demo_b"):
+    upload_b = DemoFile(demo_b.name, demo_b.read_bytes())
+if upload_b is None:
+    st.caption("Upload run B's labels to correct the paired difference; the labels of items "
+               "labelled in both runs are paired. Command line: `judge ... --vs RUN_B "
+               "--human-b LABELS_B.csv`.")
+    st.stop()
+try:
+    cmp = analysis.judge_compare(store, ids[run], ids[run_b], task, upload.getvalue(),
+                                 upload.name, upload_b.getvalue(), upload_b.name,
+                                 confidence=confidence)
+except EvalbarsError as exc:
+    common.show_error(exc)
+    st.stop()
+cp = cmp.ppi
+st.markdown(f"**B − A corrected: {cp.estimate:+.4f} ({pct:g}% CI {cp.low:+.4f} to "
+            f"{cp.high:+.4f}), PPI++ with lambda = {cp.lam:.3f}**")
+common.show_table(common.text_table(pd.DataFrame(analysis.comparison_rows(cmp)), {
+    "answer": ("Answer", "text", 1), "difference": ("B − A", "+.4f", 1),
+    "low": ("Low", "+.4f", 1), "high": ("High", "+.4f", 1), "width": ("Width", ".4f", 1),
+    "items": ("Items", ".0f", 1), "method": ("Method", "text", 1)}),
+    f"judge compare {cmp.run_a} {cmp.run_b} {cmp.task}", "jd_cmp")
+st.caption(f"{cmp.n_shared:,} shared items, {cmp.n_labelled:,} labelled in both runs. "
+           "Judge only: the Compare page's paired interval on the judge's scores.")
+for w in cmp.warnings:
+    st.warning(common.md_escape(w))

@@ -79,7 +79,10 @@ from evalcore.analysis.compare import (  # noqa: F401
 )
 from evalcore.analysis.discordant import discordant_items  # noqa: F401
 from evalcore.analysis.judge import (  # noqa: F401
+    JudgeComparison,
     JudgeReport,
+    comparison_rows,
+    judge_compare,
     JudgedScores,
     agreement_sentences,
     estimate_rows,

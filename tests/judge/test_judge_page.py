@@ -71,3 +71,27 @@ def test_demo_labels_toggle(store_location, capsys):
     assert list(table["Items"]) == ["400", "120", "400"]
     assert float(table["Width"].iloc[2]) < float(table["Width"].iloc[1])
     assert "PPI++ with lambda" in plain(at.subheader[0].value)
+
+
+def test_demo_pair_section(store_location, capsys):
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    assert run_main(capsys, *store_location.cli_args, "ingest",
+                    root / "data" / "demo" / "judge")[0] == 0
+    at = page("judge")
+    at.query_params["jd_run"] = "hf/demo-org/atlas-7b-chat"
+    at.run()
+    at.toggle(key="jd_demo").set_value(True).run()
+    at.toggle(key="jd_demo_b").set_value(True).run()
+    no_exception(at)
+    from evalcore import analysis as an
+    from evalcore.store import Store
+    labels = root / "data" / "demo_judge_labels"
+    ref = an.judge_compare(Store(store_location.location), "hf/demo-org/atlas-7b-chat",
+                           "hf/demo-org/boreal-8b-chat", "judged_qa_demo",
+                           (labels / "atlas-7b-chat.csv").read_bytes(), "a",
+                           (labels / "boreal-8b-chat.csv").read_bytes(), "b")
+    shown = " ".join(plain(m.value) for m in at.markdown)
+    assert f"CI {ref.ppi.low:+.4f} to {ref.ppi.high:+.4f}" in shown
+    table = next(d.value for d in at.dataframe if "B − A" in d.value.columns)
+    assert list(table["Items"]) == ["400", "120", "400"]
