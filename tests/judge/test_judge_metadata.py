@@ -90,3 +90,28 @@ def test_leaderboard_page_marks_judged_cells(wild_dir, store_location, capsys, _
     texts = [str(v) for v in table.to_numpy().ravel()]
     assert sum(t.endswith("⚖") for t in texts) == 1       # security_guide only
     assert any("⚖: scored by an LLM judge" in c.value for c in at.caption)
+
+
+def test_lm_eval_llm_judge_task(wild_dir, tmp_path, store_location, capsys):
+    """A real lm_eval task scored by an LLM judge in its process_results (nl2foam): the
+    judge is recorded for that task only, with the hash of the judging code; the model is
+    set by a constant in the code, so it is reported as unknown."""
+    import hashlib
+    from evalcore import analysis as an
+    from evalcore.ingest.lm_eval.results import task_judges
+    path = wild_dir / "lm_eval" / "nl2foam" / "results_2025-12-17T20-24-58.608862.json"
+    configs = json.loads(path.read_text())["configs"]
+    got = task_judges(configs["nl2foam_llm_judge_original"])
+    code = configs["nl2foam_llm_judge_original"]["process_results"]
+    assert got == {"llm_judge": {"model": "unknown (set in process_results)",
+                                 "model_source": "process_results",
+                                 "template_sha256": hashlib.sha256(code.encode()).hexdigest()[:16]}}
+    assert task_judges(configs["nl2foam_gen_original"]) == {}
+    assert task_judges({"metric_list": [{"metric": "acc"}],
+                        "process_results": "client.chat.completions.create(model='gpt-4o')"}) \
+        == {"acc": {"model": "gpt-4o", "model_source": "process_results",
+                    "template_sha256": hashlib.sha256(
+                        b"client.chat.completions.create(model='gpt-4o')").hexdigest()[:16]}}
+    assert run_main(capsys, *store_location.cli_args, "ingest", path)[0] == 0
+    marks = an.judged_cells(store_location.open())
+    assert [t for _, t in marks] == ["nl2foam_llm_judge_original"]
