@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import NamedTuple
+from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -118,6 +119,13 @@ if report.kappa is not None:
                              columns=[f"judge {c}" for c in cats])
     confusion.insert(0, "human", [f"human {c}" for c in cats])
     common.show_table(confusion, f"confusion {report.run} {report.task}", "jd_confusion")
+if report.kappa is not None and report.kappa.categories == (0.0, 1.0) and report.binary_labels:
+    query = urlencode({"jl_items": report.n_labelled + report.n_unlabelled, "jl_kind": "binary",
+                       "jl_ph": f"{report.human_only.estimate:.2f}",
+                       "jl_pj": f"{report.shift.mean_labelled:.2f}",
+                       "jl_agree": f"{report.kappa.observed:.2f}"})
+    st.caption(f"[Planner: how many labels a target precision needs, with this pilot's "
+               f"agreement](planner?{query})")
 shift = report.shift
 st.caption(f"Random-sample check: the judge's mean is {shift.mean_labelled:.4f} on the "
            f"labelled items and {shift.mean_unlabelled:.4f} on the rest "

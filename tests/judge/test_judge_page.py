@@ -95,3 +95,15 @@ def test_demo_pair_section(store_location, capsys):
     assert f"CI {ref.ppi.low:+.4f} to {ref.ppi.high:+.4f}" in shown
     table = next(d.value for d in at.dataframe if "B − A" in d.value.columns)
     assert list(table["Items"]) == ["400", "120", "400"]
+
+
+def test_planner_link_carries_the_pilot(judged, tmp_path):
+    human, judge, rows = judged
+    at = page("judge").run()
+    at.file_uploader(key="jd_labels").set_value(
+        ("labels.csv", write_labels(tmp_path, human, rows).read_bytes(), "text/csv")).run()
+    no_exception(at)
+    link = next(c.value for c in at.caption if "Planner" in c.value)
+    agree = float(np.mean(human[rows] == judge[rows]))
+    assert f"jl_agree={agree:.2f}" in link and "jl_items=400" in link
+    assert f"jl_ph={human[rows].mean():.2f}" in link
