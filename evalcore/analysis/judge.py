@@ -33,6 +33,7 @@ from evalcore.analysis.metric_choice import task_metric
 from evalcore.errors import AnalysisError
 from evalcore.judge_labels import HumanLabels, read_labels
 from evalcore.stats.ppi import MIN_LABELLED
+from evalcore.words import label
 
 KAPPA_MAX_CATEGORIES = 10
 SHIFT_ALPHA = 0.01
@@ -259,9 +260,11 @@ def estimate_rows(report: JudgeReport) -> list[dict[str, Any]]:
     def row(which: str, x: Any, items: int, method: str) -> dict[str, Any]:
         return {"answer": which, "mean": x.estimate, "low": x.low, "high": x.high,
                 "width": x.high - x.low, "items": items, "method": method}
-    human_method = ("Wilson score" if report.binary_labels
+    human_method = ("Wilson score interval" if report.binary_labels
                     else "t interval, n - 1 df")
-    judge_method = {"wilson": "Wilson score"}.get(report.judge_only.method, "CLT")
+    judge_method = label("score", report.judge_only.method)
+    if report.judge_only.detail:
+        judge_method += f" ({report.judge_only.detail})"
     return [
         row("judge only (the judge's mean, its noise only)", report.judge_only,
             report.n_labelled + report.n_unlabelled, judge_method),
