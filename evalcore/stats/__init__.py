@@ -16,7 +16,8 @@ one procedure), ``repeats`` (K answers, reruns, pass@k),
 ``planning`` (MDE, sample size, pre-registration), ``aggregate`` (tasks, p-value adjustment,
 best-of-k, top tier), ``label_consensus`` (suspect labels and their chance expectation),
 ``two_sample`` (difference of two disjoint item sets), ``ppi`` (LLM judges: prediction-powered
-inference with human labels, judge-human agreement).
+inference with human labels, judge-human agreement, labels needed), ``ppi_coverage`` (the
+Method check of PPI++ against judge-only and human-only intervals).
 Noise beyond the items: ``protocol`` (spread across measurement protocols), ``seeds``
 (between-seed variance, seed-as-random-effect comparison, seeds needed), ``signal_noise``
 (checkpoint series: signal, noise, SNR, decision accuracy), ``splits`` (split consistency).

@@ -115,3 +115,26 @@ def test_lm_eval_llm_judge_task(wild_dir, tmp_path, store_location, capsys):
     assert run_main(capsys, *store_location.cli_args, "ingest", path)[0] == 0
     marks = an.judged_cells(store_location.open())
     assert [t for _, t in marks] == ["nl2foam_llm_judge_original"]
+
+
+def test_helm_annotators_are_judges(fixtures_dir, tmp_path):
+    """A HELM run whose run_spec names an annotator (HELM's model-as-judge scoring): its
+    tasks record the annotator as the judge."""
+    from evalcore.ingest import parse_paths
+    from evalcore.ingest.helm._run import annotator_judges
+    src = fixtures_dir / "helm" / "mmlu-subject=philosophy,method=multiple_choice_joint,model=openai_gpt2"
+    run = tmp_path / src.name
+    shutil.copytree(src, run)
+    spec = json.loads((run / "run_spec.json").read_text())
+    assert not parse_paths([run])[0].tasks["protocol"].map(lambda p: "judges" in p).any()
+    ann = {"class_name": "helm.benchmark.annotation.demo_annotator.DemoJudgeAnnotator",
+           "args": {"model_deployment": "openai/gpt-4o-2024-05-13"}}
+    spec["annotators"] = [ann]
+    (run / "run_spec.json").write_text(json.dumps(spec))
+    got = annotator_judges(spec)["DemoJudgeAnnotator"]
+    assert (got["model"], got["model_source"]) == ("openai/gpt-4o-2024-05-13",
+                                                   "HELM annotator spec")
+    protos = parse_paths([run])[0].tasks["protocol"].tolist()
+    assert protos and all(p["judges"]["DemoJudgeAnnotator"] == got for p in protos)
+    assert annotator_judges({"annotators": [{"class_name": "x.Y"}]})["Y"]["model"] == \
+        "unknown (in the annotator)"
