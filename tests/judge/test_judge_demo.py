@@ -83,3 +83,14 @@ def test_demo_json_names_the_judge(demo_judge_store, capsys):
     judge = json.loads(out)["judges"]["model_graded_qa"]
     assert judge["model"] == "hf/demo-org/grader-70b"
     assert judge["model_source"] == "scorer option"
+
+
+def test_cli_leaderboard_flags_judged_cells(demo_judge_store, capsys):
+    code, out, _ = run_main(capsys, "--store", demo_judge_store, "leaderboard")
+    assert code == 0
+    rows = [line for line in out.splitlines() if line.strip().startswith("hf/demo-org/")]
+    assert len(rows) == 2 and all(r.rstrip().endswith("LLM judge") for r in rows)
+    assert "'LLM judge' = scored by an LLM judge" in out
+    code, out, _ = run_main(capsys, "--store", demo_judge_store, "leaderboard", "--format",
+                            "csv")
+    assert out.count("LLM judge") == 2
