@@ -94,3 +94,20 @@ def test_cli_leaderboard_flags_judged_cells(demo_judge_store, capsys):
     code, out, _ = run_main(capsys, "--store", demo_judge_store, "leaderboard", "--format",
                             "csv")
     assert out.count("LLM judge") == 2
+
+
+def test_report_marks_judged_cells(demo_judge_store):
+    """The HTML report's leaderboard marks the judged cells as the page and the CLI do."""
+    from evalcore.report import build_report
+    from evalcore.report.html import render_html
+    from evalcore.report.build import ReportSpec
+    from evalcore.report.html_board import JUDGE
+    from evalcore.store import Store
+    report = build_report(Store(demo_judge_store), ReportSpec(sections=("leaderboard",)))
+    assert set(report.judged) == {(f"hf/demo-org/{m}", TASK)
+                                  for m in ("atlas-7b-chat", "boreal-8b-chat")}
+    html = render_html(report)
+    board = html[html.index('id="leaderboard"'):]
+    board = board[:board.index("</section>")]
+    assert board.count(f" {JUDGE}") == 3          # two cells and the legend
+    assert "scored by an LLM judge" in board
