@@ -138,3 +138,27 @@ def test_helm_annotators_are_judges(fixtures_dir, tmp_path):
     assert protos and all(p["judges"]["DemoJudgeAnnotator"] == got for p in protos)
     assert annotator_judges({"annotators": [{"class_name": "x.Y"}]})["Y"]["model"] == \
         "unknown (in the annotator)"
+
+
+def test_lighteval_judge_metric(wild_dir, tmp_path):
+    """A lighteval results file whose task names an LLM-judge metric (as lighteval's
+    llm_judge metrics log it): the task protocol records the judge; the real file as it is
+    records none."""
+    from evalcore.ingest import parse_paths
+    from evalcore.ingest.lighteval import metric_judges
+    src = wild_dir / "lighteval" / "open-r1_olmo" / "results_2025-05-02T21-28-09.714048.json"
+    assert all("judges" not in p for r in parse_paths([src]) for p in r.tasks["protocol"])
+    obj = json.loads(src.read_text())
+    key = next(iter(obj["config_tasks"]))
+    entry = {"metric_name": "llm_judge_mt_bench", "higher_is_better": True,
+             "category": "8", "sample_level_fn": "JudgeLLMMTBench(judge_model_name='gpt-4o', "
+                                                 "template=flow_judge_prompt)"}
+    obj["config_tasks"][key]["metric"].append(entry)
+    path = tmp_path / src.name
+    path.write_text(json.dumps(obj))
+    got = metric_judges(obj["config_tasks"][key])
+    assert list(got) == ["llm_judge_mt_bench"]
+    assert (got["llm_judge_mt_bench"]["model"], got["llm_judge_mt_bench"]["model_source"]) == \
+        ("gpt-4o", "lighteval metric")
+    protos = [p for r in parse_paths([path]) for p in r.tasks["protocol"] if "judges" in p]
+    assert protos and protos[0]["judges"] == got
