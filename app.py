@@ -30,6 +30,7 @@ pages = [
     st.Page("pages/repeats.py", title="Repeats & clusters", icon=":material/stacked_line_chart:"),
     st.Page("pages/noise.py", title="Noise", icon=":material/ssid_chart:"),
     st.Page("pages/planner.py", title="Planner", icon=":material/calculate:"),
+    st.Page("pages/judge.py", title="LLM judges", icon=":material/gavel:"),
     st.Page("pages/items.py", title="Items", icon=":material/rule:"),
     st.Page("pages/method_check.py", title="Method check", icon=":material/fact_check:"),
     st.Page("pages/report.py", title="Report", icon=":material/description:"),

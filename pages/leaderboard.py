@@ -27,7 +27,7 @@ from ui.leaderboard_controls import url_picks, url_text
 
 ALL = "*"
 DEFAULT_METRIC = "(default)"
-DEFAULT_TOP = 30            # rows shown until Top N is changed (the demo's 30 runs fit)
+DEFAULT_TOP = 32            # rows shown until Top N is changed (the demo's 32 runs fit)
 DEFAULT_COLUMNS = 4         # task columns shown beside the macro average: 1440 px, no scroll
 FOREST_MAX_RUNS = 30        # runs in the forest plot: every label readable on a slide
 RUN_COLUMN_PX, CELL_PX = 230, 140   # 230 + 5 x 140 px fit the 978 px wide table at 1440 px
@@ -107,6 +107,7 @@ board_args = dict(task=None if task == ALL else task,
 # rank intervals bootstrap a task's items x runs matrix: computed below, for the task shown
 lb = common.compute(analysis.leaderboard, method=method, include_ranks=False, **board_args)
 cells = lb.cells
+judged = analysis.judged_cells(store, [int(r) for r in runs["run_id"]])
 if cells.empty:
     st.info("No scores for this selection. Pick another task or metric, or widen the filters.")
     st.stop()
@@ -172,7 +173,7 @@ rows = ranked[:top]
 def _scores_table() -> None:
     columns = average_column + task_columns
     table = view.scores_table(lb, rows, columns, percent_by_task,
-                              average_text=view.average_texts(lb.averages))
+                              average_text=view.average_texts(lb.averages), judged=judged)
     run_px, cell_px = (PRESENT_RUN_PX, PRESENT_CELL_PX) if present.is_on() else \
         (RUN_COLUMN_PX, CELL_PX)
     config = {view.RUN: st.column_config.TextColumn(
@@ -198,6 +199,7 @@ def _scores_table() -> None:
         "the harness's weighting, (harness) = the group value the harness reported, (mean) "
         "or (size-weighted) = from the subtasks' reported values where the harness reported "
         "none, – = no value, with what is missing."
+        + (f" {view.JUDGE_HELP}." if judged else "")
         + (" Macro average: mean over the tasks whose metric is higher-is-better on [0, 1]; "
            "(only k tasks) = fewer tasks than the other runs, not comparable."
            if with_average else ""))

@@ -3,7 +3,9 @@ interval method offered actually covers the truth and how wide it is, as a chart
 
 Numbers: ``evalcore.stats.coverage.method_check`` (exact binomial sums for one 0/1 score,
 seeded simulation otherwise) and ``proportion_coverage_curve`` for the pointwise chart.
-URL state: design, n, p, sd, dis, diff, pa, g, icc, conf, seed (so the Leaderboard and Compare
+For an LLM judge with human labels (design "judge"): ``evalcore.stats.ppi_coverage``, PPI++
+beside the judge-only and human-only intervals under a biased judge.
+URL state: design, n, p, sd, dis, diff, pa, g, icc, items, fpass, ffail, conf, seed (so the Leaderboard and Compare
 pages can link here with the user's numbers filled in).
 """
 
@@ -14,16 +16,23 @@ import streamlit as st
 
 from evalcore.errors import EvalbarsError
 from evalcore.stats import coverage as cov
+from evalcore.stats.ppi_coverage import ppi_coverage
 from ui import charts, common
 
 DESIGNS = {"proportion": "One 0/1 score", "paired": "Two runs, paired 0/1 scores",
            "clustered": "One 0/1 score, clustered items",
-           "mean": "One score of continuous values (partial credit)"}
+           "mean": "One score of continuous values (partial credit)",
+           "judge": "LLM judge with human labels (PPI)"}
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _report(n: int, kwargs: tuple) -> cov.CoverageReport:
     return cov.method_check(n, **dict(kwargs))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _judge_report(n: int, kwargs: tuple) -> cov.CoverageReport:
+    return ppi_coverage(n, **dict(kwargs))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -41,7 +50,8 @@ st.caption("How often does each interval method contain the true value, for your
 design = common.url_choice("Design", list(DESIGNS), "design", key="mc_design",
                            format_func=lambda d: DESIGNS[d], widget="radio")
 c1, c2, c3, c4 = st.columns([2, 2, 2, 1])
-n = common.url_numeric("number", "Number of items n", "n", key="mc_n", default=100,
+n = common.url_numeric("number", "Human labels n" if design == "judge" else "Number of items n",
+                       "n", key="mc_n", default=100,
                        min_value=2, max_value=cov.MAX_N_MEAN if design == "mean" else cov.MAX_N,
                        step=1, cast=int, container=c1)
 kwargs: dict = {}
@@ -67,6 +77,19 @@ elif design == "paired":
     kwargs["p"] = common.url_numeric("slider", "Accuracy of run A", "pa", key="mc_pa",
                                      default=0.5, min_value=0.0, max_value=0.99, step=0.01,
                                      container=c2)
+elif design == "judge":
+    kwargs["n_items"] = common.url_numeric("number", "Judged items (all)", "items",
+                                           key="mc_items", default=2000, min_value=4,
+                                           max_value=1_000_000, step=1, cast=int, container=c2)
+    kwargs["p"] = common.url_numeric("slider", "Human score p", "p", key="mc_p", default=0.6,
+                                     min_value=0.01, max_value=0.99, step=0.01, container=c2)
+    kwargs["false_pass"] = common.url_numeric(
+        "slider", "Judge passes wrong items", "fpass", key="mc_fpass", default=0.3,
+        min_value=0.0, max_value=0.95, step=0.01, container=c3,
+        help="Share of the items people mark wrong that the judge marks right.")
+    kwargs["false_fail"] = common.url_numeric(
+        "slider", "Judge fails right items", "ffail", key="mc_ffail", default=0.05,
+        min_value=0.0, max_value=0.95, step=0.01, container=c3)
 else:
     kwargs["clusters"] = common.url_numeric("number", "Number of clusters G", "g", key="mc_g",
                                             default=8, min_value=2, max_value=5000, step=1,
@@ -82,8 +105,9 @@ seed = common.url_numeric("number", "Seed", "seed", key="mc_seed", default=0, mi
 
 try:
     with st.spinner("Computing coverage ...", show_time=True):
-        report = _report(int(n), tuple(sorted({**kwargs, "confidence": confidence,
-                                               "seed": seed}.items())))
+        build = _judge_report if design == "judge" else _report
+        report = build(int(n), tuple(sorted({**kwargs, "confidence": confidence,
+                                             "seed": seed}.items())))
 except EvalbarsError as exc:
     common.show_error(exc)
     st.stop()

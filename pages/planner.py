@@ -8,7 +8,8 @@ so). Numbers: ``evalcore.analysis.paired_plan`` (items needed, the smallest dete
 the sentences, shared with the CLI) with ``plan_from_pair`` for a pilot; ``evalcore.stats``
 for one score's half-width and the pre-registration sheet.
 URL state: the question (src, plan_a, plan_b, plan_task, gap, conf, power, spread, sd, dis,
-deff, k, wshare), what n items detect (n), one score (p, hw). Every input is bound to the URL
+deff, k, wshare), what n items detect (n), one score (p, hw), human labels for an LLM judge
+(jl_items, jl_target, jl_value, jl_kind, jl_ph, jl_pj, jl_agree, jl_sdh, jl_sdj, jl_rho). Every input is bound to the URL
 through ``ui.common``'s helpers, so what a control shows is what the page computes with.
 """
 
@@ -31,6 +32,8 @@ N_GRID = np.unique(np.r_[np.round(np.geomspace(10, 100_000, 90)).astype(int), N_
 POWERS = [f"{p / 100:g}" for p in range(50, 100)]
 SPREAD = {"disagreement": "share of items", "sd": "SD of differences"}
 SOURCE = {"typed": "Typed assumptions", "store": "Estimated from two runs in the store"}
+LABEL_TARGETS = {"half-width": "Interval half-width", "gap": "Gap to detect"}
+LABEL_KINDS = {"binary": "0/1 labels", "numeric": "Numeric labels"}
 FORMULA = ("n = (z₁₋α/₂ + z_power)² · SD² · design effect / gap², rounded up; SD is the "
            "standard deviation of the per-item score differences B − A. Knowing only the share "
            "of items where the models disagree, SD² = that share is the conservative bound for "
@@ -234,6 +237,72 @@ def one_score_section(n: int, confidence: float) -> None:
     common.show_chart(fig, f"error_bar_p{p:.2f}", "pl_ci_chart")
 
 
+def judge_labels_section(confidence: float, power: float) -> None:
+    """Human labels needed to correct an LLM judge's score with PPI++, from the judge-human
+    agreement of a pilot (``analysis.judge_labels_plan``)."""
+    st.subheader("Human labels for an LLM judge", anchor=False)
+    st.caption("A judge-scored task corrected with human labels on a random sample of its "
+               "items (PPI++, the LLM judges page): how many labels does a target precision "
+               "need? Take the inputs from a pilot: the LLM judges page shows the human and "
+               "judge scores and their agreement on the labelled items.")
+    kind = common.url_choice("Labels", list(LABEL_KINDS), "jl_kind", key="jl_kind_w",
+                             format_func=LABEL_KINDS.get, widget="radio")
+    c1, c2, c3 = st.columns(3)
+    n_items = common.url_numeric("number", "Judged items in the task", "jl_items",
+                                 key="jl_items_w", default=2000, min_value=4,
+                                 max_value=10_000_000, step=1, cast=int, container=c1)
+    target = common.url_choice("Target", list(LABEL_TARGETS), "jl_target", key="jl_target_w",
+                               format_func=LABEL_TARGETS.get, widget="radio", container=c2)
+    unit = "points" if kind == "binary" else "label units"
+    value = common.url_numeric("number", f"Half-width ({unit})" if target == "half-width"
+                               else f"Gap ({unit})", "jl_value", key="jl_value_w",
+                               default=3.0, min_value=0.1 if kind == "binary" else 0.001,
+                               max_value=50.0 if kind == "binary" else 1e6,
+                               step=0.1 if kind == "binary" else 0.01,
+                               fmt="%.1f" if kind == "binary" else "%.3f", container=c3)
+    d1, d2, d3 = st.columns(3)
+    if kind == "binary":
+        moments = dict(
+            p_human=common.url_numeric("slider", "Human score (pilot)", "jl_ph",
+                                       key="jl_ph_w", default=0.6, min_value=0.01,
+                                       max_value=0.99, step=0.01, container=d1),
+            p_judge=common.url_numeric("slider", "Judge score (pilot)", "jl_pj",
+                                       key="jl_pj_w", default=0.65, min_value=0.01,
+                                       max_value=0.99, step=0.01, container=d2),
+            agreement=common.url_numeric("slider", "Judge and human agree on", "jl_agree",
+                                         key="jl_agree_w", default=0.85, min_value=0.0,
+                                         max_value=1.0, step=0.01, container=d3,
+                                         help="Share of the labelled items where the "
+                                              "judge's verdict equals the human's."))
+    else:
+        moments = dict(
+            sd_human=common.url_numeric("number", "SD of human labels", "jl_sdh",
+                                        key="jl_sdh_w", default=1.0, min_value=0.001,
+                                        max_value=1000.0, step=0.01, container=d1),
+            sd_judge=common.url_numeric("number", "SD of judge scores", "jl_sdj",
+                                        key="jl_sdj_w", default=1.0, min_value=0.001,
+                                        max_value=1000.0, step=0.01, container=d2),
+            correlation=common.url_numeric("slider", "Judge-human correlation", "jl_rho",
+                                           key="jl_rho_w", default=0.7, min_value=-1.0,
+                                           max_value=1.0, step=0.01, container=d3))
+    scale = 100 if kind == "binary" else 1
+    try:
+        plan = analysis.judge_labels_plan(n_items=int(n_items), target=target,
+                                          value=float(value) / scale, confidence=confidence,
+                                          power=power, **moments)
+    except EvalbarsError as exc:
+        common.show_error(exc)
+        return
+    st.markdown(f"**{common.md_escape(plan.sentence())}**")
+    st.caption("Variance of the PPI++ estimate with n labels of the task's items and the "
+               "judge on the rest, lambda tuned for each n: Var = λ² var(f)/N + var(Y − λf)/n "
+               "(Angelopoulos, Duchi & Zrnic 2023); without clipping Var = var(Y)·[(1 − ρ²)/n "
+               "+ ρ²/(n + N)]. Gap: the corrected score against a fixed value, at the "
+               "question's confidence and power; for two runs graded by one judge give the "
+               "SDs and correlation of the per-item differences. Labels must be a random "
+               "sample of the items. docs/methods.md, *LLM judges*.")
+
+
 def preregistration_section(plan: analysis.PairedPlan | None) -> None:
     """The sheet to write before the run, with the plan's assumptions and n."""
     st.subheader("Pre-registration sheet", anchor=False)
@@ -304,3 +373,5 @@ if not present.is_on():          # a projected page keeps to the answer and its 
     one_score_section(chosen_n, confidence)
     st.divider()
     preregistration_section(plan)
+    st.divider()
+    judge_labels_section(confidence, float(settings["power"]))

@@ -11,6 +11,8 @@ Run ``python scripts/make_demo.py`` from the repository root. It (re)writes
 - ``data/demo/inspect/<created>_<task>_<task_id>.eval``: inspect_ai ``.eval`` zip logs
   (deflate; ``_journal/start.json``, ``_journal/summaries/<n>.json``, ``samples/<id>_epoch_<k>.json``,
   ``summaries.json``, ``reductions.json``, ``header.json``) with 5 epochs per sample;
+- ``data/demo/judge/*.eval``: an LLM-judged task (``model_graded_qa``) of two chat models, with
+  human labels on a random sample in ``data/demo_judge_labels/`` (``scripts/demo_judge.py``);
 - ``data/demo_truth.json``: the true simulated parameters and the expected scores;
 - ``data/demo_items/``: a corpus sample with planted overlaps and the list of planted label
   errors (``scripts/demo_items.py``);
@@ -50,6 +52,7 @@ import demo_items  # noqa: E402  (item-quality demo, issue 13)
 from demo_common import MODELS, ROOT, DemoModel, DemoRng  # noqa: E402,F401
 from demo_content import DAYS, JOBS, NAMES, PETS, PLACES, PRODUCTS, TOWNS  # noqa: E402
 from demo_inspect import build_trivia, write_inspect_log  # noqa: E402
+from demo_judge import README_SECTION as JUDGE_README, write_judge_demo  # noqa: E402
 from demo_lm_eval import (ITEM_SCORES, LmRun, build_tasks, doc_to_text,  # noqa: E402,F401
                           lm_runs, write_lm_run)
 from demo_readme import write_readme, write_truth  # noqa: E402
@@ -77,6 +80,7 @@ def generate(data_dir: Path) -> dict[str, Any]:
     trivia = build_trivia()
     for i, m in enumerate(MODELS):
         observed["inspect"][m.name] = write_inspect_log(m, i, trivia, demo)
+    write_judge_demo(demo, data_dir)        # an LLM-judged task and its human labels
     # seeds and checkpoint series for the Noise page (issue 12): scripts/demo_noise.py
     import importlib.util
     spec = importlib.util.spec_from_file_location("demo_noise", Path(__file__).with_name("demo_noise.py"))
@@ -91,6 +95,9 @@ def generate(data_dir: Path) -> dict[str, Any]:
                             NAMES + JOBS + PLACES + PETS + TOWNS + PRODUCTS + DAYS,
                             DemoRng("items", "corpus"), data_dir)
     write_readme(truth, data_dir)
+    readme = data_dir / "README.md"
+    readme.write_text(readme.read_text(encoding="utf-8").rstrip("\n") + "\n" + JUDGE_README,
+                      encoding="utf-8")
     return truth
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Collection, Sequence
 
 import pandas as pd
 
@@ -302,18 +302,29 @@ class BoardTable:
     columns: tuple[BoardColumn, ...]
 
 
+JUDGE_MARK = " ⚖"
+JUDGE_HELP = ("⚖: scored by an LLM judge (the judge model is in the run's protocol); the "
+              "interval shows the judge's noise, not its bias: correct it with human labels "
+              "on the LLM judges page")
+
+
 def scores_table(lb, runs: Sequence[str], columns: Sequence[BoardColumn],
                  percent_by_task: dict[str, bool],
-                 average_text: dict[str, str] | None = None) -> BoardTable:
+                 average_text: dict[str, str] | None = None,
+                 judged: Collection[tuple[str, str]] = ()) -> BoardTable:
     """One row per run of ``runs`` (in that order), one column per ``columns`` item.
 
     Task cells: ``cell_text`` (score [low, high] in % for proportions, else in the metric's
     units; ``~chance``, ``(reported)`` or another method in brackets). Group cells:
     ``group_text``. The macro average: ``average_text`` (``average_texts``). Missing values
-    are "–", never None or NaN.
+    are "–", never None or NaN. ``judged``: the (run, task) cells scored by an LLM judge
+    (``analysis.judged_cells``), marked ``JUDGE_MARK``.
     """
     cells = lb.cells
     text = _cell_texts(cells, percent_by_task, lb.method)
+    for key in judged:
+        if key in text:
+            text[key] += JUDGE_MARK
     value = {(r, t): v for r, t, v in zip(cells["run"].astype(str).tolist(),
                                           cells["task"].astype(str).tolist(),
                                           cells["score"].astype(float).tolist())}

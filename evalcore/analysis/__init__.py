@@ -4,7 +4,8 @@ The package mirrors the pages: ``leaderboard`` (runs x tasks, averages, tiers, r
 (suspect labels, re-scoring, contamination overlap),
 ``compare`` (two runs on the same items), ``repeats`` (answers per item, reruns, clusters,
 metric variants), ``planning`` (inputs from a pilot pair), ``overview`` (what the store
-holds), ``noise`` (noise beyond the items: protocols, seeds, checkpoints, splits); ``_common`` holds the constants and small helpers they share. Every public name is
+holds), ``noise`` (noise beyond the items: protocols, seeds, checkpoints, splits), ``judge``
+(LLM-judged tasks corrected with human labels, PPI++); ``_common`` holds the constants and small helpers they share. Every public name is
 importable from ``evalcore.analysis``. Every function takes a ``Store`` and plain values,
 returns a frozen dataclass whose tables are pandas DataFrames with the documented columns,
 and raises ``AnalysisError``/``StoreError`` with a human message for impossible requests
@@ -77,6 +78,20 @@ from evalcore.analysis.compare import (  # noqa: F401
     verdict_text,
 )
 from evalcore.analysis.discordant import discordant_items  # noqa: F401
+from evalcore.analysis.judge import (  # noqa: F401
+    JudgeComparison,
+    JudgeReport,
+    comparison_rows,
+    judge_compare,
+    JudgedScores,
+    agreement_sentences,
+    estimate_rows,
+    judge_report,
+    judge_text,
+    judged_cells,
+    judged_scores,
+    run_judges,
+)
 from evalcore.analysis.repeats import (  # noqa: F401
     ClusterReport,
     RepeatsReport,
@@ -87,7 +102,9 @@ from evalcore.analysis.repeats import (  # noqa: F401
     rerun_noise,
 )
 from evalcore.analysis.planning import (  # noqa: F401
+    LabelsPlan,
     PairedPlan,
+    judge_labels_plan,
     PlanFromPair,
     paired_plan,
     pilot_design_effect,

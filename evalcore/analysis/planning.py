@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy.special import ndtri
 
 from evalcore import stats as st
 from evalcore.errors import AnalysisError
@@ -257,3 +258,100 @@ def paired_plan(*, gap: float | None = None, alpha: float = 0.05, power: float =
     need = st.required_items(float(gap), alpha=plan.alpha, power=plan.power,
                              design_effect=plan.design_effect, **plan.spread_kwargs())
     return replace(plan, gap=float(gap), required_n=int(need))
+
+
+# ---------------------------------------------------------------------------------------
+# human labels for an LLM judge (PPI++)
+# ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LabelsPlan:
+    """Human labels needed to correct a judge-scored task with PPI++ (``judge_labels_plan``).
+
+    target : "half-width" (the corrected score's interval half-width) or "gap" (a gap the
+    corrected score must detect against a fixed value at ``power``); ``value`` in score
+    units (points of a 0-1 score for 0/1 labels, the labels' units otherwise: ``binary``).
+    ``needed``: ``stats.LabelsNeeded``. ``assumptions``: the pilot moments in words.
+    """
+
+    target: str
+    value: float
+    confidence: float
+    power: float
+    n_items: int
+    correlation: float
+    needed: st.LabelsNeeded
+    assumptions: str
+    z_total: float
+    binary: bool
+
+    @property
+    def best_value(self) -> float:
+        """The half-width (or detectable gap) with every item but two labelled."""
+        return self.z_total * self.needed.best_se
+
+    def _amount(self, x: float) -> str:
+        """x in points for 0/1 labels ("2-point"), in the labels' units otherwise."""
+        return f"{points(x)}-point" if self.binary else f"{float(x):.4g}-unit"
+
+    def sentence(self) -> str:
+        """"For a ±2-point interval at 95% confidence on 5,000 judged items, you need about
+        1,562 human labels with PPI++ (2,305 with human labels alone; ...)." """
+        if self.target == "half-width":
+            what = (f"For a ±{self._amount(self.value)} interval at "
+                    f"{percent(self.confidence)} confidence")
+        else:
+            what = (f"To detect a {self._amount(self.value)} gap at "
+                    f"{percent(self.confidence)} confidence and {percent(self.power)} power")
+        need = self.needed
+        human = f"{need.n_human_only:,} with human labels alone"
+        if need.n_labels is None:
+            best = "half-width" if self.target == "half-width" else "detectable gap"
+            amount = (f"{100 * self.best_value:.2f} points" if self.binary
+                      else f"{self.best_value:.4g}")
+            return (f"{what} on {self.n_items:,} judged items, no number of human labels is "
+                    f"enough: labelling all but 2 of them gives a {best} of {amount} with "
+                    f"PPI++ ({human}; {self.assumptions}). More items are needed.")
+        return (f"{what} on {self.n_items:,} judged items, you need about {need.n_labels:,} "
+                f"human labels with PPI++ ({human}; {self.assumptions}).")
+
+
+def judge_labels_plan(*, n_items: int, target: str, value: float, confidence: float = 0.95,
+                      power: float = 0.8, p_human: float | None = None,
+                      p_judge: float | None = None, agreement: float | None = None,
+                      sd_human: float | None = None, sd_judge: float | None = None,
+                      correlation: float | None = None) -> LabelsPlan:
+    """Labels needed for PPI++ from a pilot's agreement: 0/1 labels (``p_human``, ``p_judge``,
+    ``agreement`` = share of items where judge and human agree) or numeric ones
+    (``sd_human``, ``sd_judge``, ``correlation``). Target SE = value / z_{1-alpha/2} for a
+    half-width, value / (z_{1-alpha/2} + z_power) for a gap (``stats.ppi_labels_needed``)."""
+    if target not in ("half-width", "gap"):
+        raise AnalysisError(f"target must be 'half-width' or 'gap', got {target!r}")
+    if not float(value) > 0:
+        raise AnalysisError(f"the target must be positive, got {value!r}")
+    binary = (p_human, p_judge, agreement)
+    numeric = (sd_human, sd_judge, correlation)
+    binary_given = all(v is not None for v in binary)
+    if binary_given:
+        var_y, var_f, cov = st.binary_agreement_moments(p_human, p_judge, agreement)
+        words_ = (f"human score {percent(p_human)}, judge score {percent(p_judge)}, "
+                  f"agreeing on {percent(agreement)} of items")
+    elif all(v is not None for v in numeric):
+        if not -1.0 <= float(correlation) <= 1.0:
+            raise AnalysisError(f"the correlation must lie in [-1, 1], got {correlation!r}")
+        var_y, var_f = float(sd_human) ** 2, float(sd_judge) ** 2
+        cov = float(correlation) * float(sd_human) * float(sd_judge)
+        words_ = (f"human SD {sd_human:.3g}, judge SD {sd_judge:.3g}, correlation "
+                  f"{correlation:.2f}")
+    else:
+        raise AnalysisError("give p_human, p_judge and agreement (0/1 labels) or sd_human, "
+                            "sd_judge and correlation")
+    z = st.z_value(confidence)
+    if target == "gap":
+        if not 0.0 < float(power) < 1.0:
+            raise AnalysisError(f"power must lie in (0, 1), got {power!r}")
+        z += float(ndtri(float(power)))
+    needed = st.ppi_labels_needed(float(value) / z, int(n_items), var_y, var_f, cov)
+    rho = 0.0 if var_f == 0 or var_y == 0 else cov / (var_y * var_f) ** 0.5
+    return LabelsPlan(target, float(value), float(confidence), float(power), int(n_items),
+                      float(rho), needed, words_, z, binary_given)

@@ -61,8 +61,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     return p
 
 
-def _leaderboard_table(lb) -> pd.DataFrame:
-    """The cells with tier and rank interval columns, for human formats."""
+def _leaderboard_table(lb, judged=frozenset()) -> pd.DataFrame:
+    """The cells with tier and rank interval columns, for human formats; ``judged``: the
+    (run, task) cells scored by an LLM judge (``analysis.judged_cells``), flagged."""
     cells = lb.cells.copy()
     tiers = lb.tiers
     if len(tiers):
@@ -92,6 +93,8 @@ def _leaderboard_table(lb) -> pd.DataFrame:
             f.append("contains chance")
         if isinstance(r.audit_flag, str) and r.audit_flag:
             f.append(r.audit_flag)
+        if (str(r.run), str(r.task)) in judged:
+            f.append("LLM judge")
         flags.append("; ".join(f))
     cells["flags"] = flags
     out = pd.DataFrame({
@@ -251,7 +254,9 @@ def run(args) -> int:
     if len(lb.cells) == 0 and len(lb.group_cells) == 0:
         _out("\n".join(lb.notes) or "Nothing to show.")
         return EXIT_OK
-    table = _leaderboard_table(lb)
+    judged = an.judged_cells(store, sorted({int(r) for r in lb.cells["run_id"]})) \
+        if len(lb.cells) else {}
+    table = _leaderboard_table(lb, set(judged))
     if args.format != "table":
         _out(render(table, args.format))
         return EXIT_OK
@@ -293,6 +298,9 @@ def run(args) -> int:
                      "Holm-adjusted); rank = paired-bootstrap rank interval. Tasks whose "
                      "metric has no direction are not tiered or ranked.")
     parts.append("- flags: 'summary only' = no item-level data (interval from the harness's "
-                 "stderr); 'contains chance' = the interval contains the chance level.")
+                 "stderr); 'contains chance' = the interval contains the chance level."
+                 + (" 'LLM judge' = scored by an LLM judge: the interval shows the judge's "
+                    "noise, not its bias (python -m evalcore judge corrects it with human "
+                    "labels)." if judged else ""))
     _out("\n".join(parts))
     return EXIT_OK

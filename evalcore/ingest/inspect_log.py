@@ -238,6 +238,68 @@ def _protocol(log: dict[str, Any], status: str) -> dict[str, Any]:
     return {k: v for k, v in proto.items() if v is not None}
 
 
+# scorers that grade with a model (inspect_ai's own); other scorers count as judges when
+# their options name a grader model
+JUDGE_SCORERS = ("model_graded_qa", "model_graded_fact")
+_JUDGE_MODEL_KEYS = ("model", "grader_model", "judge_model", "grader", "judge")
+_JUDGE_TEMPLATE_KEYS = ("template", "grader_template", "judge_template", "instructions",
+                        "grade_pattern", "prompt")
+
+
+def _model_name(value: Any) -> str | None:
+    """A grader model from a scorer option: a name, {"model": name, ...} or a list of them."""
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    if isinstance(value, dict):
+        return _model_name(value.get("model") or value.get("name"))
+    if isinstance(value, list):
+        names = [n for n in (_model_name(v) for v in value) if n]
+        return ", ".join(names) or None
+    return None
+
+
+def judges(log: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Scorers of the log that grade with a model: {scorer: {"model", "model_source",
+    "template_sha256"}}, for the task protocol, so that two runs graded by different judges
+    (or judge templates) show as measured differently.
+
+    The grader model is the scorer's ``model``-like option, else the log's ``grader`` model
+    role, else (for ``model_graded_qa``/``model_graded_fact``, whose default grader is the
+    model under evaluation) the evaluated model. The template hash is the first 16 hex
+    digits of the SHA-256 of the scorer's template/instructions options, or "scorer default"
+    (inspect's built-in template: the inspect version tells which)."""
+    import hashlib
+    ev = log.get("eval") or {}
+    specs: dict[str, dict] = {}
+    for s in ev.get("scorers") or []:
+        if isinstance(s, dict) and isinstance(s.get("name"), str):
+            specs[s["name"]] = s.get("options") if isinstance(s.get("options"), dict) else {}
+    res = log.get("results")
+    for s in (res.get("scores") or []) if isinstance(res, dict) else []:
+        name = s.get("scorer") or s.get("name") if isinstance(s, dict) else None
+        if isinstance(name, str) and not specs.get(name):
+            specs[name] = s.get("params") if isinstance(s.get("params"), dict) else {}
+    roles = ev.get("model_roles") if isinstance(ev.get("model_roles"), dict) else {}
+    out: dict[str, dict[str, str]] = {}
+    for name, options in specs.items():
+        base = name.rsplit("/", 1)[-1]
+        model = next((m for m in (_model_name(options.get(k)) for k in _JUDGE_MODEL_KEYS) if m),
+                     None)
+        source = "scorer option"
+        if model is None and base not in JUDGE_SCORERS:
+            continue
+        if model is None and _model_name(roles.get("grader")):
+            model, source = _model_name(roles.get("grader")), "grader model role"
+        if model is None:
+            model, source = str(ev.get("model") or "unknown"), "the evaluated model (default)"
+        template = "\n".join(str(options[k]) for k in _JUDGE_TEMPLATE_KEYS
+                             if isinstance(options.get(k), str) and options[k])
+        digest = (hashlib.sha256(template.encode("utf-8")).hexdigest()[:16] if template
+                  else "scorer default")
+        out[base] = {"model": model, "model_source": source, "template_sha256": digest}
+    return out
+
+
 def _count(value: Any) -> int | None:
     return int(value) if is_number(value) and float(value) >= 0 else None
 
@@ -448,6 +510,9 @@ def _build(src: Source, fmt: str, log: dict[str, Any], status: str,
                         [r[4] for r in uniq_texts])
     task_proto = {k: protocol[k] for k in ("task_version", "task_args", "dataset", "scorers",
                                            "epochs", "plan", "generate_config") if k in protocol}
+    judged = judges(log)
+    if judged:
+        task_proto["judges"] = judged
     tasks = tasks_frame([{"task": task, "protocol": task_proto,
                           "n_choices": n_choices.most_common(1)[0][0] if n_choices else None}])
     eval_id = ev.get("eval_id") or ev.get("run_id")

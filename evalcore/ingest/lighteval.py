@@ -206,6 +206,35 @@ def _metric_directions(tc: dict[str, Any]) -> dict[str, bool]:
     return out
 
 
+_JUDGE_MODEL_ARG = re.compile(r"judge_model_name\W{0,4}([\w./:@-]+)")
+
+
+def metric_judges(tc: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """LLM-judge metrics of a task config (lighteval's ``llm_judge_*``/``*judge*`` metrics):
+    {metric: {"model", "model_source", "template_sha256"}}; the model is the
+    ``judge_model_name`` the entry names, else "unknown (in the metric)"; the hash is of the
+    metric entry as logged (the judge's settings and prompt function)."""
+    import hashlib
+    import json
+    out: dict[str, dict[str, str]] = {}
+    entries = tc.get("metrics", tc.get("metric"))
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        text = json.dumps(entry, sort_keys=True, default=str)
+        if "judge" not in text.lower():
+            continue
+        names = entry.get("metric_name")
+        names = names if isinstance(names, list) else [names]
+        found = _JUDGE_MODEL_ARG.search(text)
+        record = {"model": found.group(1) if found else "unknown (in the metric)",
+                  "model_source": "lighteval metric",
+                  "template_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]}
+        for metric_name in names:
+            out[str(metric_name)] = dict(record)
+    return out
+
+
 def _primary_metric(suite: str | None, task: str) -> str | None:
     if suite != "harness":
         return None
@@ -235,6 +264,9 @@ def task_protocol(obj: dict[str, Any], key: str) -> tuple[dict[str, Any], int | 
     hib = _metric_directions(tc)
     if hib:
         proto["higher_is_better"] = hib
+    judges = metric_judges(tc)
+    if judges:
+        proto["judges"] = judges
     versions = obj.get("versions") if isinstance(obj.get("versions"), dict) else {}
     if key in versions and "version" not in proto:
         proto["version"] = versions[key]

@@ -141,6 +141,7 @@ class Report:
     provenance: tuple[RunProvenance, ...]
     notes: tuple[str, ...] = ()
     summary_only: tuple[SummaryOnlyGroup, ...] = ()
+    judged: dict[tuple[str, str], str] = field(default_factory=dict)   # analysis.judged_cells
 
     def collapsed_runs(self) -> set[str]:
         """Summary-only runs the leaderboard names in one line instead of a row: all of them
@@ -222,7 +223,8 @@ def build_report(store, spec: ReportSpec | None = None) -> Report:
                   store_path=mask_location(str(getattr(store, "location", ""))),
                   leaderboard=board, comparisons=tuple(sections), repeats=reps, clusters=cls,
                   plans=plans, provenance=prov, notes=tuple(notes),
-                  summary_only=summary_only)
+                  summary_only=summary_only,
+                  judged=analysis.judged_cells(store, ids) if board is not None else {})
 
 
 # ---- sections ------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ listed in the appendix (``summary_only_table``) with the same columns.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import pandas as pd
 
 from evalcore import charts
@@ -20,6 +22,7 @@ from evalcore.report.format import (Figures, e, interval, missing, name, scale_o
 
 STAR = "★"
 FEWER = "†"          # marks an average over fewer tasks than the most complete one
+JUDGE = "⚖"          # marks a cell scored by an LLM judge (the leaderboard page's mark)
 COLUMNS_PER_TABLE = 6    # score columns per printed table (a wider board is split)
 FOREST_TASKS = 12        # the forest plot draws at most this many tasks (most runs first)
 
@@ -65,11 +68,13 @@ def _rank_texts(board) -> dict[tuple[str, str], str]:
     return out
 
 
-def board_table(board, runs: list[str], css: str = "board") -> str:
+def board_table(board, runs: list[str], css: str = "board",
+                judged: Collection[tuple[str, str]] = ()) -> str:
     """Runs (rows) x the macro average and tasks (columns), score [interval] per cell, one
     line each; a cell's n is shown only where it differs from the task's usual n. More than
     ``COLUMNS_PER_TABLE`` columns are split into several tables (the run column repeated,
-    each table with the runs that have a cell in it), so a wide board prints whole."""
+    each table with the runs that have a cell in it), so a wide board prints whole.
+    ``judged``: the (run, task) cells scored by an LLM judge, marked ``JUDGE``."""
     cells = board.cells[board.cells["run"].astype(str).isin(runs)]
     tasks = list(dict.fromkeys(board.cells["task"].astype(str)))
     tasks = [t for t in tasks if (cells["task"].astype(str) == t).any()]
@@ -89,6 +94,8 @@ def board_table(board, runs: list[str], css: str = "board") -> str:
         if c is None:
             return ""
         mark = f" {STAR}" if (run, t) in best else ""
+        if (run, t) in judged:
+            mark += f" {JUDGE}"
         n_note = "" if missing(c.n) or int(c.n) == usual[t] else \
             f" <span class='muted'>n = {int(c.n):,}</span>"
         return (f"{interval(c.score, c.low, c.high, scales[t])}{mark}"
@@ -157,8 +164,10 @@ def leaderboard_section(report: Report, fig: Figures) -> str:
            f"with the others"
            + (f"; small grey numbers = the run's {level} rank interval on that task (a paired "
               f"bootstrap resampling the same items for every run)" if len(board.ranks) else "")
+           + (f"; {JUDGE} = scored by an LLM judge: the interval shows the judge's noise, "
+              f"not its bias" if report.judged else "")
            + ".</p>",
-           board_table(board, runs)]
+           board_table(board, runs, judged=set(report.judged))]
     if collapsed:
         out.append(summary_only_line(report.summary_only))
     if board.notes:

@@ -15,7 +15,9 @@ for the difference of two paired 0/1 runs, method routing, discordance upper bou
 one procedure), ``repeats`` (K answers, reruns, pass@k),
 ``planning`` (MDE, sample size, pre-registration), ``aggregate`` (tasks, p-value adjustment,
 best-of-k, top tier), ``label_consensus`` (suspect labels and their chance expectation),
-``two_sample`` (difference of two disjoint item sets).
+``two_sample`` (difference of two disjoint item sets), ``ppi`` (LLM judges: prediction-powered
+inference with human labels, judge-human agreement, labels needed), ``ppi_coverage`` (the
+Method check of PPI++ against judge-only and human-only intervals).
 Noise beyond the items: ``protocol`` (spread across measurement protocols), ``seeds``
 (between-seed variance, seed-as-random-effect comparison, seeds needed), ``signal_noise``
 (checkpoint series: signal, noise, SNR, decision accuracy), ``splits`` (split consistency).
@@ -60,6 +62,11 @@ from evalcore.stats.planning import (effective_n, minimum_detectable_effect,
                                      minimum_detectable_effect_unpaired,
                                      preregistration_markdown, required_items,
                                      required_items_unpaired, sd_diff_with_answers)
+from evalcore.stats.ppi import (Kappa, LabelShift, LabelsNeeded, MeanT, PPIMean,
+                                binary_agreement_moments, cohens_kappa, judge_bias,
+                                ppi_labels_needed,
+                                label_shift, power_tuning_lambda, ppi_mean, ppi_paired_difference,
+                                ppi_variance, t_mean_interval)
 from evalcore.stats.two_sample import TwoSampleDifference, two_sample_difference
 from evalcore.stats.protocol import ProtocolSpread, protocol_spread
 from evalcore.stats.seeds import (SeedComparison, SeedsNeeded, SeedVariance, satterthwaite_df,
@@ -118,4 +125,8 @@ __all__ = [
     "DecisionAccuracy", "signal_to_noise", "series_signal_to_noise", "relative_dispersion",
     "relative_sd",
     "decision_accuracy", "SplitConsistency", "split_consistency",
+    # LLM judges: prediction-powered inference, agreement
+    "PPIMean", "Kappa", "MeanT", "LabelShift", "ppi_mean", "ppi_paired_difference",
+    "power_tuning_lambda", "ppi_variance", "cohens_kappa", "judge_bias", "t_mean_interval",
+    "label_shift", "LabelsNeeded", "ppi_labels_needed", "binary_agreement_moments",
 ]

@@ -677,7 +677,8 @@ def clustered_coverage(n: int, clusters: int, icc: float, p: float = 0.5,
 
 SETTINGS = {"proportion": "one 0/1 score", "mean": "one score of continuous values in [0, 1]",
             "paired": "paired difference of two 0/1 runs",
-            "clustered": "one 0/1 score on clustered items"}
+            "clustered": "one 0/1 score on clustered items",
+            "judge": "one human score, a biased LLM judge on every item and human labels on n"}
 
 
 def method_check(n: int, *, p: float | None = None, sd: float | None = None,
@@ -731,7 +732,8 @@ def coverage_sentence(report: CoverageReport, method: MethodCoverage | None = No
 
 # a design parameter's name in the line that describes it (the key itself when not listed)
 PARAMETER_NAMES = {"accuracy_a": "accuracy of run A", "icc": "ICC", "clusters": "clusters G",
-                   "sd": "sd of the item scores"}
+                   "sd": "sd of the item scores", "false_pass": "judge passes wrong items",
+                   "false_fail": "judge fails right items", "items": "judged items"}
 
 
 def describe(report: CoverageReport) -> str:

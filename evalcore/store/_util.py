@@ -155,6 +155,7 @@ def _display(value: Any) -> str | None:
 
 
 _CATEGORIES = (
+    ("judge", ("judges.",)),                # the grader of a model-graded score
     ("harness version", ("harness_version", "lm_eval_version", "git_hash", "version")),
     ("few-shot", ("fewshot", "few_shot", "n-shot", "n_shot", "num_shot",
                   "max_train_instances")),                         # HELM adapter_spec

@@ -363,6 +363,30 @@ def _main_from_equivalent(scores: pd.DataFrame, stats: list[dict[str, Any]],
     return scores, used
 
 
+
+def annotator_judges(spec: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """HELM annotators (``run_spec.annotators``: scores graded by a model, e.g. HELM's
+    model-as-judge annotators) as judges {annotator: {"model", "model_source",
+    "template_sha256"}}: the model from the annotator's args (``model``,
+    ``model_deployment``, ``judge_model``) when given, else "unknown (in the annotator)";
+    the hash of the annotator spec (class and args), so a changed annotator reads as another
+    instrument."""
+    import hashlib
+    import json
+    out: dict[str, dict[str, str]] = {}
+    for ann in spec.get("annotators") or []:
+        if not isinstance(ann, dict) or not isinstance(ann.get("class_name"), str):
+            continue
+        args = ann.get("args") if isinstance(ann.get("args"), dict) else {}
+        model = next((str(args[k]) for k in ("model", "model_deployment", "judge_model")
+                      if isinstance(args.get(k), str) and args[k]),
+                     "unknown (in the annotator)")
+        digest = hashlib.sha256(json.dumps(ann, sort_keys=True, default=str).encode("utf-8")
+                                ).hexdigest()[:16]
+        out[ann["class_name"].rsplit(".", 1)[-1]] = {
+            "model": model, "model_source": "HELM annotator spec", "template_sha256": digest}
+    return out
+
 def read_folder(parts: dict[str, Source], folder: str, schema: SuiteSchema | None) -> Folder:
     """What one HELM run folder holds, by format name (see ``_files``)."""
     where_folder = folder or "(upload)"
@@ -522,7 +546,8 @@ def _tasks(spec: dict, run_name: str, groups: list[str], main: dict[str, Any],
                  "primary_metric_from": main["primary_metric_from"],
                  "primary_metric_items_from": items_from.get(t),
                  "higher_is_better": {m: d == "higher" for m in metrics_t
-                                      if (d := direction(m, schema)) != "unknown"} or None}
+                                      if (d := direction(m, schema)) != "unknown"} or None,
+                 "judges": annotator_judges(spec) or None}
         tasks.append({"task": t, "n_choices": n_choices,
                       "protocol": {k: v for k, v in proto.items() if v is not None}})
     return tasks

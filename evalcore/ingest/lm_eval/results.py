@@ -264,6 +264,33 @@ def run_protocol(obj: dict[str, Any]) -> dict[str, Any]:
     return proto
 
 
+# a judge call in a task's own code (process_results): an LLM client or API in the source
+_JUDGE_CALL = re.compile(r"chat\.completions|OpenAI\(|Anthropic\(|messages\.create|"
+                         r"litellm|judge", re.I)
+_JUDGE_MODEL_LITERAL = re.compile(r"model\s*=\s*[\"']([^\"']+)[\"']")
+
+
+def task_judges(tc: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """The LLM judge of an lm_eval task config, when its scoring calls one: a metric named
+    like a judge (``llm_judge``, ``*_judge``) or a ``process_results`` that calls a chat
+    model. {metric: {"model", "model_source", "template_sha256"}}: the model when the code
+    names it as a literal (``model="..."``), else "unknown (set in process_results)"; the
+    hash is of the ``process_results`` source (prompt and call together)."""
+    import hashlib
+    metrics = [str(m.get("metric")) for m in tc.get("metric_list") or []
+               if isinstance(m, dict) and m.get("metric") is not None]
+    code = tc.get("process_results") if isinstance(tc.get("process_results"), str) else ""
+    judged = [m for m in metrics if "judge" in m.lower()]
+    if not judged and not (code and _JUDGE_CALL.search(code)):
+        return {}
+    literal = _JUDGE_MODEL_LITERAL.search(code)
+    record = {"model": literal.group(1) if literal else "unknown (set in process_results)",
+              "model_source": "process_results",
+              "template_sha256": (hashlib.sha256(code.encode("utf-8")).hexdigest()[:16]
+                                  if code else "unknown")}
+    return {m: dict(record) for m in (judged or metrics or ["score"])}
+
+
 def task_rows(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Per-task protocol and n_choices from configs, versions, n-shot, task_hashes and the
     harness's ``higher_is_better`` per metric (read by ``evalcore.metrics``)."""
@@ -295,6 +322,9 @@ def task_rows(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
             # the harness's own direction per metric (0.4 results; evalcore.metrics)
             proto["higher_is_better"] = {str(m): v for m, v in hib[task].items()
                                          if isinstance(v, bool)}
+        judges = task_judges(tc)
+        if judges:
+            proto["judges"] = judges
         if task in groups:
             proto["is_group"] = True
             proto["subtasks"] = list(group_subtasks.get(task) or [])
