@@ -126,15 +126,32 @@ def test_converted_pairs_item_means_equal_the_jsonl(wild_dir, tmp_path, collecti
     assert tx["response"].iloc[0] == "\n".join(one["output"]["raw"])
 
 
-def test_audit_flags_converter_item_scores_that_miss_the_reported_value(wild_dir, tmp_path):
+@pytest.mark.parametrize("collection,flag,reported", [
+    ("asdiv", "value mismatch", 0.92),
+    ("masakhaner_luo_prompt_1", "value mismatch", 0.0656270305392884),
+    ("math_perturbed_full", "n mismatch", 0.0)])
+def test_audit_flags_converter_item_scores_that_miss_the_reported_value(
+        wild_dir, tmp_path, collection, flag, reported):
     """every-eval-ever 0.3.0's lm_eval converter writes evaluation.score 0.0 for every asdiv
-    sample although lm_eval's own sample log has acc 1 for 46 of 50: the audit compares the
-    reported 0.92 with the items' mean and flags it."""
-    store = ingest(tmp_path, wild_dir / CONVERTED / "asdiv")
+    sample although lm_eval's own sample log has acc 1 for 46 of 50, and 0.0 per sample for
+    masakhaner's corpus-level f1; math_perturbed keeps 10 of the 5000 items. The audit
+    compares the reported value and n with the items and flags each (PROVENANCE.md)."""
+    store = ingest(tmp_path, wild_dir / CONVERTED / collection)
     aud = store.audit()
     assert len(aud) == 1
-    assert "value mismatch" in aud["flag"].iloc[0]
-    assert same(aud["reported"].iloc[0], 0.92) and aud["recomputed"].iloc[0] == 0.0
+    assert flag in aud["flag"].iloc[0]
+    assert same(aud["reported"].iloc[0], reported) and aud["recomputed"].iloc[0] == 0.0
+
+
+def test_committed_files_are_valid_under_their_own_schema(wild_dir):
+    from jsonschema import Draft7Validator
+    schemas = wild_dir / "eee" / "schemas"
+    files = sorted((wild_dir / COMMITTED).rglob("*.json"))
+    assert len(files) == 4
+    for path in files:
+        doc = _doc(path)
+        schema = json.loads((schemas / doc["schema_version"] / "eval.schema.json").read_text())
+        assert list(Draft7Validator(schema).iter_errors(doc)) == [], path
 
 
 def test_item_hash_is_the_lm_eval_doc_hash(wild_dir):
