@@ -293,6 +293,32 @@ if ov is not None:
     for note in ov.notes:
         st.caption(common.md_escape(note))
 
+# ---- Every Eval Ever download (evalcore.export.eee; docs/formats.md) --------------------
+with st.expander("Download as Every Eval Ever"):
+    st.caption("Each run as an Every Eval Ever aggregate JSON and, with item scores, its "
+               "instance-level JSONL, in the datastore's folder layout; the uncertainty "
+               "fields hold the leaderboard's interval, method, confidence, SE and n.")
+    e_runs, e_method, e_conf = st.columns([4, 2, 1])
+    eee_runs = e_runs.multiselect("Runs", [str(n) for n in runs["name"]], key="up_eee_runs",
+                                  format_func=common.run_label(runs))
+    eee_method = e_method.selectbox("Interval method", ("wilson", "clopper-pearson", "bayes",
+                                                        "clt", "bootstrap", "clustered"),
+                                    key="up_eee_method")
+    eee_conf = common.confidence_choice("up_eee_conf", container=e_conf)
+    asked = (tuple(eee_runs), eee_method, eee_conf)
+    if eee_runs and st.button("Prepare the zip", key="up_eee_prepare"):
+        from evalcore.export import export_eee, export_eee_zip
+        try:
+            done = export_eee(store, list(eee_runs), method=eee_method, confidence=eee_conf)
+            st.session_state["up_eee_zip"] = (asked, export_eee_zip(done), len(done.files))
+        except EvalbarsError as exc:
+            common.show_error(exc)
+    ready = st.session_state.get("up_eee_zip")
+    if ready and ready[0] == asked:
+        st.download_button(f"Download every_eval_ever.zip ({ready[2]} files)", data=ready[1],
+                           file_name="every_eval_ever.zip", mime="application/zip",
+                           key="up_eee_download")
+
 st.markdown("**Manage a run**")
 names = [str(n) for n in runs["name"]]
 ids = dict(zip(names, runs["run_id"].astype(int)))
