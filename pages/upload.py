@@ -23,7 +23,8 @@ from ui import common
 FORMATS_HELP = ("lm-evaluation-harness results JSON and sample logs (`samples_*.jsonl`), "
                 "lighteval / Open LLM Leaderboard `results_*.json` (summaries), "
                 "inspect_ai logs (`.eval`, `.json`), HELM run folders, suites or a whole "
-                "`benchmark_output/` folder as `.zip`, tidy tables "
+                "`benchmark_output/` folder as `.zip`, Every Eval Ever `<uuid>.json` files "
+                "with their `<uuid>_samples.jsonl`, tidy tables "
                 "(CSV/JSONL/Parquet with columns `model`, `task`, `item_id`, `score`; other "
                 "column names can be mapped once the table is dropped). Upload a results file "
                 "together with its sample logs so they become one run.")

@@ -15,7 +15,8 @@ EXPORT_FORMATS = ("eee",)
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
-    p = sub.add_parser("export", epilog=json_epilog("export").replace("--format json", "--json"),
+    epilog = json_epilog("export").replace("--format json", "--json")
+    p = sub.add_parser("export", epilog=epilog,
                        help="write runs as Every Eval Ever files (--format eee)",
                        description="Write each run as an Every Eval Ever aggregate JSON and, "
                                    "where it has item scores, its instance-level JSONL, under "
@@ -67,11 +68,14 @@ def run(args) -> int:
             "runs": [{"run_id": r.run_id, "run": r.run, "uuid": r.uuid,
                       "aggregate": r.aggregate, "samples": r.samples,
                       "n_results": r.n_results, "n_samples": r.n_samples}
-                     for r in export.runs]}))
+                     for r in export.runs],
+            "notes": list(export.notes)}))
         return EXIT_OK
     for r in export.runs:
         extra = f" + {r.n_samples:,} instance lines" if r.samples else " (no item scores)"
         _out(f"{r.run}: {out / r.aggregate}{extra}")
     _out(f"{len(export.runs)} run(s) written under {out} "
          f"(intervals: {export.method}, {export.confidence:g})")
+    for note in export.notes:
+        _out(f"note: {note}")
     return EXIT_OK

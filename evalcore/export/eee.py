@@ -125,7 +125,7 @@ def export_eee(store, runs: list[str | int] | None = None, *, method: str = "wil
     for rid in ids:
         run = _RunData.read(store, rid)
         done.append(_export_run(run, cells, infos, method, confidence, n_resamples,
-                                benchmark, organization, files))
+                                benchmark, organization, files, notes))
     return EeeExport(tuple(done), method, confidence, files, tuple(notes))
 
 
@@ -207,6 +207,9 @@ class _RunData:
     @classmethod
     def read(cls, store, rid: int) -> "_RunData":
         info = store.run_info(rid)
+        for key in ("model", "harness", "harness_version", "source_format"):
+            v = info.get(key)
+            info[key] = None if v is None or (isinstance(v, float) and math.isnan(v)) else v
         tp = store.task_protocols(rid)
         protos = {str(t): (None if pd.isna(nc) else int(nc), p if isinstance(p, dict) else {})
                   for t, nc, p in zip(tp["task"], tp["n_choices"], tp["protocol"])}
@@ -251,7 +254,7 @@ def content_uuid(key: str) -> str:
 # ---------------------------------------------------------------------------------------
 def _export_run(run: _RunData, cells: dict, infos: dict, method: str, confidence: float,
                 n_resamples: int, benchmark: str | None, organization: str,
-                files: dict[str, bytes]) -> ExportedRun:
+                files: dict[str, bytes], notes: list[str]) -> ExportedRun:
     info = run.info
     name = str(info["name"])
     model = str(info.get("model") or name)
@@ -261,9 +264,15 @@ def _export_run(run: _RunData, cells: dict, infos: dict, method: str, confidence
     uid = content_uuid(run.content_key())
     folder = f"data/{bench}/{developer}/{model_dir}"
     evaluation_id = f"{bench}/{model_id}/{uid}"
-    results = [_result(run, str(t), str(m), cells.get((run.run_id, str(t), str(m))),
-                       infos.get((str(t), str(m))), method, confidence, n_resamples)
-               for t, m in zip(run.tasks["task"], run.tasks["metric"])]
+    results = []
+    for t, m in zip(run.tasks["task"].astype(str), run.tasks["metric"].astype(str)):
+        entry = _result(run, t, m, cells.get((run.run_id, t, m)), infos.get((t, m)), method,
+                        confidence, n_resamples)
+        if entry is None:
+            notes.append(f"{name}: {t} / {m} left out: no score on the leaderboard and no "
+                         f"reported value")
+        else:
+            results.append(entry)
     agg: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "evaluation_id": evaluation_id,
@@ -381,7 +390,7 @@ def model_path(model: str) -> tuple[str, str, str]:
 # ---------------------------------------------------------------------------------------
 def _result(run: _RunData, task: str, metric: str, cell: dict[str, Any] | None,
             info: mx.MetricInfo | None, method: str, confidence: float,
-            n_resamples: int) -> dict[str, Any]:
+            n_resamples: int) -> dict[str, Any] | None:
     summ = run.summaries[(run.summaries["task"] == task) & (run.summaries["metric"] == metric)]
     reported = summ.iloc[0].to_dict() if len(summ) else None
     n_choices, tproto = run.task_protocols.get(task, (None, {}))
@@ -389,6 +398,8 @@ def _result(run: _RunData, task: str, metric: str, cell: dict[str, Any] | None,
         if isinstance(tproto.get("eee"), dict) else None
     levels = isinstance(own, dict) and own.get("score_type") == "levels"
     score = _score(cell, reported)
+    if score is None:
+        return None
     entry: dict[str, Any] = {
         "evaluation_result_id": f"{task}/{metric}",
         "evaluation_name": task,
@@ -403,11 +414,13 @@ def _result(run: _RunData, task: str, metric: str, cell: dict[str, Any] | None,
     return entry
 
 
-def _score(cell: dict[str, Any] | None, reported: dict[str, Any] | None) -> float:
+def _score(cell: dict[str, Any] | None, reported: dict[str, Any] | None) -> float | None:
+    """The leaderboard's score of the cell, else the reported value; None when neither is a
+    number (the result is then left out, never written as a made-up score)."""
     for v in ((cell or {}).get("score"), (reported or {}).get("value")):
         if v is not None and not pd.isna(v) and math.isfinite(float(v)):
             return float(v)
-    return 0.0
+    return None
 
 
 def _source_data(task: str, tproto: dict[str, Any]) -> dict[str, Any]:

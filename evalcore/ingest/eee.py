@@ -197,38 +197,42 @@ def _read_aggregate(src: Source) -> _Aggregate:
                                            or isinstance(model.get("name"), str)):
         raise _field(src, "model_info", "an object with the model's 'id' or 'name'", model)
     ours = MARK in _details(obj.get("eval_library"))
-    results: list[_Result] = []
-    seen: Counter = Counter()
-    for i, entry in enumerate(obj["evaluation_results"]):
-        where = f"evaluation_results[{i}]"
-        if not isinstance(entry, dict):
-            raise _field(src, where, "an evaluation result object", entry)
-        task = entry.get("evaluation_name")
-        if not isinstance(task, str) or not task.strip():
-            raise _field(src, f"{where}.evaluation_name", "the evaluation's name", task)
-        mc = entry.get("metric_config")
-        if not isinstance(mc, dict):
-            raise _field(src, f"{where}.metric_config", "an object", mc)
-        sd = entry.get("score_details")
-        if not isinstance(sd, dict) or not _finite(sd.get("score")):
-            raise _field(src, f"{where}.score_details.score", "a finite number",
-                         sd.get("score") if isinstance(sd, dict) else sd)
-        rid = entry.get("evaluation_result_id")
-        rid = str(rid) if isinstance(rid, (str, int)) and str(rid) else None
-        levels = mc.get("score_type") == "levels"
-        metric = _metric_name(entry, mc, rid, ours)
-        if levels and not ours:
-            # a category, not a number: the name says so and matches no metric whose
-            # direction evalbars knows, so it is never ranked or averaged
-            metric = f"{metric} (levels)"
-        seen[(task, metric)] += 1
-        if seen[(task, metric)] > 1:
-            metric = f"{metric} [{rid or i}]"
-        results.append(_Result(i, task, metric, rid, levels, entry))
+    results = [_result(src, i, entry, ours) for i, entry in enumerate(obj["evaluation_results"])]
     if not results:
         raise IngestError(src.name, "evaluation_results", "at least one evaluation result",
                           "an empty list")
+    seen: Counter = Counter()
+    for r in results:
+        seen[(r.task, r.metric)] += 1
+        if seen[(r.task, r.metric)] > 1:      # one task, two results under one metric name
+            r.metric = f"{r.metric} [{r.result_id or r.index}]"
     return _Aggregate(src, obj, ours, results)
+
+
+def _result(src: Source, i: int, entry: Any, ours: bool) -> _Result:
+    """One ``evaluation_results`` entry, checked, with the task and metric it becomes."""
+    where = f"evaluation_results[{i}]"
+    if not isinstance(entry, dict):
+        raise _field(src, where, "an evaluation result object", entry)
+    task = entry.get("evaluation_name")
+    if not isinstance(task, str) or not task.strip():
+        raise _field(src, f"{where}.evaluation_name", "the evaluation's name", task)
+    mc = entry.get("metric_config")
+    if not isinstance(mc, dict):
+        raise _field(src, f"{where}.metric_config", "an object", mc)
+    sd = entry.get("score_details")
+    if not isinstance(sd, dict) or not _finite(sd.get("score")):
+        raise _field(src, f"{where}.score_details.score", "a finite number",
+                     sd.get("score") if isinstance(sd, dict) else sd)
+    rid = entry.get("evaluation_result_id")
+    rid = str(rid) if isinstance(rid, (str, int)) and str(rid) else None
+    levels = mc.get("score_type") == "levels"
+    metric = _metric_name(entry, mc, rid, ours)
+    if levels and not ours:
+        # a category, not a number: the name says so and matches no metric whose direction
+        # evalbars knows, so it is never ranked or averaged
+        metric = f"{metric} (levels)"
+    return _Result(i, task, metric, rid, levels, entry)
 
 
 def _metric_name(entry: dict[str, Any], mc: dict[str, Any], rid: str | None,

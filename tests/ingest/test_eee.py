@@ -324,3 +324,14 @@ def test_protocol_differences_are_flagged(wild_dir, tmp_path):
     diff = store.protocol_diff(ids[0], ids[1])
     row = diff[diff["setting"].str.endswith("generation_args.temperature")]
     assert len(row) == 1 and row["value_a"].iloc[0] == "0.0" and row["value_b"].iloc[0] == "0.7"
+
+
+def test_converted_run_pairs_with_the_lm_eval_run_it_came_from(wild_dir, tmp_path):
+    """The lm_eval converter keeps doc_hash and prompt_hash in each sample's metadata: the
+    EEE run and the lm_eval run pair item by item with no hash mismatch."""
+    store = ingest(tmp_path, wild_dir / "lm_eval" / "asdiv", wild_dir / CONVERTED / "asdiv")
+    runs = store.runs()
+    fmt = dict(zip(runs["source_format"], runs["run_id"].astype(int)))
+    pairing = store.pairing(fmt["lm_eval"], fmt["eee"], "asdiv", "acc")
+    assert len(pairing["shared"]) == 50
+    assert pairing["only_a"] == pairing["only_b"] == pairing["hash_mismatch"] == []
