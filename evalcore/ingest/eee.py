@@ -422,6 +422,7 @@ class _Items:
     prompt_hash: list[str | None] = field(default_factory=list)
     texts: dict[tuple[str, str, int], tuple[str | None, str | None, str | None]] = \
         field(default_factory=dict)
+    lines: int = 0                     # non-blank lines read, scored or not
 
 
 def _result_finder(agg: _Aggregate):
@@ -466,6 +467,7 @@ def _read_samples(agg: _Aggregate, comp: Source) -> _Items:
                 raise IngestError(comp.name, f"line {k}", "an instance-level record with "
                                   "'schema_version', 'sample_id' and 'evaluation'")
             check_version(comp, row, f"line {k}, field schema_version")
+            items.lines += 1
             _add_sample(agg, comp, k, row, find, answers, skipped_levels, items)
     for task in sorted(skipped_levels):
         agg.warnings.append(f"{comp.name}: item scores of {task!r} not stored: its metric "
@@ -591,7 +593,7 @@ def _item_frames(agg: _Aggregate, companion: Source | None, files: list):
         return concat_frames([], SCORE_COLUMNS), concat_frames([], TEXT_COLUMNS)
     items = _read_samples(agg, companion)
     files.append(companion.source_file(SAMPLES))
-    _check_declared(agg, companion, len(items.score))
+    _check_declared(agg, companion, items.lines)
     scores = scores_frame(items.task, items.metric, items.item, items.answer, items.score,
                           items.cluster, items.item_hash, items.prompt_hash)
     check_unique(scores, companion.name)
@@ -608,7 +610,7 @@ def _check_declared(agg: _Aggregate, companion: Source, n_lines: int) -> None:
     total = detail.get("total_rows") if isinstance(detail, dict) else None
     if isinstance(total, int) and not isinstance(total, bool) and total != n_lines:
         agg.warnings.append(f"{companion.name}: the aggregate declares {total} rows, the file "
-                            f"holds {n_lines} scored lines")
+                            f"holds {n_lines} lines")
     algo = detail.get("hash_algorithm") if isinstance(detail, dict) else None
     checksum = detail.get("checksum") if isinstance(detail, dict) else None
     if algo == "sha256" and isinstance(checksum, str) and checksum != companion.sha256():

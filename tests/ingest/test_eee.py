@@ -335,3 +335,27 @@ def test_converted_run_pairs_with_the_lm_eval_run_it_came_from(wild_dir, tmp_pat
     pairing = store.pairing(fmt["lm_eval"], fmt["eee"], "asdiv", "acc")
     assert len(pairing["shared"]) == 50
     assert pairing["only_a"] == pairing["only_b"] == pairing["hash_mismatch"] == []
+
+
+def test_declared_rows_and_checksum_are_checked(wild_dir, tmp_path):
+    """A companion whose row count or sha256 differs from what the aggregate declares is
+    read, with a warning for each; a level-based metric's lines still count as rows."""
+    agg, samples = _pair(wild_dir)
+    doc = _doc(agg)
+    lines = _lines(samples)
+    (run,) = parse_paths([_write(tmp_path / "same", doc, lines)])   # the same bytes again
+    assert not any("declares" in w or "checksum" in w for w in run.warnings)
+    changed = json.loads(json.dumps(lines))
+    changed[0]["evaluation"]["score"] = 1.0
+    (run,) = parse_paths([_write(tmp_path / "changed", doc, changed)])
+    assert any("differs from the checksum" in w for w in run.warnings)
+    doc["detailed_evaluation_results"]["total_rows"] = 11
+    (run,) = parse_paths([_write(tmp_path / "rows", doc, lines)])
+    assert any("declares 11 rows, the file holds 10 lines" in w for w in run.warnings)
+    doc["detailed_evaluation_results"]["total_rows"] = 10
+    doc["evaluation_results"][0]["metric_config"]["score_type"] = "levels"
+    (run,) = parse_paths([_write(tmp_path / "levels", doc, lines)])
+    assert not any("declares" in w for w in run.warnings)
+    # the real pair as written: its checksum matches
+    (run,) = parse_paths([agg])
+    assert run.warnings == []
