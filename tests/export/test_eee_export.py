@@ -34,7 +34,8 @@ DEMO = ROOT / "data" / "demo"
 WILD_RUNS = ["lm_eval/asdiv", "lm_eval/masakhaner", "lm_eval/eqbench",
              "lm_eval/bias_classification", "lm_eval/pythia-v1",
              "inspect/data_pubmedqa_gpt4o_mini.json", "helm-runs/every_eval_ever",
-             "eee/committed/data", "eee/converted/data"]
+             "eee/committed/data", "eee/converted/data", "lm_eval/harness-0.3", "helm",
+             "inspect/log-sets"]
 
 
 def _store(path: Path, *inputs: Path) -> Store:
