@@ -457,6 +457,9 @@ def _metric_config(task: str, metric: str, cell: dict[str, Any] | None,
                 "level_metadata", "has_unknown_level")
         out = {k: own[k] for k in keep if k in own}
         out.setdefault("lower_is_better", False)
+        # schema 0.3.0 requires both for levels; a file of 0.2.x may name neither
+        out.setdefault("level_names", [])
+        out.setdefault("has_unknown_level", False)
         return out
     binary = bool((cell or {}).get("binary")) and bool((cell or {}).get("has_items"))
     lo = info.low if info is not None else None

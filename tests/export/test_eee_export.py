@@ -299,3 +299,28 @@ def test_summary_only_run_has_no_samples_file(wild_dir, tmp_path):
             if unc and "confidence_interval" in unc:
                 assert unc["confidence_interval"]["method"].startswith("Harness-reported")
                 assert math.isfinite(unc["standard_error"]["value"])
+
+
+def test_level_metric_is_exported_as_levels(wild_dir, tmp_path):
+    """A level-based metric read from an EEE file goes out with its own level config, its
+    reported value and no uncertainty, and reads back the same."""
+    agg = next((wild_dir / "eee" / "converted" / "data" / "math_perturbed_full").rglob(
+        "*[0-9a-f].json"))
+    doc = json.loads(agg.read_text())
+    doc.pop("detailed_evaluation_results")
+    mc = doc["evaluation_results"][0]["metric_config"]
+    mc.update(score_type="levels", level_names=["bad", "ok", "good"], metric_name="quality")
+    for key in ("min_score", "max_score"):
+        mc.pop(key)
+    doc["evaluation_results"][0]["score_details"] = {"score": 2}
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.json").write_text(json.dumps(doc))
+    a = _store(tmp_path / "a", tmp_path / "in" / "a.json")
+    write_eee(export_eee(a), tmp_path / "out")
+    assert schema_check(tmp_path / "out") == []
+    (path,) = (tmp_path / "out" / "data").rglob("*.json")
+    (r,) = json.loads(path.read_text())["evaluation_results"]
+    assert r["metric_config"]["score_type"] == "levels"
+    assert r["metric_config"]["level_names"] == ["bad", "ok", "good"]
+    assert r["score_details"]["score"] == 2 and "uncertainty" not in r["score_details"]
+    assert_round_trip(a, _store(tmp_path / "b", tmp_path / "out"))
