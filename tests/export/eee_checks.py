@@ -41,16 +41,16 @@ _AVAILABILITY = ("open_weights", "closed_weights", "unknown")
 
 
 def official_python() -> str | None:
-    """A Python >= 3.12 that imports ``every_eval_ever``, or None."""
-    candidates = [os.environ.get("EVALBARS_EEE_PYTHON", "")]
-    candidates += [shutil.which(n) or "" for n in ("python3.12", "python3.13", "python3.14")]
-    for exe in candidates:
-        if not exe:
-            continue
-        probe = subprocess.run([exe, "-c", "import sys, every_eval_ever; "
-                                "assert sys.version_info >= (3, 12)"],
-                               capture_output=True, timeout=60, check=False)
-        if probe.returncode == 0:
+    """An interpreter that imports ``every_eval_ever``: ``$EVALBARS_EEE_PYTHON`` as given
+    (the user vouches for it), else a Python >= 3.12 on PATH; None when there is none."""
+    chosen = os.environ.get("EVALBARS_EEE_PYTHON", "")
+    candidates = [(chosen, "import every_eval_ever")] if chosen else []
+    candidates += [(shutil.which(n) or "", "import sys, every_eval_ever; "
+                    "assert sys.version_info >= (3, 12)")
+                   for n in ("python3.12", "python3.13", "python3.14")]
+    for exe, probe in candidates:
+        if exe and subprocess.run([exe, "-c", probe], capture_output=True, timeout=60,
+                                  check=False).returncode == 0:
             return exe
     return None
 
