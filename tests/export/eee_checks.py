@@ -120,7 +120,8 @@ def path_structure(rel: str) -> list[str]:
     if any(p in ("", ".", "..") for p in parts) or "data" in parts[1:4]:
         return [f"bad path components in {rel!r}"]
     for c in parts[1:4]:
-        if _BAD_CHARS.search(c) or c.endswith((".", " ")) or c.split(".", 1)[0].upper() in _RESERVED:
+        reserved = c.split(".", 1)[0].upper() in _RESERVED
+        if _BAD_CHARS.search(c) or c.endswith((".", " ")) or reserved:
             return [f"component {c!r} is not a portable name"]
     if not (_AGGREGATE.fullmatch(parts[4]) or _INSTANCE.fullmatch(parts[4])):
         return [f"file name {parts[4]!r} is not {{UUID4}}.json or {{UUID4}}_samples.jsonl"]
