@@ -359,3 +359,38 @@ def test_declared_rows_and_checksum_are_checked(wild_dir, tmp_path):
     # the real pair as written: its checksum matches
     (run,) = parse_paths([agg])
     assert run.warnings == []
+
+
+def _paths(obj, prefix=()):
+    """Every key path of a JSON value (lists: their first element)."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield prefix + (k,)
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(obj, list) and obj:
+        yield prefix + (0,)
+        yield from _paths(obj[0], prefix + (0,))
+
+
+def _set(obj, path, value):
+    for p in path[:-1]:
+        obj = obj[p]
+    obj[path[-1]] = value
+
+
+@pytest.mark.parametrize("swap", [None, "x", [], {}, -1, True, 1e308])
+def test_every_field_of_a_wrong_type_is_read_or_refused_cleanly(wild_dir, tmp_path, swap):
+    """Each field of the aggregate and of one sample line swapped for a value of another
+    type: the pair is read, or refused with an IngestError naming the file; never another
+    exception."""
+    agg, samples = _pair(wild_dir)
+    doc, lines = _doc(agg), _lines(samples)
+    cases = [("agg", p) for p in _paths(doc)] + [("line", p) for p in _paths(lines[0])]
+    for n, (which, path) in enumerate(cases):
+        d, ls = json.loads(json.dumps(doc)), json.loads(json.dumps(lines))
+        _set(d if which == "agg" else ls[0], path, swap)
+        folder = tmp_path / str(n)
+        try:
+            parse_paths([_write(folder, d, ls)])
+        except IngestError as exc:
+            assert str(folder) in exc.file, (path, exc)
