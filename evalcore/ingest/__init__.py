@@ -45,7 +45,8 @@ Formats, one module each: ``lm_eval`` (results JSON 0.3/0.4.x, sample logs JSONL
 array, embedded samples), ``lighteval`` (lighteval and Open LLM Leaderboard v1
 ``results_<ts>.json``: summaries only), ``inspect_log`` (``.eval`` zips with deflate or zstd members,
 ``.json`` logs v1/v2), ``helm`` (run folders, suite folders, ``benchmark_output/`` trees,
-zips of these), ``tidy`` (CSV, JSONL, Parquet with ``model``/``run``, ``task``, ``item_id``,
+zips of these), ``eee`` (Every Eval Ever aggregate JSON with the instance-level JSONL it
+names beside it), ``tidy`` (CSV, JSONL, Parquet with ``model``/``run``, ``task``, ``item_id``,
 ``score`` [, ``metric``, ``answer``, ``cluster``]: the escape hatch for any other harness).
 """
 
