@@ -34,6 +34,22 @@ def _lines(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
 
 
+def modified_wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Reference: the textbook Wilson interval (statsmodels) with Brown, Cai & DasGupta's
+    (2001, Stat. Sci. 16:101, sec. 4.1.1) modification at the edges, written here from the
+    paper with scipy's chi-square quantiles: for k = 1..x* (x* = 2 for n <= 50) the lower bound
+    is min(Wilson, lambda_k / n), lambda_k = chi2_{2k, alpha} / 2, and symmetrically the upper."""
+    alpha = 1 - confidence
+    lo, hi = proportion_confint(k, n, alpha=alpha, method="wilson")
+    lo, hi = (0.0 if k == 0 else lo), (1.0 if k == n else hi)
+    cut = 2 if n <= 50 else 3
+    if 1 <= k <= cut:
+        lo = min(lo, 0.5 * sps.chi2.ppf(alpha, 2 * k) / n)
+    if 1 <= n - k <= cut:
+        hi = max(hi, 1 - 0.5 * sps.chi2.ppf(alpha, 2 * (n - k)) / n)
+    return lo, hi
+
+
 def _aggregate(folder: Path) -> Path:
     return next(p for p in folder.rglob("*.json"))
 
@@ -94,7 +110,7 @@ def test_confidence_half_widths_become_reported_stderrs(wild_dir, tmp_path):
 # Aggregate + instance pairs written by the official lm_eval converter
 # ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("collection", ["asdiv", "masakhaner_luo_prompt_1",
-                                        "math_perturbed_full"])
+                                        "math_perturbed_full", "ai2_arc", "pubmed_qa"])
 def test_converted_pairs_item_means_equal_the_jsonl(wild_dir, tmp_path, collection):
     folder = wild_dir / CONVERTED / collection
     agg_path = next(p for p in folder.rglob("*.json"))
@@ -114,9 +130,9 @@ def test_converted_pairs_item_means_equal_the_jsonl(wild_dir, tmp_path, collecti
     cell = board(store).cells.iloc[0]
     assert cell["has_items"] and cell["n"] == len(rows)
     assert math.isclose(cell["score"], np.mean(list(by_id.values())), abs_tol=1e-15)
-    # the interval comes from the items (Wilson for 0/1 scores, statsmodels as reference)
+    # the interval comes from the items (evalbars' modified Wilson for 0/1 scores)
     k = int(sum(by_id.values()))
-    lo, hi = proportion_confint(k, len(rows), alpha=0.05, method="wilson")
+    lo, hi = modified_wilson(k, len(rows))
     assert math.isclose(cell["low"], lo, abs_tol=1e-12) and math.isclose(cell["high"], hi,
                                                                           abs_tol=1e-12)
     # texts for the drill-down: input.raw and output.raw
@@ -141,6 +157,17 @@ def test_audit_flags_converter_item_scores_that_miss_the_reported_value(
     assert len(aud) == 1
     assert flag in aud["flag"].iloc[0]
     assert same(aud["reported"].iloc[0], reported) and aud["recomputed"].iloc[0] == 0.0
+
+
+@pytest.mark.parametrize("collection", ["ai2_arc", "pubmed_qa"])
+def test_inspect_converter_pairs_agree_with_their_reported_values(wild_dir, tmp_path,
+                                                                  collection):
+    """The inspect converter's pairs (from the repository's own inspect test logs) are
+    consistent: the audit finds nothing, and the items' mean is the reported accuracy."""
+    store = ingest(tmp_path, wild_dir / CONVERTED / collection)
+    aud = store.audit()
+    assert len(aud) == 1 and aud["flag"].isna().all()
+    assert same(aud["recomputed"].iloc[0], aud["reported"].iloc[0])
 
 
 def test_committed_files_are_valid_under_their_own_schema(wild_dir):
