@@ -71,10 +71,9 @@ import json
 import math
 import posixpath
 from collections import Counter
+from statistics import NormalDist
 from dataclasses import dataclass, field
 from typing import Any
-
-from scipy import stats as sps
 
 from evalcore.errors import IngestError
 from evalcore.ingest._common import (Source, check_size, check_unique, concat_frames, count_or_none,
@@ -314,7 +313,7 @@ def _stderr_from_interval(agg: _Aggregate, r: _Result, score: float,
     else:
         level = DEFAULT_CONFIDENCE
         agg.intervals.setdefault("no level", []).append(r.task)
-    return half / float(sps.norm.ppf(0.5 + level / 2))
+    return half / NormalDist().inv_cdf(0.5 + level / 2)
 
 
 def _interval_warnings(agg: _Aggregate) -> None:
