@@ -1,5 +1,6 @@
-"""Upload & runs page: the Every Eval Ever download (a zip of ``export --format eee`` for the
-runs chosen, with the chosen interval method and confidence)."""
+"""Upload & runs page and Every Eval Ever: an uploaded aggregate + samples pair is one run with
+its items; the download is a zip of ``export --format eee`` for the runs chosen, with the
+chosen interval method and confidence."""
 
 from __future__ import annotations
 
@@ -41,3 +42,19 @@ def test_eee_download_is_the_cli_export(tmp_path):
     # another choice hides the stale zip until it is prepared again
     at.selectbox(key="up_eee_method").set_value("wilson").run()
     assert all("every_eval_ever.zip" not in b.label for b in at.download_button)
+
+
+def test_eee_pair_uploaded_is_one_run_with_items(tmp_path):
+    from tests.pages.conftest import texts
+    folder = WILD / "eee" / "converted" / "data" / "ai2_arc"
+    files = [(p.name, p.read_bytes(), "application/json")
+             for p in sorted(folder.rglob("*.json*"))]
+    assert len(files) == 2
+    at = page("upload").run()
+    at.file_uploader(key="up_files").set_value(files).run()
+    no_exception(at)
+    assert any("Recognised 1 run(s)" in t for t in texts(at.success))
+    report = at.dataframe[0].value
+    assert list(report["n_items"]) == [3]
+    runs = Store(store_file(tmp_path)).runs()
+    assert list(runs["source_format"]) == ["eee"] and bool(runs["has_items"].iloc[0])
