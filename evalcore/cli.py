@@ -18,8 +18,9 @@ import sys
 from typing import Sequence
 
 from evalcore import __version__
-from evalcore.commands import (audit, compare, coverage, ingest, items, judge, leaderboard,
-                               maintain, migrate, noise, plan, report, runs, runs_admin)
+from evalcore.commands import (audit, compare, coverage, export, ingest, items, judge,
+                               leaderboard, maintain, migrate, noise, plan, report, runs,
+                               runs_admin)
 from evalcore.commands._shared import (  # noqa: F401  (re-exported: tests use them)
     DEFAULT_LOCK_TIMEOUT, EXIT_BAD_INPUT, EXIT_BUSY, EXIT_DISK_FULL, EXIT_INTERNAL, EXIT_OK,
     EXIT_USAGE, _add_store_options, _BadInput, _err, _Usage, dump_json, records, to_latex,
@@ -40,7 +41,7 @@ from evalcore.termsafe import SafeStream
 from evalcore.threads import pin_blas_threads
 
 COMMANDS = (ingest, runs, leaderboard, compare, plan, audit, coverage, runs_admin, report,
-            items, migrate, maintain, noise, judge)
+            items, migrate, maintain, noise, judge, export)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -80,6 +80,8 @@ FILE_FORMATS = {
     "tidy_csv": "table (CSV)",
     "tidy_jsonl": "table (JSONL)",
     "tidy_parquet": "table (Parquet)",
+    "eee_aggregate_json": "Every Eval Ever aggregate",
+    "eee_samples_jsonl": "Every Eval Ever samples (JSONL)",
 }
 
 # a score interval's method in a few words, where a table cell names it beside the numbers
@@ -100,6 +102,7 @@ HARNESSES = {
     "helm": "HELM",
     "lighteval": "lighteval",
     "tidy": "tidy table",
+    "eee": "Every Eval Ever",
 }
 
 MISSING = "–"

@@ -24,7 +24,8 @@ from ui import common
 FORMATS_HELP = ("lm-evaluation-harness results JSON and sample logs (`samples_*.jsonl`), "
                 "lighteval / Open LLM Leaderboard `results_*.json` (summaries), "
                 "inspect_ai logs (`.eval`, `.json`), HELM run folders, suites or a whole "
-                "`benchmark_output/` folder as `.zip`, tidy tables "
+                "`benchmark_output/` folder as `.zip`, Every Eval Ever `<uuid>.json` files "
+                "with their `<uuid>_samples.jsonl`, tidy tables "
                 "(CSV/JSONL/Parquet with columns `model`, `task`, `item_id`, `score`; other "
                 "column names can be mapped once the table is dropped). Upload a results file "
                 "together with its sample logs so they become one run.")
@@ -293,6 +294,32 @@ if ov is not None:
             common.show_table(readable(ov.audit), "audit", "up_audit_all")
     for note in ov.notes:
         st.caption(common.md_escape(note))
+
+# ---- Every Eval Ever download (evalcore.export.eee; docs/formats.md) --------------------
+with st.expander("Download as Every Eval Ever"):
+    st.caption("Each run as an Every Eval Ever aggregate JSON and, with item scores, its "
+               "instance-level JSONL, in the datastore's folder layout; the uncertainty "
+               "fields hold the leaderboard's interval, method, confidence, SE and n.")
+    e_runs, e_method, e_conf = st.columns([4, 2, 1])
+    eee_runs = e_runs.multiselect("Runs", [str(n) for n in runs["name"]], key="up_eee_runs",
+                                  format_func=common.run_label(runs))
+    eee_method = e_method.selectbox("Interval method", ("wilson", "clopper-pearson", "bayes",
+                                                        "clt", "bootstrap", "clustered"),
+                                    key="up_eee_method")
+    eee_conf = common.confidence_choice("up_eee_conf", container=e_conf)
+    asked = (tuple(eee_runs), eee_method, eee_conf)
+    if eee_runs and st.button("Prepare the zip", key="up_eee_prepare"):
+        from evalcore.export import export_eee, export_eee_zip
+        try:
+            done = export_eee(store, list(eee_runs), method=eee_method, confidence=eee_conf)
+            st.session_state["up_eee_zip"] = (asked, export_eee_zip(done), len(done.files))
+        except EvalbarsError as exc:
+            common.show_error(exc)
+    ready = st.session_state.get("up_eee_zip")
+    if ready and ready[0] == asked:
+        st.download_button(f"Download every_eval_ever.zip ({ready[2]} files)", data=ready[1],
+                           file_name="every_eval_ever.zip", mime="application/zip",
+                           key="up_eee_download")
 
 st.markdown("**Manage a run**")
 names = [str(n) for n in runs["name"]]

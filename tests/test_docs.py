@@ -176,7 +176,7 @@ def test_readme_format_table_matches_the_formats_manual():
     per_format = re.search(r"^## What is read, per format\s*$(.*?)(?=^## |\Z)", formats,
                            re.M | re.S).group(1)
     headings = re.findall(r"^### (.+)$", per_format, re.M)
-    assert len(rows) == len(headings) == 6
+    assert len(rows) == len(headings) == 7
     for row, heading in zip(rows, headings):
         # "lm-evaluation-harness results JSON" / "lighteval and Open LLM Leaderboard v1
         # results": the first two words name the same reader in both places.

@@ -22,7 +22,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                        help="read result files, folders or zips into the store",
                        description="Read lm-evaluation-harness results/sample logs, lighteval "
                                    "and Open LLM Leaderboard results files, inspect_ai "
-                                   "logs (.eval/.json), HELM run folders/zips and tidy tables "
+                                   "logs (.eval/.json), HELM run folders/zips, Every Eval Ever "
+                                   "aggregate files (with their _samples.jsonl) and tidy tables "
                                    "(CSV/JSONL/Parquet) into the store, in one transaction. "
                                    "Files of one run (a results JSON and its sample logs) "
                                    "become one run; every model of a tidy table its own run; "

@@ -45,7 +45,8 @@ Formats, one module each: ``lm_eval`` (results JSON 0.3/0.4.x, sample logs JSONL
 array, embedded samples), ``lighteval`` (lighteval and Open LLM Leaderboard v1
 ``results_<ts>.json``: summaries only), ``inspect_log`` (``.eval`` zips with deflate or zstd members,
 ``.json`` logs v1/v2), ``helm`` (run folders, suite folders, ``benchmark_output/`` trees,
-zips of these), ``tidy`` (CSV, JSONL, Parquet with ``model``/``run``, ``task``, ``item_id``,
+zips of these), ``eee`` (Every Eval Ever aggregate JSON with the instance-level JSONL it
+names beside it), ``tidy`` (CSV, JSONL, Parquet with ``model``/``run``, ``task``, ``item_id``,
 ``score`` [, ``metric``, ``answer``, ``cluster``]: the escape hatch for any other harness).
 """
 
@@ -61,7 +62,7 @@ from typing import Iterable
 import numpy as np
 
 from evalcore.errors import IngestError, NoScoresError
-from evalcore.ingest import helm, inspect_log, lighteval, lm_eval, tidy
+from evalcore.ingest import eee, helm, inspect_log, lighteval, lm_eval, tidy
 from evalcore.ingest.batch import IngestBatch, no_scores_reason, problem_row, run_files
 from evalcore.ingest.detect import (
     EXPECTED,
@@ -585,6 +586,10 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
                            f"not read)")
             step(d.name, d.size)
 
+    # Every Eval Ever: one run per aggregate file, with the instance-level file it names in
+    # its folder; a samples file no aggregate claims is read as a tidy table (below)
+    _read_eee(by_fmt, formats, runs, failed, held_back, step)
+
     # inspect logs: one run each
     for fmt, parse in ((inspect_log.EVAL_ZIP, inspect_log.parse_eval),
                        (inspect_log.JSON_LOG, inspect_log.parse_json_log)):
@@ -635,6 +640,42 @@ def _parse_sources(sources: list[Source], skipped: list[str], progress: Progress
         runs[0].warnings.append(_skipped_note(skipped))
     call_progress(progress, total, total, "")
     return runs
+
+
+def _read_eee(by_fmt: dict[str, list[Source]], formats: dict[str, str], runs: list[ParsedRun],
+              failed, held_back, step) -> None:
+    """Every Eval Ever aggregates with their companions (``eee.parse_aggregate``), all or
+    nothing per run; unclaimed instance-level files go on to the tidy reader."""
+    beside: dict[str, dict[str, Source]] = {}
+    for s in by_fmt.get(eee.SAMPLES, []):
+        beside.setdefault(s.folder, {})[s.basename] = s
+    claimed: set[str] = set()
+    for src in by_fmt.get(eee.AGGREGATE, []):
+        mine = beside.get(src.folder, {})
+        try:
+            run, comp = _layout_guard(src.name, eee.parse_aggregate, src, mine)
+        except IngestError as exc:
+            failed(exc)
+            stem = posixpath.splitext(src.basename)[0]
+            for name in (f"{stem}_samples.jsonl", f"{stem}.jsonl", exc.file):
+                other = mine.get(posixpath.basename(name.replace("!", "/")))
+                if other is not None and other.name not in claimed:
+                    claimed.add(other.name)
+                    if other.name != exc.file:
+                        held_back(other, exc)
+            if exc.file != src.name:
+                held_back(src, exc)
+            step(src.name, src.size)
+            continue
+        runs.append(run)
+        if comp is not None:
+            claimed.add(comp.name)
+            step(comp.name, comp.size)
+        step(src.name, src.size)
+    for s in by_fmt.get(eee.SAMPLES, []):
+        if s.name not in claimed:
+            formats[s.name] = tidy.JSONL
+            by_fmt.setdefault(tidy.JSONL, []).append(s)
 
 
 def _may_pair(results: Source, samples: Source) -> bool:

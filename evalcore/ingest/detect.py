@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 
 from evalcore.errors import IngestError
-from evalcore.ingest import helm, inspect_log, lighteval, lm_eval, tidy
+from evalcore.ingest import eee, helm, inspect_log, lighteval, lm_eval, tidy
 from evalcore.ingest._common import Source, load_json, loads_line
 
 FORMATS: tuple[str, ...] = (
     lm_eval.RESULTS, lm_eval.SAMPLES_JSONL, lm_eval.SAMPLES_JSON, lighteval.RESULTS,
     inspect_log.EVAL_ZIP, inspect_log.JSON_LOG,
-    *helm.ALL_FORMATS,
+    *helm.ALL_FORMATS, *eee.FORMATS,
     tidy.CSV, tidy.JSONL, tidy.PARQUET,
 )
 KNOWN_SUFFIXES = (".json", ".jsonl", ".eval", ".csv", ".parquet", ".pq", ".zip", ".tsv")
@@ -26,7 +26,8 @@ KNOWN_SUFFIXES = (".json", ".jsonl", ".eval", ".csv", ".parquet", ".pq", ".zip",
 LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
 EXPECTED = ("a known format: lm_eval results/samples JSON(L), a lighteval / Open LLM "
             "Leaderboard results JSON, an inspect .eval/.json log, "
-            "HELM run files, a tidy CSV/JSONL/Parquet table, or a zip of these")
+            "HELM run files, an Every Eval Ever aggregate JSON (with its _samples.jsonl), "
+            "a tidy CSV/JSONL/Parquet table, or a zip of these")
 
 
 def _classify_obj(obj: object, name: str = "") -> str:
@@ -40,6 +41,10 @@ def _classify_obj(obj: object, name: str = "") -> str:
         if isinstance(ev, dict) and ("version" in keys or "task" in ev) and (
                 {"plan", "status", "results", "samples"} & keys):
             return inspect_log.JSON_LOG
+        if eee.is_aggregate(obj):
+            return eee.AGGREGATE
+        if eee.is_instance(obj):
+            return eee.SAMPLES
         if lighteval.is_results(obj):
             return lighteval.RESULTS
         if isinstance(obj.get("results"), dict) and (
@@ -110,6 +115,8 @@ def _detect_json_head(t: str) -> str:
         if has("doc_id") and (has("resps") or has("arguments") or has("doc")):
             return lm_eval.SAMPLES_JSON
         return "unknown"
+    if has("schema_version") and has("evaluation_results"):
+        return eee.AGGREGATE
     if has("eval") and (has("version") or has("eval_id") or has("task_id")) and (
             has("plan") or has("status")):
         return inspect_log.JSON_LOG
