@@ -1,4 +1,28 @@
-"""Shared constants and small helpers of the analysis layer (no statistics here)."""
+"""Shared constants and small helpers of the analysis layer (no statistics here).
+
+Conventions used throughout
+---------------------------
+* Scores are per-item means over answers (``store.item_means`` / ``store.cell_stats``), so an
+  item with K answers counts once; "binary" means every item mean is exactly 0 or 1.
+* Differences are always B - A. "Points" are percentage points when every score lies in
+  [0, 1] (difference x 100), otherwise raw metric units.
+* Default metric per task (when none is asked for): one decision for every surface,
+  ``metric_choice.task_metrics`` / ``task_metric``: the harness's primary metric (lm_eval's
+  first ``metric_list`` entry, HELM's schema main metric, the Open LLM Leaderboard's ranked
+  metric) as the protocols of every run of the store name it; when the runs asked about lack
+  it, ``acc`` if present, else ``exact_match,strict-match``, else the first metric
+  alphabetically, with the reason in the answer (``MetricChoice.reason``).
+* Verdict rule (``compare``, ``analysis.verdicts``): with ``alpha = 1 - confidence`` and
+  power 0.8, each row's interval and p-value come from one procedure (the p of the test the
+  interval inverts; for 0/1 scores the larger of it and the exact McNemar p, the interval
+  widened to 0 when the exact test does not reject), and
+  - "different" iff the p-value the row calls adjusted (Holm or BH across tasks when
+    several are compared; else the row's own p) is below alpha;
+  - otherwise "underpowered" when the minimum detectable effect (MDE) exceeds
+    ``mde_threshold`` (default 5 points for scores in [0, 1]; for other scales 5 % of the
+    larger absolute mean of the two runs);
+  - otherwise "no difference detected, and this design could have detected X points".
+"""
 
 from __future__ import annotations
 
