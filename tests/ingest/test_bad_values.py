@@ -160,7 +160,7 @@ def test_bad_values_leave_the_other_files_of_the_batch_stored(tmp_path: Path) ->
 def test_answer_index_beyond_32_bits_is_refused_for_every_format() -> None:
     """The last check before the store: an answer index (epoch - 1 of an inspect log) that
     the store cannot hold is bad input naming task, metric and item."""
-    from evalcore.ingest import _check_magnitudes
+    from evalcore.ingest.guards import check_magnitudes as _check_magnitudes
     from evalcore.ingest._common import scores_frame, summaries_frame
     from evalcore.model import ParsedRun
 

@@ -138,7 +138,7 @@ def _run_files(tmp_path: Path, n_files: int = 3, bad: int | None = None) -> list
 
 def test_parallel_read_of_a_runs_sample_logs_equals_the_sequential_read(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import evalcore.ingest as ingest
+    import evalcore.ingest.reading as ingest
     paths = _run_files(tmp_path)
     monkeypatch.setattr(ingest, "READ_WORKERS", 1)
     seq = parse_paths(paths)
@@ -168,7 +168,7 @@ def test_parallel_read_of_a_runs_sample_logs_equals_the_sequential_read(
 
 def test_parallel_read_raises_the_first_bad_file_in_order(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import evalcore.ingest as ingest
+    import evalcore.ingest.reading as ingest
     paths = _run_files(tmp_path, bad=1)
     monkeypatch.setattr(ingest, "PARALLEL_READ_BYTES", 0)
     monkeypatch.setattr(ingest, "READ_WORKERS", 2)

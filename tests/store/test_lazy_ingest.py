@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from evalcore import ingest
+import evalcore.ingest.reading  # noqa: F401  (ingest.reading.LAZY_BYTES below)
 from evalcore.errors import IngestError
 from evalcore.ingest import parse_paths, read_paths
 from evalcore.model import LazyRun
@@ -67,7 +68,7 @@ def write_run(folder: Path, tasks: dict[str, int], *, passage: bool = False,
 def lazy_always(monkeypatch):
     """Every lm_eval run on disk is read lazily (the bytes threshold set to 0), and Store.ingest
     writes each piece as it comes (as a big run's pieces are written)."""
-    monkeypatch.setattr(ingest, "LAZY_BYTES", 0)
+    monkeypatch.setattr(ingest.reading, "LAZY_BYTES", 0)
     monkeypatch.setattr(store_write, "LAZY_FLUSH_BYTES", 1)
 
 

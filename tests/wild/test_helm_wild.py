@@ -233,7 +233,7 @@ REAL_JSON = sorted((WILD / "benchmark_output").rglob("*.json"))
 def test_every_real_file_is_recognised(path: Path) -> None:
     """Each file HELM wrote is recognised as what it is, from its content (the suite
     summaries as HELM suite files, which are not read)."""
-    from evalcore.ingest import _classify
+    from evalcore.ingest.detect import classify as _classify
     from evalcore.ingest._common import Source
 
     fmt = _classify(Source(name=str(path), path=path, folder=str(path.parent)))

@@ -13,7 +13,7 @@ response option, the target's option text, the cluster labels) so only the neede
 cross into Arrow (``_batches_duckdb``). In-memory uploads are read by ``pyarrow.json`` and the
 choices made in Arrow (``_fast_batch``). The reader runs in a helper thread a few batches
 ahead (``_prefetch``), so pyarrow's JSON parsing overlaps the per-batch Arrow work; several
-large logs of one run are read in parallel (``evalcore.ingest.READ_WORKERS``). Texts, hashes and ids stay Arrow ``large_string``
+large logs of one run are read in parallel (``evalcore.ingest.reading.READ_WORKERS``). Texts, hashes and ids stay Arrow ``large_string``
 (what pandas 3's ``str`` dtype holds: no conversion copy), kept as the reader's chunks (no
 concatenation copy); a metric present on every row shares the id/hash buffers; integer doc
 ids are deduplicated as numbers. The file's sha256 is computed in a thread while it is
