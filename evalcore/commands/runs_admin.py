@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from evalcore.commands._shared import EXIT_OK, _BadInput, _open_store, _out
+from evalcore import access
+from evalcore.commands._shared import EXIT_OK, _actor, _BadInput, _open_store, _out
 
 
 def add_parser(sub) -> None:
@@ -31,24 +32,27 @@ def add_parser(sub) -> None:
 
 def run_rename(args) -> int:
     from evalcore.analysis import resolve_run
+    access.check(_actor(args), "rename")      # read-only: refused before anything is read
     store = _open_store(args)
     rid = resolve_run(store, args.run)
-    store.rename_run(rid, args.new_name)
+    store.rename_run(rid, args.new_name, actor=_actor(args))
     _out(f"run {rid} renamed to {args.new_name!r}")
     return EXIT_OK
 
 
 def run_tag(args) -> int:
     from evalcore.analysis import resolve_run
+    access.check(_actor(args), "tag")      # read-only: refused before anything is read
     store = _open_store(args)
     rid = resolve_run(store, args.run)
-    store.set_tags(rid, list(args.tags))
+    store.set_tags(rid, list(args.tags), actor=_actor(args))
     _out(f"run {rid} tags: {', '.join(args.tags) or '(none)'}")
     return EXIT_OK
 
 
 def run_delete(args) -> int:
     from evalcore.analysis import resolve_run
+    access.check(_actor(args), "delete")      # read-only: refused before asking
     store = _open_store(args)
     rid = resolve_run(store, args.run)
     if not args.yes:
@@ -58,6 +62,7 @@ def run_delete(args) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             _out("not deleted")
             return EXIT_OK
-    store.delete_run(rid)
-    _out(f"run {rid} deleted")
+    store.delete_run(rid, actor=_actor(args))
+    _out(f"run {rid} deleted (python -m evalcore restore {rid} brings it back while the "
+         "store keeps its history)")
     return EXIT_OK

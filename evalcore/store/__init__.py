@@ -59,7 +59,8 @@ Modules: ``catalog`` (location, connection, transactions), ``snapshots`` (pinned
 ``lock`` (the writer lock), ``faults`` (errors in words), ``schema`` (tables), ``write``
 (ingest, merge, rename, tags, delete), ``query`` (the reads the analysis layer uses),
 ``matrices`` and ``pairs`` (batched and two-run reads on integer keys), ``maintain``
-(compaction and cleanup), ``legacy`` and ``migrate`` (old single-file stores).
+(compaction and cleanup), ``history`` (authors and messages of writes, restore of a
+deleted run; who may write is ``evalcore.access``), ``legacy`` and ``migrate`` (old single-file stores).
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ from evalcore.store.catalog import (  # noqa: F401
     default_store_path,
     resolve_location,
 )
+from evalcore.store.history import CommitNote, HistoryEntry, _History  # noqa: F401
 from evalcore.store.maintain import MaintainReport, _Maintain  # noqa: F401
 from evalcore.store.matrices import _MatrixQueries
 from evalcore.store.migrate import MigrateReport, migrate  # noqa: F401
@@ -94,5 +96,5 @@ from evalcore.store.query import _Queries
 from evalcore.store.write import _Writes
 
 
-class Store(_Catalog, _Writes, _Queries, _MatrixQueries, _PairQueries, _Maintain):
+class Store(_Catalog, _Writes, _Queries, _MatrixQueries, _PairQueries, _Maintain, _History):
     __doc__ = _Catalog.__doc__
