@@ -287,8 +287,10 @@ def _add_store_options(p: argparse.ArgumentParser, default: Any = argparse.SUPPR
                         ".duckdb file (read-only). Default: $EVALBARS_STORE if set, else "
                         "./.evalbars; before or after the command")
     p.add_argument("--data-path", metavar="DIR", default=default, dest="data_path",
-                   help="where a ducklake: store keeps its Parquet files (default: "
-                        "$EVALBARS_DATA_PATH; needed once, when a team store is created)")
+                   help="where a ducklake: store keeps its Parquet files: a folder or "
+                        "s3://bucket/prefix/ (credentials from AWS_ACCESS_KEY_ID, "
+                        "AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL); default: "
+                        "$EVALBARS_DATA_PATH; needed once, when a team store is created")
     p.add_argument("--author", metavar="NAME", default=default,
                    help="who a write is recorded as (history); default: $EVALBARS_AUTHOR, "
                         "else the OS user")

@@ -7,9 +7,9 @@ A store is a DuckLake catalog plus a folder of Parquet data files:
 * **local** (default): a folder, ``./.evalbars`` unless ``--store`` / ``$EVALBARS_STORE``
   names another, holding ``catalog.sqlite`` (a SQLite catalog in WAL mode) and ``data/``;
 * **team**: ``ducklake:postgres:dbname=... host=... port=... user=...`` with a shared data
-  path (``--data-path`` / ``$EVALBARS_DATA_PATH``; a folder every machine mounts, or an
-  object store URL where DuckDB's ``httpfs`` is available), given when the catalog is
-  created and remembered by it;
+  path (``--data-path`` / ``$EVALBARS_DATA_PATH``; a folder every machine mounts, or
+  ``s3://bucket/prefix/`` on S3-compatible object storage with the AWS variables'
+  credentials, ``objectstore``), given when the catalog is created and remembered by it;
 * **old single-file stores** (``*.duckdb``, evalbars before DuckLake) are attached
   read-only; ``python -m evalcore migrate OLD.duckdb`` copies one into the new layout.
 

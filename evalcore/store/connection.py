@@ -18,6 +18,7 @@ import duckdb
 from evalcore.errors import StoreBusyError, StoreError
 from evalcore.store._util import _one
 from evalcore.store.faults import first_line, mask_secrets, store_error
+from evalcore.store import objectstore
 from evalcore.store.lock import write_lock
 from evalcore.store.location import (
     CATALOG_FILE,
@@ -104,6 +105,9 @@ def _attach_sql(target: Target, alias: str, lock_timeout: float,
 
 def _open_connection(target: Target, timeout: float) -> duckdb.DuckDBPyConnection:
     """A new in-memory DuckDB with the store attached as ``lake`` (retried while locked)."""
+    if objectstore.is_object_store(target.data_path):
+        # a missing credential is refused before anything, a new catalog included, is made
+        objectstore.S3Settings.from_environment(target.data_path)
     catalog = (target.path / CATALOG_FILE if target.kind == "local" else
                target.path if target.kind == "sqlite" else None)
     if catalog is not None and _is_new_sqlite(catalog):
@@ -139,6 +143,9 @@ def _attach_with_retries(target: Target, timeout: float) -> duckdb.DuckDBPyConne
         con = duckdb.connect(":memory:", config=_duckdb_config())
         try:
             con.execute("SET enable_progress_bar = false")
+            if objectstore.wants_secret(target.data_path, target.kind):
+                settings = objectstore.S3Settings.from_environment(target.data_path or "s3://")
+                con.execute(settings.secret_sql())
             if target.kind == "postgres":
                 with _catalog_init_lock(con, target, timeout, deadline):
                     con.execute(sql)
