@@ -321,6 +321,10 @@ class _Catalog:
             self._write(_create_tables, "creating the store")
             tables = self._table_names()
         version = self._schema_version()
+        if version in ("2", "3") and not self._target.read_only and access.read_only():
+            raise NotAllowed(f"{self._target.label} has store schema version {version} and "
+                             f"needs an upgrade, which is a write; this evalbars is read-only "
+                             f"({access.ENV_READONLY} is set)")
         if version == "2" and not self._target.read_only:
             from evalcore.store.upgrade import upgrade_v2
             self._write(upgrade_v2, "upgrading the store to schema 3 (integer item keys)",

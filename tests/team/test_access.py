@@ -113,3 +113,15 @@ def test_read_only_store_refuses_every_write(tmp_path, monkeypatch):
     with pytest.raises(NotAllowed, match="read-only"):
         Store(tmp_path / "new")                                   # nothing created
     assert not (tmp_path / "new").exists()
+
+
+def test_read_only_refuses_a_schema_upgrade(tmp_path, monkeypatch):
+    store = _store(tmp_path)
+    store._write(lambda con: con.execute(
+        "UPDATE meta SET value = '3' WHERE key = 'schema_version'"), "test: an older schema")
+    fp = store_fingerprint(store)
+    monkeypatch.setenv(access.ENV_READONLY, "1")
+    with pytest.raises(NotAllowed, match="read-only"):
+        Store(tmp_path / "s")
+    monkeypatch.delenv(access.ENV_READONLY)
+    assert store_fingerprint(store) == fp

@@ -54,7 +54,7 @@ def test_alice_ingests_bob_deletes_history_restore(cli_store, capsys):
 
 @pytest.mark.parametrize("argv", [["ingest", str(FIXTURES / FILES[0])], ["rename", "1", "x"],
                                   ["tag", "1", "x"], ["delete", "1", "--yes"],
-                                  ["restore", "1"], ["maintain"]])
+                                  ["restore", "1"], ["maintain"], ["migrate", "old.duckdb"]])
 def test_read_only_refuses_writes_with_exit_2(cli_store, capsys, monkeypatch, argv):
     from evalcore.store import Store
     from tests.store.conftest import store_fingerprint
