@@ -158,17 +158,25 @@ class _History:
 
     def deleted_runs(self) -> list[HistoryEntry]:
         """The delete entries of runs that are deleted now and can still be restored (the
-        snapshot before the delete is kept), newest first."""
+        snapshot just before the delete is kept), newest first; one entry per run (its
+        latest delete)."""
         live = set(self._run_ids_now())
+        kept = self._kept_snapshots()
         seen: set[int] = set()
         out = []
         for e in self.history(limit=None):
-            if e.op == "delete":
-                for rid, _ in e.runs:
-                    if rid not in live and rid not in seen:
-                        seen.add(rid)
-                        out.append(e)
+            if e.op != "delete":
+                continue
+            fresh = [rid for rid, _ in e.runs if rid not in live and rid not in seen]
+            seen.update(fresh)
+            if fresh and e.snapshot - 1 in kept:
+                out.append(e)
         return out
+
+    def _kept_snapshots(self) -> set[int]:
+        with self._read("reading the store's history") as con:
+            return {int(r[0]) for r in con.execute(
+                f"SELECT snapshot_id FROM {LAKE}.snapshots()").fetchall()}
 
     def _run_ids_now(self) -> list[int]:
         with self._read("listing the runs") as con:
@@ -227,26 +235,27 @@ class _History:
                          "python -m evalcore history)")
 
     def _snapshot_before(self, snapshot: int) -> int:
-        with self._read("reading the store's history") as con:
-            row = _one(con, f"SELECT max(snapshot_id) FROM {LAKE}.snapshots() "
-                            "WHERE snapshot_id < ?", [int(snapshot)])
-        if row is None or row[0] is None:
-            raise StoreError(f"the snapshot before {snapshot} is no longer kept (maintain "
-                             "expired it); the run cannot be restored")
-        return int(row[0])
+        """The snapshot just before ``snapshot`` (DuckLake numbers snapshots one by one),
+        which holds the run as it was when it was deleted; StoreError when ``maintain``
+        expired it (an older kept snapshot may hold an older state of the run: never used)."""
+        before = int(snapshot) - 1
+        if before not in self._kept_snapshots():
+            raise StoreError(f"the run cannot be restored: the snapshot before its delete "
+                             f"({before}) is no longer kept (maintain expired it)")
+        return before
 
     def _tables_at(self, snapshot: int) -> tuple[str, ...]:
         """``RUN_TABLES`` that existed at ``snapshot`` (the owners table is younger than
         some stores)."""
         out = []
-        with self._read("reading the store's history") as con:
-            for table in RUN_TABLES:
-                try:
+        for table in RUN_TABLES:
+            try:
+                with self._read("reading the store's history") as con:
                     con.execute(f"SELECT 1 FROM {table} AT (VERSION => {snapshot:d}) LIMIT 0")
-                    out.append(table)
-                except duckdb.CatalogException:
-                    if table != OWNERS_TABLE:
-                        raise
+                out.append(table)
+            except StoreError:
+                if table != OWNERS_TABLE:
+                    raise
         return tuple(out)
 
 

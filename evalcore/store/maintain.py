@@ -208,7 +208,7 @@ class _Maintain:
             ids = [int(r[0]) for r in cur.execute(
                 _EXPIRABLE_SQL, [(now - keep_history).isoformat(),
                                  (now - reader_grace).isoformat()]).fetchall()]
-            lost = _unrecoverable(cur, deleted, set(ids))
+            lost = _unrecoverable(deleted, set(ids))
             if not ids or dry_run:
                 return len(ids), lost
             versions = ", ".join(f"{i:d}" for i in ids)
@@ -350,15 +350,9 @@ def keep_history_default() -> timedelta:
     return timedelta(days=days)
 
 
-def _unrecoverable(cur: duckdb.DuckDBPyConnection, deleted: list,
-                   expiring: set[int]) -> tuple[str, ...]:
-    """The deleted runs (``history`` delete entries) whose restore snapshot, the one just
-    before the delete, is among the ``expiring`` snapshot ids."""
-    out = []
-    for entry in deleted:
-        row = cur.execute(f"SELECT max(snapshot_id) FROM {LAKE}.snapshots() "
-                          "WHERE snapshot_id < ?", [entry.snapshot]).fetchall()
-        before = row[0][0] if row else None
-        if before is not None and int(before) in expiring:
-            out.extend(f"{name!r} (#{rid})" for rid, name in entry.runs)
-    return tuple(out)
+def _unrecoverable(deleted: list, expiring: set[int]) -> tuple[str, ...]:
+    """The deleted runs (``Store.deleted_runs`` entries, all restorable now) whose restore
+    snapshot, the one just before the delete (``history._snapshot_before``), is among the
+    ``expiring`` snapshot ids."""
+    return tuple(f"{name!r} (#{rid})" for entry in deleted if entry.snapshot - 1 in expiring
+                 for rid, name in entry.runs)

@@ -109,3 +109,22 @@ def test_keep_days_default_and_environment(monkeypatch):
     monkeypatch.setenv("EVALBARS_KEEP_DAYS", "soon")
     with pytest.raises(StoreError, match="EVALBARS_KEEP_DAYS"):
         keep_history_default()
+
+
+def test_restore_never_uses_an_older_snapshot_than_the_one_before_the_delete(store):
+    """With the snapshot just before the delete expired, an older kept snapshot holds the
+    run as it was earlier (here: without its tag); restoring from it would bring back a
+    different run, so the restore is refused."""
+    _two_runs(store)
+    store.set_tags("a", ["seed=1"], actor=BOB)
+    store.delete_run("a", actor=BOB)
+    deleted = store.history(limit=1)[0]
+    assert [e.snapshot for e in store.deleted_runs()] == [deleted.snapshot]
+    store._locked(lambda cur: cur.execute(
+        "SELECT count(*) FROM ducklake_expire_snapshots('lake', versions => "
+        f"[{deleted.snapshot - 1:d}])").fetchall(), "test: expire one snapshot")
+    assert store.deleted_runs() == []
+    fp = store_fingerprint(store)
+    with pytest.raises(StoreError, match="no longer kept"):
+        store.restore_run("a", actor=BOB)
+    assert store_fingerprint(store) == fp
