@@ -318,6 +318,10 @@ class _Catalog:
             if self._target.read_only:
                 raise StoreError(f"{self._target.path} is a DuckDB file but not an evalbars "
                                  "store (no meta table)")
+            if access.read_only():
+                raise NotAllowed(f"{self._target.label} holds no evalbars store yet, and this "
+                                 f"evalbars is read-only ({access.ENV_READONLY} is set): a new "
+                                 "store is not created")
             self._write(_create_tables, "creating the store")
             tables = self._table_names()
         version = self._schema_version()

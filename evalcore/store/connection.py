@@ -15,7 +15,8 @@ from typing import Any
 
 import duckdb
 
-from evalcore.errors import StoreBusyError, StoreError
+from evalcore import access
+from evalcore.errors import NotAllowed, StoreBusyError, StoreError
 from evalcore.store._util import _one
 from evalcore.store.faults import first_line, mask_secrets, store_error
 from evalcore.store import objectstore
@@ -99,6 +100,9 @@ def _attach_sql(target: Target, alias: str, lock_timeout: float,
         options.append("OVERRIDE_DATA_PATH TRUE")
     if snapshot is not None:
         options.append(f"SNAPSHOT_VERSION {int(snapshot):d}")
+    if access.read_only():
+        # EVALBARS_READONLY: the engine refuses writes too, whatever the code above it does
+        options.append("READ_ONLY")
     return (f"ATTACH {_literal(_catalog_conninfo(target, lock_timeout))} AS {alias}"
             + (f" ({', '.join(options)})" if options else ""))
 
@@ -162,6 +166,10 @@ def _attach_with_retries(target: Target, timeout: float) -> duckdb.DuckDBPyConne
         except duckdb.Error as exc:
             con.close()
             if not _is_retryable(exc):
+                if access.read_only() and "creating a new ducklake" in str(exc).lower():
+                    raise NotAllowed(f"no store at {_masked(target)}, and this evalbars is "
+                                     f"read-only ({access.ENV_READONLY} is set): a new store "
+                                     "is not created") from exc
                 if target.kind == "postgres" and not target.data_path and "DATA_PATH" in str(exc):
                     raise StoreError(
                         f"store {_masked(target)}: a new team catalog needs a data path: pass "
@@ -266,10 +274,11 @@ def _migrate_hint(target: Target) -> str:
 
 
 def _connection_key(target: Target, timeout: float) -> tuple:
-    """The cache key of a connection: the catalog and data path, and on PostgreSQL the lock
-    timeout too (it is a setting of the catalog connection, ``_catalog_conninfo``)."""
+    """The cache key of a connection: the catalog and data path, on PostgreSQL the lock
+    timeout too (it is a setting of the catalog connection, ``_catalog_conninfo``), and
+    whether it is attached read-only (``access.read_only``)."""
     return (target.attach, target.data_path,
-            float(timeout) if target.kind == "postgres" else None)
+            float(timeout) if target.kind == "postgres" else None, access.read_only())
 
 
 def _connection(target: Target, timeout: float) -> duckdb.DuckDBPyConnection:

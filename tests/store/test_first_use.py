@@ -78,3 +78,53 @@ def test_six_ingests_postgres(tmp_path, pg_cluster, existing):
         _check(results, store)
     finally:
         store.close()
+
+
+def _held_busy(result: tuple) -> None:
+    code, err = result
+    assert code == 4, err
+    assert "store busy" in err or "store is busy" in err
+
+
+def test_creation_held_too_long_exits_4_not_3_local(tmp_path):
+    """Another process creating the catalog for longer than --lock-timeout: exit 4."""
+    import fcntl
+    from evalcore.store.lock import lock_file
+    (location := tmp_path / "store").mkdir()
+    fd = os.open(lock_file(location / "catalog.sqlite"), os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        files = _tidy(tmp_path)[:1]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("EVALBARS_")}
+        p = subprocess.run([sys.executable, "-m", "evalcore", "ingest", str(files[0]),
+                            "--store", str(location), "--lock-timeout", "1"],
+                           env=env | {"PYTHONPATH": str(ROOT)}, cwd=tmp_path, text=True,
+                           capture_output=True, timeout=300)
+    finally:
+        os.close(fd)
+    _held_busy((p.returncode, p.stderr))
+
+
+def test_creation_held_too_long_exits_4_not_3_postgres(tmp_path, pg_cluster):
+    import duckdb
+
+    from evalcore.store.connection import PG_INIT_LOCK_KEY, _duckdb_config
+    db = pg_cluster.new_database()
+    holder = duckdb.connect(":memory:", config=_duckdb_config())
+    holder.execute(f"ATTACH '{pg_cluster.dsn(db)}' AS pg (TYPE postgres)")
+    holder.execute("BEGIN TRANSACTION")
+    got = holder.execute("SELECT * FROM postgres_query('pg', 'SELECT "
+                         f"pg_try_advisory_xact_lock({PG_INIT_LOCK_KEY:d}) AS got')").fetchall()
+    assert got[0][0]
+    try:
+        files = _tidy(tmp_path)[:1]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("EVALBARS_")}
+        p = subprocess.run([sys.executable, "-m", "evalcore", "ingest", str(files[0]),
+                            "--store", "ducklake:postgres:" + pg_cluster.dsn(db),
+                            "--data-path", str(tmp_path / "data"), "--lock-timeout", "1"],
+                           env=env | {"PYTHONPATH": str(ROOT)}, cwd=tmp_path, text=True,
+                           capture_output=True, timeout=300)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    _held_busy((p.returncode, p.stderr))

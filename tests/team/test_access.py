@@ -125,3 +125,38 @@ def test_read_only_refuses_a_schema_upgrade(tmp_path, monkeypatch):
         Store(tmp_path / "s")
     monkeypatch.delenv(access.ENV_READONLY)
     assert store_fingerprint(store) == fp
+
+
+def test_read_only_catalog_is_attached_read_only(tmp_path, monkeypatch):
+    """Defence in depth: in read-only mode the catalog itself is attached READ_ONLY, so even
+    a write that skipped ``access.check`` is refused by the engine."""
+    from evalcore.errors import StoreError
+    store = _store(tmp_path)
+    fp = store_fingerprint(store)
+    monkeypatch.setenv(access.ENV_READONLY, "1")
+    ro = Store(tmp_path / "s")
+    with pytest.raises(StoreError, match="read-only mode"):
+        ro._write(lambda con: con.execute("DELETE FROM runs"), "a write without a check")
+    monkeypatch.delenv(access.ENV_READONLY)
+    assert store_fingerprint(store) == fp
+
+
+def test_read_only_creates_no_team_store(pg_cluster, tmp_path, monkeypatch):
+    """A new PostgreSQL database in read-only mode: refused, and DuckLake's catalog tables
+    are not created in it."""
+    import duckdb
+
+    from evalcore.store.connection import _duckdb_config
+    db = pg_cluster.new_database()
+    monkeypatch.setenv(access.ENV_READONLY, "1")
+    with pytest.raises(NotAllowed, match="read-only"):
+        Store("ducklake:postgres:" + pg_cluster.dsn(db), data_path=str(tmp_path / "data"))
+    con = duckdb.connect(":memory:", config=_duckdb_config())
+    try:
+        con.execute(f"ATTACH '{pg_cluster.dsn(db)}' AS pg (TYPE postgres, READ_ONLY)")
+        tables = con.execute("SELECT * FROM postgres_query('pg', 'SELECT count(*) FROM "
+                             "information_schema.tables WHERE table_schema = ''public''')"
+                             ).fetchall()
+    finally:
+        con.close()
+    assert tables == [(0,)]

@@ -138,3 +138,31 @@ def test_refused_credentials_exit_4_naming_the_variables(moto_s3_with_auth, tmp_
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and "refused the credentials" in lines[0]
     assert "AWS_ACCESS_KEY_ID" in lines[0] and "AWS_SECRET_ACCESS_KEY" in lines[0]
+
+
+def test_object_store_down_then_back_stores_each_run_once(moto_s3, tmp_path):
+    """The server unreachable during an ingest: exit 4 and nothing of the run; reachable
+    again, the same ingest stores the run once."""
+    import socket
+    bucket = moto_s3.new_bucket()
+    store_args = ["--store", str(tmp_path / "store"), "--data-path", f"s3://{bucket}/x/",
+                  "--lock-timeout", "5"]
+    first, second = _tidy(tmp_path / "in", "org/first", 1), _tidy(tmp_path / "in", "org/b", 2)
+    p = _cli(["ingest", str(first), *store_args], _env(moto_s3.env), tmp_path)
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    down = _env(moto_s3.env | {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{dead}"})
+    p = _cli(["ingest", str(second), *store_args], down, tmp_path)
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 4 and "store unavailable" in err, err
+    p = _cli(["ingest", str(second), *store_args], _env(moto_s3.env), tmp_path)
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    p = _cli(["runs", "--format", "json", *store_args], _env(moto_s3.env), tmp_path)
+    out, err = p.communicate(timeout=300)
+    runs = json.loads(out)["runs"]
+    assert sorted(r["name"] for r in runs) == ["org/b", "org/first"]
+    assert all(r["n_scores"] == 50 for r in runs)
