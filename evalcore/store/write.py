@@ -259,7 +259,8 @@ class _Writes:
             # meanwhile (evalcore.threads.no_huge_pages: 3-5 CPU-s less at 1M lines)
             with no_huge_pages() if lazy else contextlib.nullcontext():
                 owner = (access.LOCAL_ACTOR if actor is None else actor).owner_key
-                rows = self._write(lambda con: self._write_runs(con, prepared, owner), "ingest",
+                rows = self._write(lambda con: _record_owners(con, self._write_runs(con, prepared),
+                                                              owner), "ingest",
                                    checks=META_KEY_CHECK,
                                    note=lambda rows: _ingest_note(actor, rows))
         finally:
@@ -452,8 +453,7 @@ class _Writes:
             k += 1
         return f"{base} ({k})"
 
-    def _write_runs(self, con: duckdb.DuckDBPyConnection, prepared: list[_Prepared],
-                    owner: str) -> list:
+    def _write_runs(self, con: duckdb.DuckDBPyConnection, prepared: list[_Prepared]) -> list:
         """Insert or merge prepared runs inside the open transaction: every run is decided
         in order against the store plus what this call has already decided (``_Batch``),
         then ONE statement per table writes all of it (DuckLake writes a Parquet file per
@@ -464,9 +464,6 @@ class _Writes:
                                                for f in p.run.files]), self._unique_name)
         rows = [self._decide_run(con, batch, p) for p in prepared]
         batch.flush(con)
-        if batch.new_runs:
-            con.executemany("INSERT INTO run_owners VALUES (?, ?)",
-                            [[int(rid), owner] for rid in batch.new_runs])
         _check_keys(con, "ingest", batch.key_checks())
         return rows
 
@@ -746,6 +743,16 @@ class _Writes:
                                   ((rid, name),)))
 
     # ---- reading ----------------------------------------------------------------------
+
+
+def _record_owners(con: duckdb.DuckDBPyConnection, rows: list, owner: str) -> list:
+    """Inside the ingest's transaction: ``owner`` as the uploader of every run it added (the
+    report rows with status "added"); returns ``rows``."""
+    rid_i, status_i = REPORT_COLUMNS.index("run_id"), REPORT_COLUMNS.index("status")
+    added = sorted({int(r[rid_i]) for r in rows if r[status_i] == "added"})
+    if added:
+        con.executemany("INSERT INTO run_owners VALUES (?, ?)", [[rid, owner] for rid in added])
+    return rows
 
 
 def _check_role(actor: access.Actor | None, action: str) -> None:
