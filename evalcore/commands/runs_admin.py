@@ -24,7 +24,9 @@ def add_parser(sub) -> None:
 
     p = sub.add_parser("delete", help="delete a run and its scores",
                        description="Delete a run with all its scores, summaries and texts. "
-                                   "Asks for confirmation on a terminal; --yes skips it.")
+                                   "Asks for confirmation on a terminal; --yes skips it. "
+                                   "'restore RUN' brings it back while the store keeps its "
+                                   "history (maintain --keep-days, 30 by default).")
     p.add_argument("run", metavar="RUN", help="run name or id")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(func=run_delete)
@@ -63,6 +65,5 @@ def run_delete(args) -> int:
             _out("not deleted")
             return EXIT_OK
     store.delete_run(rid, actor=_actor(args))
-    _out(f"run {rid} deleted (python -m evalcore restore {rid} brings it back while the "
-         "store keeps its history)")
+    _out(f"run {rid} deleted")
     return EXIT_OK
