@@ -117,11 +117,13 @@ def wants_secret(data_path: str | None, catalog_kind: str,
                  env: dict[str, str] | None = None) -> bool:
     """Whether a connection needs the S3 secret: an ``s3://`` data path, or a PostgreSQL
     catalog opened without a data path (it remembers its own, which may be on S3) while
-    AWS credentials are set."""
+    both AWS credentials are set (with one missing, a catalog whose data is on S3 fails at
+    its first read of a data file, and one whose data is in a folder is not refused)."""
     env = os.environ if env is None else env
     if is_object_store(data_path):
         return True
-    return data_path is None and catalog_kind == "postgres" and bool(env.get(KEY_VAR))
+    return (data_path is None and catalog_kind == "postgres"
+            and all(env.get(v, "").strip() for v in (KEY_VAR, SECRET_VAR)))
 
 
 # DuckDB httpfs's words, lower case

@@ -166,3 +166,25 @@ def test_object_store_down_then_back_stores_each_run_once(moto_s3, tmp_path):
     runs = json.loads(out)["runs"]
     assert sorted(r["name"] for r in runs) == ["org/b", "org/first"]
     assert all(r["n_scores"] == 50 for r in runs)
+
+
+def test_which_connections_get_the_s3_secret():
+    from evalcore.store.objectstore import S3Settings, wants_secret
+    both = {"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}
+    assert wants_secret("s3://b/p/", "local", {})
+    assert not wants_secret("/data/", "postgres", both)
+    assert wants_secret(None, "postgres", both)              # the catalog's own data path
+    assert not wants_secret(None, "postgres", {"AWS_ACCESS_KEY_ID": "k"})
+    assert not wants_secret(None, "local", both)
+    plain = S3Settings.from_environment("s3://b/", both | {"AWS_ENDPOINT_URL": "http://h:9000"})
+    assert (plain.endpoint, plain.use_ssl, plain.url_style, plain.region) == \
+        ("h:9000", False, "path", "us-east-1")
+    aws = S3Settings.from_environment("s3://b/", both | {"AWS_DEFAULT_REGION": "eu-west-1"})
+    assert (aws.endpoint, aws.use_ssl, aws.url_style, aws.region) == \
+        (None, True, "vhost", "eu-west-1")
+    sql = S3Settings.from_environment("s3://b/", {"AWS_ACCESS_KEY_ID": "k'x",
+                                                  "AWS_SECRET_ACCESS_KEY": "s"}).secret_sql()
+    assert "KEY_ID 'k''x'" in sql                            # quoted, never raw
+    from evalcore.errors import StoreUnavailableError
+    with pytest.raises(StoreUnavailableError, match="AWS_ENDPOINT_URL"):
+        S3Settings.from_environment("s3://b/", both | {"AWS_ENDPOINT_URL": "minio:9000"})
