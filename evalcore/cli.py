@@ -18,9 +18,9 @@ import sys
 from typing import Sequence
 
 from evalcore import __version__
-from evalcore.commands import (audit, compare, coverage, export, ingest, items, judge,
-                               leaderboard, maintain, migrate, noise, plan, report, runs,
-                               runs_admin)
+from evalcore.commands import (audit, compare, coverage, export, history, ingest, items,
+                               judge, leaderboard, maintain, migrate, noise, plan, report,
+                               restore, runs, runs_admin)
 from evalcore.commands._shared import (  # noqa: F401  (re-exported: tests use them)
     DEFAULT_LOCK_TIMEOUT, EXIT_BAD_INPUT, EXIT_BUSY, EXIT_DISK_FULL, EXIT_INTERNAL, EXIT_OK,
     EXIT_USAGE, _add_store_options, _BadInput, _err, _Usage, dump_json, records, to_latex,
@@ -32,6 +32,7 @@ from evalcore.errors import (
     DiskFullError,
     EvalbarsError,
     IngestError,
+    NotAllowed,
     StoreBusyError,
     StoreError,
     StoreInternalError,
@@ -41,7 +42,7 @@ from evalcore.termsafe import SafeStream
 from evalcore.threads import pin_blas_threads
 
 COMMANDS = (ingest, runs, leaderboard, compare, plan, audit, coverage, runs_admin, report,
-            items, migrate, maintain, noise, judge, export)
+            items, migrate, maintain, noise, judge, export, history, restore)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,14 +52,16 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m evalcore",
         description="evalbars: error bars, paired comparisons and planning for LLM eval "
                     "results (lm-evaluation-harness, inspect_ai, HELM, tidy tables).",
-        epilog="Exit codes: 0 ok, 1 internal error, 2 usage error, 3 bad input (unreadable "
+        epilog="Exit codes: 0 ok, 1 internal error, 2 usage error or a write refused (read-only: "
+               "EVALBARS_READONLY=1), 3 bad input (unreadable "
                "file, unknown or ambiguous run, impossible analysis), 4 store busy (another "
                "process kept the store locked) or unavailable (catalog unreachable), 5 no "
                "space left on device (store unchanged). "
                "Runs: a name, an id, or #ID / id:ID / name:NAME to be explicit. "
                "Run 'python -m evalcore COMMAND --help' for a command.")
     _add_store_options(parser)
-    parser.set_defaults(store=None, data_path=None, lock_timeout=DEFAULT_LOCK_TIMEOUT)
+    parser.set_defaults(store=None, data_path=None, lock_timeout=DEFAULT_LOCK_TIMEOUT,
+                        author=None)
     parser.add_argument("--version", action="version", version=f"evalbars {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -98,6 +101,9 @@ def _main(argv: Sequence[str] | None) -> int:
         return int(args.func(args))
     except _Usage as exc:
         _err(f"usage error: {exc} (see python -m evalcore {args.command} --help)")
+        return EXIT_USAGE
+    except NotAllowed as exc:
+        _err(f"error: {exc}")                 # read-only, or a role that may not write
         return EXIT_USAGE
     except (IngestError, AnalysisError, _BadInput) as exc:
         _err(f"error: {exc}")

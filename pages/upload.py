@@ -19,7 +19,7 @@ from evalcore.errors import EvalbarsError, IngestError
 from evalcore.ingest import problem_row
 from evalcore.unreachable import unreachable_reason
 from evalcore.ingest.tidy import CANONICAL, format_columns, suggest_columns
-from ui import common
+from ui import common, history
 
 FORMATS_HELP = ("lm-evaluation-harness results JSON and sample logs (`samples_*.jsonl`), "
                 "lighteval / Open LLM Leaderboard `results_*.json` (summaries), "
@@ -255,6 +255,7 @@ if flash:
 runs = common.runs_table(store)
 if runs.empty:
     st.info("The store is empty. Drop files above to add runs.")
+    history.history_section(store, None)      # a delete of the last run can be undone
     st.stop()
 common.demo_banner(runs)
 
@@ -358,8 +359,8 @@ with c_del:
 pending = [i for i in st.session_state.get("up_confirm", []) if i in ids.values()]
 if pending:
     doomed = [n for n, i in ids.items() if i in pending]
-    st.warning(f"Delete {len(doomed)} run(s) and all their scores and texts? This cannot be "
-               "undone.")
+    st.warning(f"Delete {len(doomed)} run(s) and all their scores and texts? History below "
+               "can restore them while the store keeps its history.")
     st.text("\n".join(doomed))
     yes, no = st.columns([1, 6])
     if yes.button("Yes, delete", key="up_confirm_yes", type="primary"):
@@ -367,6 +368,7 @@ if pending:
             for rid in pending:
                 store.delete_run(rid)
             st.session_state["up_flash"] = f"Deleted {len(pending)} run(s)."
+            st.session_state[history.UNDO_KEY] = pending
         except EvalbarsError as exc:
             common.show_error(exc)
         st.session_state.pop("up_confirm", None)
@@ -374,3 +376,6 @@ if pending:
     if no.button("Cancel", key="up_confirm_no"):
         st.session_state.pop("up_confirm", None)
         st.rerun()
+
+st.divider()
+history.history_section(store, None)

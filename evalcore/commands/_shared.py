@@ -156,6 +156,16 @@ def _store_label(args) -> str:
     return mask_location(_store_path(args))
 
 
+def _actor(args):
+    """The acting user of a CLI command: the local user (every role), named by
+    ``--author``, else $EVALBARS_AUTHOR, else the OS user (``access.local_actor``)."""
+    from evalcore import access
+    return access.local_actor(getattr(args, "author", None) or os.environ.get(ENV_AUTHOR))
+
+
+ENV_AUTHOR = "EVALBARS_AUTHOR"
+
+
 def _open_store(args, *, create: bool = False):
     from evalcore.store import CATALOG_FILE, Store, resolve_location
     location = _store_path(args)
@@ -277,8 +287,13 @@ def _add_store_options(p: argparse.ArgumentParser, default: Any = argparse.SUPPR
                         ".duckdb file (read-only). Default: $EVALBARS_STORE if set, else "
                         "./.evalbars; before or after the command")
     p.add_argument("--data-path", metavar="DIR", default=default, dest="data_path",
-                   help="where a ducklake: store keeps its Parquet files (default: "
-                        "$EVALBARS_DATA_PATH; needed once, when a team store is created)")
+                   help="where a ducklake: store keeps its Parquet files: a folder or "
+                        "s3://bucket/prefix/ (credentials from AWS_ACCESS_KEY_ID, "
+                        "AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL); default: "
+                        "$EVALBARS_DATA_PATH; needed once, when a team store is created")
+    p.add_argument("--author", metavar="NAME", default=default,
+                   help="who a write is recorded as (history); default: $EVALBARS_AUTHOR, "
+                        "else the OS user")
     p.add_argument("--lock-timeout", metavar="SECONDS", type=_non_negative_float,
                    default=default, dest="lock_timeout",
                    help="how long to wait while another process holds the store before "

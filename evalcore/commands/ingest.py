@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evalcore.commands._shared import (EXIT_BAD_INPUT, EXIT_OK, _add_format, _BadInput,
+from evalcore.commands._shared import (EXIT_BAD_INPUT, EXIT_OK, _actor, _add_format, _BadInput,
                                        _cell_text, _err, _open_store, _out, _store_label,
                                        dump_json, json_epilog, records, render)
 from evalcore.errors import StoreError
@@ -97,7 +97,9 @@ def run(args) -> int:
     """Read the paths as a batch, store every good run (one transaction), list every file
     that was not stored. Exit 3 when a file was bad, or when nothing in the batch had data;
     ``--strict``: all or nothing (the first problem is the error, nothing is written)."""
+    from evalcore import access
     from evalcore.ingest import problem_row, read_paths
+    access.check(_actor(args), "ingest")       # read-only: refused before reading anything
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         raise _BadInput(f"no such file or folder: {', '.join(missing)}")
@@ -117,7 +119,7 @@ def run(args) -> int:
     report = None
     if batch.runs:
         store = _open_store(args, create=True)
-        report = store.ingest(batch.runs, skip_invalid=not args.strict)
+        report = store.ingest(batch.runs, skip_invalid=not args.strict, actor=_actor(args))
         problems += [problem_row(StoreError(m)) for m in report.rejected]
     runs = report.runs if report is not None else pd.DataFrame()
     warnings = list(report.warnings) if report is not None else []

@@ -6,7 +6,10 @@ from __future__ import annotations
 import argparse
 from datetime import timedelta
 
-from evalcore.commands._shared import EXIT_OK, _open_store, _out, dump_json, json_epilog
+from evalcore import access
+from evalcore.errors import StoreError
+from evalcore.commands._shared import (EXIT_OK, _actor, _open_store, _out, _Usage, dump_json,
+                                       json_epilog)
 
 
 def _days(text: str) -> float:
@@ -38,10 +41,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "by an ingest that was killed before it committed) older than "
                     "--orphan-days; younger unreferenced files may belong to an ingest still "
                     "running, so they are kept. DuckLake's cleanup_all is never used.")
-    p.add_argument("--keep-days", type=_days, default=7.0, dest="keep_days",
-                   help="keep snapshots (time travel) of the last DAYS days (default 7; 0 "
-                        "keeps only the current state and what a read of the last 10 minutes "
-                        "may use)")
+    p.add_argument("--keep-days", type=_days, default=None, dest="keep_days",
+                   help="keep snapshots (time travel, and restore of deleted runs) of the "
+                        "last DAYS days (default: $EVALBARS_KEEP_DAYS, else 30; 0 keeps only "
+                        "the current state and what a read of the last 10 minutes may use). "
+                        "The deleted runs this makes unrecoverable are listed")
     p.add_argument("--orphan-days", type=_days, default=1.0, dest="orphan_days",
                    help="delete orphan files older than DAYS days (default 1; at least 10 "
                         "minutes)")
@@ -55,18 +59,32 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
+    from evalcore.store.maintain import keep_history_default
+    actor = _actor(args)
+    access.check(actor, "maintain")
+    try:
+        keep = (timedelta(days=args.keep_days) if args.keep_days is not None
+                else keep_history_default())
+    except StoreError as exc:
+        raise _Usage(str(exc)) from None
     store = _open_store(args)
-    r = store.maintain(merge=args.merge, keep_history=timedelta(days=args.keep_days),
-                       orphans_older_than=timedelta(days=args.orphan_days), dry_run=args.dry_run)
+    r = store.maintain(merge=args.merge, keep_history=keep,
+                       orphans_older_than=timedelta(days=args.orphan_days), dry_run=args.dry_run,
+                       actor=actor)
+    days = keep.total_seconds() / 86400
     if args.format == "json":
         _out(dump_json({"merged": r.merged, "files_merged": r.files_merged,
                         "snapshots_expired": r.snapshots_expired,
                         "files_deleted": r.files_deleted, "orphans_deleted": r.orphans_deleted,
-                        "dry_run": r.dry_run}))
+                        "dry_run": r.dry_run, "keep_days": days,
+                        "unrecoverable": list(r.unrecoverable)}))
     else:
         verb = "would be" if r.dry_run else "were"
         _out(f"{f'{r.files_merged} small file(s) merged; ' if r.merged else ''}"
-             f"{r.snapshots_expired} snapshot(s) older than {args.keep_days:g} day(s) {verb} "
+             f"{r.snapshots_expired} snapshot(s) older than {days:g} day(s) {verb} "
              f"expired, {r.files_deleted} old file(s) and {r.orphans_deleted} orphan file(s) "
              f"{verb} deleted")
+        if r.unrecoverable:
+            _out(f"deleted run(s) that {'would' if r.dry_run else 'can'} no longer be restored"
+                 f"{' after this' if r.dry_run else ''}: {', '.join(r.unrecoverable)}")
     return EXIT_OK

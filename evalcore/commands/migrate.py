@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore.commands._shared import EXIT_OK, _open_store, _out, dump_json
+from evalcore.commands._shared import EXIT_OK, _actor, _open_store, _out, dump_json
 from evalcore.redact import mask_location
 
 
@@ -26,9 +26,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
+    from evalcore import access
     from evalcore.store import migrate
+    access.check(_actor(args), "ingest")      # read-only: refused before the store is made
     target = _open_store(args, create=True)
-    report = migrate(args.old, target)
+    report = migrate(args.old, target, actor=_actor(args))
     shown = mask_location(report.target)
     changes = [str(c) for c in report.cluster_changes]
     if getattr(args, "format", "table") == "json":

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from evalcore.commands._shared import EXIT_OK, _BadInput, _open_store, _out
+from evalcore import access
+from evalcore.commands._shared import EXIT_OK, _actor, _BadInput, _open_store, _out
 
 
 def add_parser(sub) -> None:
@@ -23,7 +24,9 @@ def add_parser(sub) -> None:
 
     p = sub.add_parser("delete", help="delete a run and its scores",
                        description="Delete a run with all its scores, summaries and texts. "
-                                   "Asks for confirmation on a terminal; --yes skips it.")
+                                   "Asks for confirmation on a terminal; --yes skips it. "
+                                   "'restore RUN' brings it back while the store keeps its "
+                                   "history (maintain --keep-days, 30 by default).")
     p.add_argument("run", metavar="RUN", help="run name or id")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(func=run_delete)
@@ -31,24 +34,27 @@ def add_parser(sub) -> None:
 
 def run_rename(args) -> int:
     from evalcore.analysis import resolve_run
+    access.check(_actor(args), "rename")      # read-only: refused before anything is read
     store = _open_store(args)
     rid = resolve_run(store, args.run)
-    store.rename_run(rid, args.new_name)
+    store.rename_run(rid, args.new_name, actor=_actor(args))
     _out(f"run {rid} renamed to {args.new_name!r}")
     return EXIT_OK
 
 
 def run_tag(args) -> int:
     from evalcore.analysis import resolve_run
+    access.check(_actor(args), "tag")      # read-only: refused before anything is read
     store = _open_store(args)
     rid = resolve_run(store, args.run)
-    store.set_tags(rid, list(args.tags))
+    store.set_tags(rid, list(args.tags), actor=_actor(args))
     _out(f"run {rid} tags: {', '.join(args.tags) or '(none)'}")
     return EXIT_OK
 
 
 def run_delete(args) -> int:
     from evalcore.analysis import resolve_run
+    access.check(_actor(args), "delete")      # read-only: refused before asking
     store = _open_store(args)
     rid = resolve_run(store, args.run)
     if not args.yes:
@@ -58,6 +64,6 @@ def run_delete(args) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             _out("not deleted")
             return EXIT_OK
-    store.delete_run(rid)
+    store.delete_run(rid, actor=_actor(args))
     _out(f"run {rid} deleted")
     return EXIT_OK

@@ -7,9 +7,9 @@ A store is a DuckLake catalog plus a folder of Parquet data files:
 * **local** (default): a folder, ``./.evalbars`` unless ``--store`` / ``$EVALBARS_STORE``
   names another, holding ``catalog.sqlite`` (a SQLite catalog in WAL mode) and ``data/``;
 * **team**: ``ducklake:postgres:dbname=... host=... port=... user=...`` with a shared data
-  path (``--data-path`` / ``$EVALBARS_DATA_PATH``; a folder every machine mounts, or an
-  object store URL where DuckDB's ``httpfs`` is available), given when the catalog is
-  created and remembered by it;
+  path (``--data-path`` / ``$EVALBARS_DATA_PATH``; a folder every machine mounts, or
+  ``s3://bucket/prefix/`` on S3-compatible object storage with the AWS variables'
+  credentials, ``objectstore``), given when the catalog is created and remembered by it;
 * **old single-file stores** (``*.duckdb``, evalbars before DuckLake) are attached
   read-only; ``python -m evalcore migrate OLD.duckdb`` copies one into the new layout.
 
@@ -59,7 +59,8 @@ Modules: ``catalog`` (location, connection, transactions), ``snapshots`` (pinned
 ``lock`` (the writer lock), ``faults`` (errors in words), ``schema`` (tables), ``write``
 (ingest, merge, rename, tags, delete), ``query`` (the reads the analysis layer uses),
 ``matrices`` and ``pairs`` (batched and two-run reads on integer keys), ``maintain``
-(compaction and cleanup), ``legacy`` and ``migrate`` (old single-file stores).
+(compaction and cleanup), ``history`` (authors and messages of writes, restore of a
+deleted run; who may write is ``evalcore.access``), ``legacy`` and ``migrate`` (old single-file stores).
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ from evalcore.store.catalog import (  # noqa: F401
     default_store_path,
     resolve_location,
 )
+from evalcore.store.history import CommitNote, HistoryEntry, _History  # noqa: F401
 from evalcore.store.maintain import MaintainReport, _Maintain  # noqa: F401
 from evalcore.store.matrices import _MatrixQueries
 from evalcore.store.migrate import MigrateReport, migrate  # noqa: F401
@@ -94,5 +96,5 @@ from evalcore.store.query import _Queries
 from evalcore.store.write import _Writes
 
 
-class Store(_Catalog, _Writes, _Queries, _MatrixQueries, _PairQueries, _Maintain):
+class Store(_Catalog, _Writes, _Queries, _MatrixQueries, _PairQueries, _Maintain, _History):
     __doc__ = _Catalog.__doc__

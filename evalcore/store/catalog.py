@@ -21,7 +21,8 @@ from typing import Callable, Iterator, TypeVar
 
 import duckdb
 
-from evalcore.errors import StoreError
+from evalcore import access
+from evalcore.errors import NotAllowed, StoreError
 from evalcore.store import snapshots
 from evalcore.store._util import SCHEMA_VERSION, _log, _one, meta_value
 from evalcore.store.faults import (
@@ -30,6 +31,8 @@ from evalcore.store.faults import (
     is_disk_full,
     store_error,
 )
+from evalcore.store.history import (OWNERS_DDL, OWNERS_TABLE, CommitNote, set_commit_note,
+                                    system_note)
 from evalcore.store.lock import write_lock
 from evalcore.redact import mask_location
 from evalcore.store.schema import _DDL, KEY_CHECKS
@@ -100,6 +103,10 @@ class _Catalog:
                  lock_timeout: float = DEFAULT_LOCK_TIMEOUT):
         self._target = resolve_location(location, data_path)
         self.lock_timeout = float(lock_timeout)
+        catalog = _catalog_file(self._target)
+        if catalog is not None and access.read_only() and not catalog.exists():
+            raise NotAllowed(f"no store at {self._target.label}, and this evalbars is read-only "
+                             f"({access.ENV_READONLY} is set): a new store is not created")
         self._check_schema()
 
     @property
@@ -198,15 +205,14 @@ class _Catalog:
         """The store's writer lock (``store.lock.write_lock``) for ``action``, waited for up to
         ``timeout`` seconds (default ``lock_timeout``)."""
         kind = self._target.kind
-        catalog = (self._target.path / CATALOG_FILE if kind == "local" else
-                   self._target.path if kind == "sqlite" else None)
-        return write_lock(kind, catalog, self._cursor,
+        return write_lock(kind, _catalog_file(self._target), self._cursor,
                           self.lock_timeout if timeout is None else timeout, action,
                           _masked(self._target))
 
     def _write(self, body: Callable[[duckdb.DuckDBPyConnection], T],
                action: str = "writing to the store", *, checks: tuple | None = None,
-               lock_wait: float | None = None) -> T:
+               lock_wait: float | None = None,
+               note: CommitNote | Callable[[T], CommitNote] | None = None) -> T:
         """Run ``body(cursor)`` in one catalog transaction and commit it, holding the store's
         writer lock (``store.lock``); retried as a whole.
 
@@ -218,16 +224,22 @@ class _Catalog:
         after a lock or conflict error of the catalog itself (another program that does not
         take the lock), both end at ``lock_timeout`` (``lock_wait``, when given) with
         ``StoreBusyError``.
+
+        ``note`` (or ``note(result)``, from what ``body`` returned) is recorded in the
+        snapshot the write commits (``store.history``: author and message); without one the
+        write is recorded as evalbars' own, named by ``action``.
         """
         if self._target.read_only:
             raise _legacy_write_error(self._target)
+        if note is None:
+            note = system_note(action)
         wait = self.lock_timeout if lock_wait is None else lock_wait
         deadline = time.monotonic() + wait
         with self._write_lock(action, wait):
             attempt = 0
             while True:
                 try:
-                    result = self._write_once(body, action, checks)
+                    result = self._write_once(body, action, checks, note)
                     self._repin_reads()
                     return result
                 except _Retry as retry:
@@ -238,7 +250,8 @@ class _Catalog:
                     _log.debug("%s: retry %d after %s", action, attempt, retry)
 
     def _write_once(self, body: Callable[[duckdb.DuckDBPyConnection], T], action: str,
-                    checks: tuple | None) -> T:
+                    checks: tuple | None,
+                    note: CommitNote | Callable[[T], CommitNote]) -> T:
         """One try of ``_write``'s transaction; ``_Retry`` when it may succeed if run again."""
         cur = self._cursor()
         try:
@@ -247,6 +260,7 @@ class _Catalog:
             cur.execute("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS VARCHAR) "
                         "WHERE key = 'write_counter'")
             _check_keys(cur, action, KEY_CHECKS if checks is None else checks)
+            set_commit_note(cur, note if isinstance(note, CommitNote) else note(result))
             t0 = time.perf_counter()
             cur.execute("COMMIT")
             _log.debug("%s: commit %.2f s", action, time.perf_counter() - t0)
@@ -285,10 +299,12 @@ class _Catalog:
         self.close()
 
     # ---- schema -----------------------------------------------------------------------
-    def _has_tables(self) -> bool:
+    def _table_names(self) -> set[str]:
         with self._read("opening the store") as con:
-            return bool(_one(con, "SELECT count(*) FROM duckdb_tables() WHERE database_name = ? "
-                                  "AND schema_name = 'main' AND table_name = 'meta'", [LAKE])[0])
+            return {r[0] for r in con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = ? "
+                "AND schema_name = 'main' AND table_name IN ('meta', ?)",
+                [LAKE, OWNERS_TABLE]).fetchall()}
 
     def _schema_version(self) -> str | None:
         with self._read("opening the store") as con:
@@ -297,12 +313,22 @@ class _Catalog:
 
     def _check_schema(self) -> None:
         """Create the tables in a new catalog (one transaction); accept the current schema."""
-        if not self._has_tables():
+        tables = self._table_names()
+        if "meta" not in tables:
             if self._target.read_only:
                 raise StoreError(f"{self._target.path} is a DuckDB file but not an evalbars "
                                  "store (no meta table)")
+            if access.read_only():
+                raise NotAllowed(f"{self._target.label} holds no evalbars store yet, and this "
+                                 f"evalbars is read-only ({access.ENV_READONLY} is set): a new "
+                                 "store is not created")
             self._write(_create_tables, "creating the store")
+            tables = self._table_names()
         version = self._schema_version()
+        if version in ("2", "3") and not self._target.read_only and access.read_only():
+            raise NotAllowed(f"{self._target.label} has store schema version {version} and "
+                             f"needs an upgrade, which is a write; this evalbars is read-only "
+                             f"({access.ENV_READONLY} is set)")
         if version == "2" and not self._target.read_only:
             from evalcore.store.upgrade import upgrade_v2
             self._write(upgrade_v2, "upgrading the store to schema 3 (integer item keys)",
@@ -317,6 +343,10 @@ class _Catalog:
         if version != SCHEMA_VERSION:
             raise StoreError(f"{self._target.label} has store schema version {version or 'none'}; "
                              f"this evalbars reads version {SCHEMA_VERSION}")
+        if not self._target.read_only and not access.read_only() and OWNERS_TABLE not in tables:
+            # the uploader of each run (store.history); a store made before it gets the table
+            # at its first writable opening (older evalbars ignore it)
+            self._write(lambda con: con.execute(OWNERS_DDL), "adding the run uploaders table")
 
     # ---- cache key ----------------------------------------------------------------------
     def version(self) -> str:
@@ -460,6 +490,13 @@ class _Catalog:
         """How many write transactions the store has committed (read from the catalog)."""
         with self._read() as con:
             return int(meta_value(con, "write_counter"))
+
+
+def _catalog_file(target: Target) -> Path | None:
+    """The SQLite catalog file of a local or sqlite store (None for PostgreSQL and old
+    single-file stores)."""
+    return (target.path / CATALOG_FILE if target.kind == "local" else
+            target.path if target.kind == "sqlite" else None)
 
 
 def _create_tables(con: duckdb.DuckDBPyConnection) -> None:

@@ -15,9 +15,12 @@ from typing import Any
 
 import duckdb
 
-from evalcore.errors import StoreBusyError, StoreError
+from evalcore import access
+from evalcore.errors import NotAllowed, StoreBusyError, StoreError
 from evalcore.store._util import _one
 from evalcore.store.faults import first_line, mask_secrets, store_error
+from evalcore.store import objectstore
+from evalcore.store.lock import write_lock
 from evalcore.store.location import (
     CATALOG_FILE,
     DUCKLAKE_MAX_RETRY_COUNT,
@@ -97,16 +100,46 @@ def _attach_sql(target: Target, alias: str, lock_timeout: float,
         options.append("OVERRIDE_DATA_PATH TRUE")
     if snapshot is not None:
         options.append(f"SNAPSHOT_VERSION {int(snapshot):d}")
+    if access.read_only():
+        # EVALBARS_READONLY: the engine refuses writes too, whatever the code above it does
+        options.append("READ_ONLY")
     return (f"ATTACH {_literal(_catalog_conninfo(target, lock_timeout))} AS {alias}"
             + (f" ({', '.join(options)})" if options else ""))
 
 
 def _open_connection(target: Target, timeout: float) -> duckdb.DuckDBPyConnection:
     """A new in-memory DuckDB with the store attached as ``lake`` (retried while locked)."""
-    if target.kind == "local":
-        _prepare_sqlite_catalog(target.path / CATALOG_FILE)
-    elif target.kind == "sqlite":
-        _prepare_sqlite_catalog(target.path)
+    if objectstore.is_object_store(target.data_path):
+        # a missing credential is refused before anything, a new catalog included, is made
+        objectstore.S3Settings.from_environment(target.data_path)
+    catalog = (target.path / CATALOG_FILE if target.kind == "local" else
+               target.path if target.kind == "sqlite" else None)
+    if catalog is not None and _is_new_sqlite(catalog):
+        # a new catalog: DuckLake creates its tables at the first ATTACH; one process at a
+        # time, under the store's writer lock file (as PostgreSQL's _catalog_init_lock)
+        try:
+            catalog.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the store folder {catalog.parent}: "
+                             f"{exc.strerror}") from exc
+        with write_lock(target.kind, catalog, None, timeout, "creating the store",
+                        _masked(target)):
+            _prepare_sqlite_catalog(catalog)
+            return _attach_with_retries(target, timeout)
+    if catalog is not None:
+        _prepare_sqlite_catalog(catalog)
+    return _attach_with_retries(target, timeout)
+
+
+def _is_new_sqlite(catalog: Path) -> bool:
+    try:
+        return catalog.stat().st_size == 0
+    except FileNotFoundError:
+        return True
+
+
+def _attach_with_retries(target: Target, timeout: float) -> duckdb.DuckDBPyConnection:
+    """``_open_connection``'s ATTACH, retried with backoff while the catalog is locked."""
     sql = _attach_sql(target, f"{LAKE}_src" if target.kind == "legacy" else LAKE, timeout)
     deadline = time.monotonic() + timeout
     attempt = 0
@@ -114,7 +147,14 @@ def _open_connection(target: Target, timeout: float) -> duckdb.DuckDBPyConnectio
         con = duckdb.connect(":memory:", config=_duckdb_config())
         try:
             con.execute("SET enable_progress_bar = false")
-            con.execute(sql)
+            if objectstore.wants_secret(target.data_path, target.kind):
+                settings = objectstore.S3Settings.from_environment(target.data_path or "s3://")
+                con.execute(settings.secret_sql())
+            if target.kind == "postgres":
+                with _catalog_init_lock(con, target, timeout, deadline):
+                    con.execute(sql)
+            else:
+                con.execute(sql)
             if target.kind != "legacy":
                 con.execute(f"SET GLOBAL ducklake_max_retry_count = {DUCKLAKE_MAX_RETRY_COUNT}")
             else:
@@ -126,6 +166,10 @@ def _open_connection(target: Target, timeout: float) -> duckdb.DuckDBPyConnectio
         except duckdb.Error as exc:
             con.close()
             if not _is_retryable(exc):
+                if access.read_only() and "creating a new ducklake" in str(exc).lower():
+                    raise NotAllowed(f"no store at {_masked(target)}, and this evalbars is "
+                                     f"read-only ({access.ENV_READONLY} is set): a new store "
+                                     "is not created") from exc
                 if target.kind == "postgres" and not target.data_path and "DATA_PATH" in str(exc):
                     raise StoreError(
                         f"store {_masked(target)}: a new team catalog needs a data path: pass "
@@ -136,6 +180,47 @@ def _open_connection(target: Target, timeout: float) -> duckdb.DuckDBPyConnectio
                 raise _busy(f"{_masked(target)} stayed locked for {timeout:g} s "
                             f"({first_line(exc, target.label)})") from exc
             attempt += 1
+
+
+# The advisory lock that serialises the first ATTACH of a PostgreSQL catalog (the writer
+# lock's key + 1, store.lock.PG_LOCK_KEY): DuckLake creates its metadata tables at the first
+# ATTACH of an empty database, and two processes doing so at once both run CREATE TABLE:
+# the loser fails with a duplicate key of pg_type or "relation already exists" (measured
+# with 6 concurrent ingests into a new database: 2 to 5 of them failed). Under the lock the
+# first one creates the catalog and the others find it made.
+PG_INIT_LOCK_KEY = 0x6576616C62617274
+_INIT_ALIAS = "__evalbars_catalog_init"
+
+
+@contextlib.contextmanager
+def _catalog_init_lock(con: duckdb.DuckDBPyConnection, target: Target, timeout: float,
+                       deadline: float):
+    """Hold the catalog-creation advisory lock of ``target``'s PostgreSQL database for the
+    block: a transaction-level lock on a plain PostgreSQL attachment of the same database,
+    on a cursor of its own (released when that transaction ends, or when the process dies).
+    Waits until ``deadline``, then raises ``StoreBusyError``."""
+    conninfo = _catalog_conninfo(target, timeout)[len("ducklake:postgres:"):]
+    con.execute(f"ATTACH {_literal(conninfo)} AS {_INIT_ALIAS} (TYPE postgres)")
+    cur = con.cursor()
+    try:
+        cur.execute("BEGIN TRANSACTION")
+        attempt = 0
+        while not cur.execute(
+                f"SELECT * FROM postgres_query('{_INIT_ALIAS}', "
+                f"'SELECT pg_try_advisory_xact_lock({PG_INIT_LOCK_KEY:d}) AS got')"
+                ).fetchall()[0][0]:
+            if not _sleep_backoff(attempt, deadline):
+                raise _busy(f"{_masked(target)}: another process kept creating the catalog "
+                            f"for {timeout:g} s")
+            attempt += 1
+        yield
+    finally:
+        with contextlib.suppress(duckdb.Error):
+            cur.execute("ROLLBACK")
+        with contextlib.suppress(duckdb.Error):
+            cur.close()
+        with contextlib.suppress(duckdb.Error):
+            con.execute(f"DETACH {_INIT_ALIAS}")
 
 
 def local_folders(target: Target) -> tuple:
@@ -189,10 +274,11 @@ def _migrate_hint(target: Target) -> str:
 
 
 def _connection_key(target: Target, timeout: float) -> tuple:
-    """The cache key of a connection: the catalog and data path, and on PostgreSQL the lock
-    timeout too (it is a setting of the catalog connection, ``_catalog_conninfo``)."""
+    """The cache key of a connection: the catalog and data path, on PostgreSQL the lock
+    timeout too (it is a setting of the catalog connection, ``_catalog_conninfo``), and
+    whether it is attached read-only (``access.read_only``)."""
     return (target.attach, target.data_path,
-            float(timeout) if target.kind == "postgres" else None)
+            float(timeout) if target.kind == "postgres" else None, access.read_only())
 
 
 def _connection(target: Target, timeout: float) -> duckdb.DuckDBPyConnection:

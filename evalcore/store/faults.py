@@ -9,6 +9,9 @@ with a message a person can act on, never raw SQL and never a secret:
 * **store unavailable** (the catalog database cannot be reached, or the connection to it
   dropped: PostgreSQL stopped, network down, wrong host): ``StoreUnavailableError``, naming
   the catalog's host and port, passwords masked (CLI exit code 4);
+* **object store unavailable** (an ``s3://`` data path whose server cannot be reached,
+  refuses the credentials or lacks the bucket): ``StoreUnavailableError`` naming the AWS
+  variable to check (``store.objectstore``, CLI exit code 4);
 * **busy** (a lock that stayed taken): ``StoreBusyError`` (CLI exit code 4);
 * **the engine failed** (DuckDB's internal errors): ``StoreInternalError`` (CLI exit code 1);
 * anything else: ``StoreError`` with the action and the first line of the error, with
@@ -149,6 +152,10 @@ def store_error(exc: BaseException, action: str, label: str | None = None,
     first = first_line(exc, label)
     if is_disk_full(exc) or _out_of_space(exc, folders):
         return disk_full(exc, action)
+    from evalcore.store.objectstore import object_store_error
+    s3 = object_store_error(exc, action)
+    if s3 is not None:
+        return s3
     if label is not None and is_unavailable(exc):
         return unavailable(exc, action, label)
     if is_busy_text(exc):

@@ -54,12 +54,14 @@ delete_orphaned_files), ducklake 0.3 for duckdb 1.4.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 import duckdb
 
+from evalcore import access
 from evalcore.errors import StoreBusyError, StoreError
 from evalcore.store._util import _log
 from evalcore.store.catalog import LAKE, _busy, _is_retryable, _masked, _sleep_backoff
@@ -89,7 +91,10 @@ MERGE_ORDER = {"scores": "task, metric, item, run_id, answer_idx",
 # (reset) after the merge; reads in the meantime spill too, they do not fail.
 MERGE_MEMORY_LIMIT = "128MB"
 
-DEFAULT_KEEP_HISTORY = timedelta(days=7)
+# how long a snapshot is kept after it stopped being the latest: the window in which a
+# deleted run can be restored and time travel works (EVALBARS_KEEP_DAYS, --keep-days)
+DEFAULT_KEEP_HISTORY = timedelta(days=30)
+ENV_KEEP_DAYS = "EVALBARS_KEEP_DAYS"
 DEFAULT_ORPHANS_OLDER_THAN = timedelta(days=1)
 # below this an orphan file may belong to an ingest that is still running elsewhere
 MIN_ORPHAN_AGE = timedelta(minutes=10)
@@ -124,15 +129,19 @@ class MaintainReport:
     orphans_older_than: timedelta
     reader_grace: timedelta = DEFAULT_READER_GRACE
     files_merged: int = 0
+    # the deleted runs (as "'name' (#id)") that can no longer be restored after this
+    # maintain (the snapshot before their delete was, or with dry_run would be, expired)
+    unrecoverable: tuple[str, ...] = ()
 
 
 class _Maintain:
     """``Store.maintain`` and the automatic ``compact`` (see the module docstring)."""
 
-    def maintain(self, *, merge: bool = True, keep_history: timedelta = DEFAULT_KEEP_HISTORY,
+    def maintain(self, *, merge: bool = True, keep_history: timedelta | None = None,
                  orphans_older_than: timedelta = DEFAULT_ORPHANS_OLDER_THAN,
                  reader_grace: timedelta = DEFAULT_READER_GRACE, dry_run: bool = False,
-                 allow_short_orphan_age: bool = False) -> MaintainReport:
+                 allow_short_orphan_age: bool = False,
+                 actor: access.Actor | None = None) -> MaintainReport:
         """Merge small files, expire snapshots older than ``keep_history`` that stopped
         being current ``reader_grace`` ago, delete the scheduled files (scheduled
         ``reader_grace`` ago or more), delete orphan files older than ``orphans_older_than``.
@@ -144,7 +153,15 @@ class _Maintain:
         below ``DEFAULT_READER_GRACE`` are refused unless ``allow_short_orphan_age`` (tests,
         a store nobody else uses): they could delete the files of an ingest or a read still
         in progress. A ``reader_grace`` of 0 deletes every scheduled file at once.
+
+        ``keep_history`` defaults to ``keep_history_default()`` ($EVALBARS_KEEP_DAYS, else
+        30 days). The report names the deleted runs that can no longer be restored once the
+        snapshots are expired (``unrecoverable``). ``actor`` must be allowed to maintain
+        (``access.check``: admins only).
         """
+        access.check(actor, "maintain")
+        if keep_history is None:
+            keep_history = keep_history_default()
         if self.read_only:
             from evalcore.store.catalog import _legacy_write_error
             raise _legacy_write_error(self._target)
@@ -164,7 +181,7 @@ class _Maintain:
         if merge and not dry_run:
             files_merged = self._merge_all()
             merged = True
-        expired = self._expire(keep_history, reader_grace, dry_run)
+        expired, lost = self._expire(keep_history, reader_grace, dry_run)
         deleted = self._cleanup(reader_grace, dry_run)
         now = datetime.now(timezone.utc)
         orphans = self._maintenance_call(
@@ -173,7 +190,7 @@ class _Maintain:
             "older_than => CAST(? AS TIMESTAMPTZ))", [(now - orphans_older_than).isoformat()],
             "deleting orphan files")
         return MaintainReport(merged, expired, deleted, orphans, dry_run, keep_history,
-                              orphans_older_than, reader_grace, files_merged)
+                              orphans_older_than, reader_grace, files_merged, lost)
 
     # ---- the steps ------------------------------------------------------------------
     def _merge_all(self) -> int:
@@ -187,19 +204,24 @@ class _Maintain:
                 merged += len(small)
         return merged
 
-    def _expire(self, keep_history: timedelta, reader_grace: timedelta, dry_run: bool) -> int:
-        """Expire the snapshots the rules allow (chosen here, named by id); their number."""
-        def body(cur: duckdb.DuckDBPyConnection) -> int:
+    def _expire(self, keep_history: timedelta, reader_grace: timedelta,
+                dry_run: bool) -> tuple[int, tuple[str, ...]]:
+        """Expire the snapshots the rules allow (chosen here, named by id); their number and
+        the deleted runs this makes unrecoverable."""
+        deleted = self.deleted_runs()
+
+        def body(cur: duckdb.DuckDBPyConnection) -> tuple[int, tuple[str, ...]]:
             now = datetime.now(timezone.utc)
             ids = [int(r[0]) for r in cur.execute(
                 _EXPIRABLE_SQL, [(now - keep_history).isoformat(),
                                  (now - reader_grace).isoformat()]).fetchall()]
+            lost = _unrecoverable(deleted, set(ids))
             if not ids or dry_run:
-                return len(ids)
+                return len(ids), lost
             versions = ", ".join(f"{i:d}" for i in ids)
             cur.execute(f"SELECT count(*) FROM ducklake_expire_snapshots('{LAKE}', "
                         f"versions => [{versions}])").fetchall()
-            return len(ids)
+            return len(ids), lost
         return self._locked(body, "expiring old snapshots")
 
     def _cleanup(self, reader_grace: timedelta, dry_run: bool) -> int:
@@ -338,3 +360,26 @@ class _Maintain:
                     raise self._error(exc, action) from exc
                 finally:
                     cur.close()
+
+
+def keep_history_default() -> timedelta:
+    """How long ``maintain`` keeps snapshots: $EVALBARS_KEEP_DAYS days (a number, 0 or
+    more), else ``DEFAULT_KEEP_HISTORY`` (30 days)."""
+    text = os.environ.get(ENV_KEEP_DAYS, "").strip()
+    if not text:
+        return DEFAULT_KEEP_HISTORY
+    try:
+        days = float(text)
+    except ValueError:
+        days = -1.0
+    if not days >= 0:
+        raise StoreError(f"{ENV_KEEP_DAYS}={text!r}: expected a number of days, 0 or more")
+    return timedelta(days=days)
+
+
+def _unrecoverable(deleted: list, expiring: set[int]) -> tuple[str, ...]:
+    """The deleted runs (``Store.deleted_runs`` entries, all restorable now) whose restore
+    snapshot, the one just before the delete (``history._snapshot_before``), is among the
+    ``expiring`` snapshot ids."""
+    return tuple(f"{name!r} (#{rid})" for entry in deleted if entry.snapshot - 1 in expiring
+                 for rid, name in entry.runs)

@@ -22,10 +22,12 @@ from pathlib import Path
 
 import duckdb
 
+from evalcore import access
 from evalcore.errors import StoreError
 from evalcore.store._util import _one
 from evalcore.store.catalog import _literal, resolve_location
 from evalcore.store.faults import first_line
+from evalcore.store.history import note_for
 from evalcore.store.legacy import ClusterChange, copy_old_store
 
 
@@ -42,12 +44,14 @@ class MigrateReport:
     cluster_changes: tuple[ClusterChange, ...] = field(default=())
 
 
-def migrate(old: str | Path, target) -> MigrateReport:
+def migrate(old: str | Path, target, *, actor: access.Actor | None = None) -> MigrateReport:
     """Copy the single-file store ``old`` into the (new, empty) ``target`` Store.
 
     StoreError when ``old`` is not an evalbars .duckdb store of schema version 1 or 2, when
-    ``target`` is itself a .duckdb file or already holds runs.
+    ``target`` is itself a .duckdb file or already holds runs. ``actor`` must be allowed to
+    ingest (``access.check``); it is the recorded author of the copy.
     """
+    access.check(actor, "ingest")
     source = resolve_location(old)
     if not source.read_only:
         raise StoreError(f"migrate: {old} is not a single-file .duckdb store (it is already in "
@@ -74,7 +78,9 @@ def migrate(old: str | Path, target) -> MigrateReport:
             n_scores = int(_one(con, "SELECT count(*) FROM scores")[0])
             return n_runs, n_scores, changes
 
-        n_runs, n_scores, changes = target._write(body, f"migrating {old}")
+        n_runs, n_scores, changes = target._write(
+            body, f"migrating {old}",
+            note=lambda r: note_for(actor, "ingest", f"migrated {r[0]} run(s) from {old}"))
     finally:
         with contextlib.suppress(duckdb.Error):
             cur.execute(f"DETACH {alias}")

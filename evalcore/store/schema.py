@@ -110,6 +110,10 @@ _DDL = (
         target VARCHAR,
         response VARCHAR
     )""",
+    """CREATE TABLE IF NOT EXISTS run_owners (
+        run_id INTEGER NOT NULL,            -- key; the uploader of each run (store.history)
+        owner VARCHAR NOT NULL              -- access.Actor.owner_key
+    )""",
     """CREATE TABLE IF NOT EXISTS tasks (
         run_id INTEGER NOT NULL,            -- key (run_id, task)
         task VARCHAR NOT NULL,
@@ -146,7 +150,7 @@ SCHEMA_V3_TABLES = ("items", "labels")
 SCHEMA_V4_TABLES = ("vectors",)
 
 TABLES = ("meta", "runs", "files", "items", "labels", "scores", "cells", "vectors", "summaries",
-          "texts", "tasks")
+          "texts", "tasks", "run_owners")
 
 
 # Arrow schemas of the canonical frames: (column, type, required)

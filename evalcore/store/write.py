@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evalcore import access
 from evalcore.errors import IngestError, StoreError
 from evalcore.threads import no_huge_pages
 from evalcore.model import (
@@ -37,6 +38,7 @@ from evalcore.store import keys
 from evalcore.store.batch import _Batch
 from evalcore.store.cellstats import cell_stats, duplicate_texts
 from evalcore.store.catalog import LAKE, _check_keys
+from evalcore.store.history import CommitNote, note_for
 from evalcore.store.incoming import _check_finite_scores, _frame_to_arrow
 from evalcore.store.schema import (
     _EMPTY_CELLS,
@@ -99,7 +101,7 @@ LABELS_COMPRESSION = "uncompressed"
 # Deleting a run: one statement per table that holds run rows (fixed SQL, the run id a ? value).
 _DELETE_RUN_SQL = tuple(f"DELETE FROM {table} WHERE run_id = ?" for table in
                         ("scores", "cells", "vectors", "summaries", "texts", "tasks", "files",
-                         "runs"))
+                         "run_owners", "runs"))
 
 
 def _file_key(f: SourceFile) -> str:
@@ -158,7 +160,8 @@ def _scratch_cursor() -> Iterator[duckdb.DuckDBPyConnection]:
 class _Writes:
     """Write methods of Store (each call is one transaction)."""
 
-    def ingest(self, runs: list[ParsedRun], *, skip_invalid: bool = False) -> IngestReport:
+    def ingest(self, runs: list[ParsedRun], *, skip_invalid: bool = False,
+               actor: access.Actor | None = None) -> IngestReport:
         """Write parsed runs in one transaction.
 
         Rules, applied run by run in the given order:
@@ -188,7 +191,12 @@ class _Writes:
         transaction back and is raised; with ``skip_invalid=True`` that run is rejected and
         the others are written anew. A lazy run whose files are all stored is still read,
         for the report's counts (nothing is written).
+
+        ``actor`` (None: ``access.LOCAL_ACTOR``) must be allowed to ingest
+        (``access.check``, before anything is read); it is recorded as the author of the
+        snapshot and as the uploader of every run this call adds (``store.history``).
         """
+        access.check(actor, "ingest")
         t0 = time.perf_counter()
         prepared: list[_Prepared] = []
         rejected: list[str] = []
@@ -206,7 +214,7 @@ class _Writes:
                 return IngestReport(pd.DataFrame(columns=list(REPORT_COLUMNS)), False, (),
                                     tuple(rejected))
             try:
-                return self._ingest_prepared(prepared, rejected)
+                return self._ingest_prepared(prepared, rejected, actor)
             except _LazyFailed as exc:
                 # a LazyRun's bad piece: the transaction rolled back; without skip_invalid
                 # its error is the ingest's, with it the run is left out and the rest
@@ -217,7 +225,8 @@ class _Writes:
                 rejected.append(f"{exc.error}" + (f" (files: {files})" if files else ""))
                 prepared = [p for p in prepared if p is not exc.prepared]
 
-    def _ingest_prepared(self, prepared: list[_Prepared], rejected: list[str]) -> IngestReport:
+    def _ingest_prepared(self, prepared: list[_Prepared], rejected: list[str],
+                         actor: access.Actor | None = None) -> IngestReport:
         """``ingest`` after validation (the store part)."""
         # decide read-only first: a repeat upload must not make a snapshot
         with self._read("checking which files are stored") as con:
@@ -249,8 +258,11 @@ class _Writes:
             # a LazyRun's pieces are allocated and freed task by task: no huge pages
             # meanwhile (evalcore.threads.no_huge_pages: 3-5 CPU-s less at 1M lines)
             with no_huge_pages() if lazy else contextlib.nullcontext():
-                rows = self._write(lambda con: self._write_runs(con, prepared), "ingest",
-                                   checks=META_KEY_CHECK)
+                owner = (access.LOCAL_ACTOR if actor is None else actor).owner_key
+                rows = self._write(lambda con: _record_owners(con, self._write_runs(con, prepared),
+                                                              owner), "ingest",
+                                   checks=META_KEY_CHECK,
+                                   note=lambda rows: _ingest_note(actor, rows))
         finally:
             if lazy:
                 self._threads(threads)
@@ -668,12 +680,18 @@ class _Writes:
             con.unregister("_in_keys")
         return kept.cast(table.schema), [(t, m) for t, m in dropped]
 
-    def rename_run(self, run: str | int, new_name: str) -> None:
-        """Give a run a new display name (unique; StoreError if another run has it)."""
+    def rename_run(self, run: str | int, new_name: str, *,
+                   actor: access.Actor | None = None) -> None:
+        """Give a run a new display name (unique; StoreError if another run has it).
+        ``actor`` must be allowed to rename this run (``access.check``: an uploader only
+        their own runs)."""
+        _check_role(actor, "rename")
         new = str(new_name).strip() if new_name is not None else ""
         if not new:
             raise StoreError("a run name cannot be empty")
         rid = self.resolve_run(run)
+        access.check(actor, "rename", run_owner=self.run_owner(rid))
+        old = self._run_name(rid)
 
         def body(con: duckdb.DuckDBPyConnection) -> None:
             row = _one(con, "SELECT run_id FROM runs WHERE name = ?", [new])
@@ -686,26 +704,74 @@ class _Writes:
             row = _one(con, "SELECT run_id FROM runs WHERE name = ?", [new])
         if row is not None and int(row[0]) == rid:
             return      # already so named: no snapshot
-        self._write(body, "renaming the run")
+        self._write(body, "renaming the run",
+                    note=note_for(actor, "rename", f"renamed run {old!r} (#{rid}) to {new!r}",
+                                  ((rid, new),)))
 
-    def set_tags(self, run: str | int, tags: list[str]) -> None:
-        """Replace a run's tags (stripped, empty ones dropped, duplicates removed, order kept)."""
+    def set_tags(self, run: str | int, tags: list[str], *,
+                 actor: access.Actor | None = None) -> None:
+        """Replace a run's tags (stripped, empty ones dropped, duplicates removed, order kept).
+        ``actor`` must be allowed to tag this run (``access.check``: an uploader only their
+        own runs)."""
+        _check_role(actor, "tag")
         if isinstance(tags, str):
             tags = [tags]
         clean = list(dict.fromkeys(str(t).strip() for t in tags if t is not None and str(t).strip()))
         rid = self.resolve_run(run)
+        access.check(actor, "tag", run_owner=self.run_owner(rid))
+        name = self._run_name(rid)
         self._write(lambda con: con.execute("UPDATE runs SET tags = ? WHERE run_id = ?",
-                                            [clean, rid]), "setting tags")
+                                            [clean, rid]), "setting tags",
+                    note=note_for(actor, "tag", f"set the tags of run {name!r} (#{rid}) to "
+                                  f"[{', '.join(clean)}]", ((rid, name),)))
 
-    def delete_run(self, run: str | int) -> None:
+    def delete_run(self, run: str | int, *, actor: access.Actor | None = None) -> None:
         """Remove a run and everything it owns (scores, texts, summaries, files) in one
-        transaction; uploading its files again adds it anew."""
+        transaction; uploading its files again adds it anew. ``restore_run`` brings it back
+        while the snapshot before the delete is kept (``store.history``). ``actor`` must be
+        allowed to delete (``access.check``: admins only)."""
+        access.check(actor, "delete")
         rid = self.resolve_run(run)
+        name = self._run_name(rid)
 
         def body(con: duckdb.DuckDBPyConnection) -> None:
             for sql in _DELETE_RUN_SQL:
                 con.execute(sql, [rid])
 
-        self._write(body, "deleting the run")
+        self._write(body, "deleting the run",
+                    note=note_for(actor, "delete", f"deleted run {name!r} (#{rid})",
+                                  ((rid, name),)))
 
     # ---- reading ----------------------------------------------------------------------
+
+
+def _record_owners(con: duckdb.DuckDBPyConnection, rows: list, owner: str) -> list:
+    """Inside the ingest's transaction: ``owner`` as the uploader of every run it added (the
+    report rows with status "added"); returns ``rows``."""
+    rid_i, status_i = REPORT_COLUMNS.index("run_id"), REPORT_COLUMNS.index("status")
+    added = sorted({int(r[rid_i]) for r in rows if r[status_i] == "added"})
+    if added:
+        con.executemany("INSERT INTO run_owners VALUES (?, ?)", [[rid, owner] for rid in added])
+    return rows
+
+
+def _check_role(actor: access.Actor | None, action: str) -> None:
+    """``access.check`` of everything but the own-runs rule (read-only mode, the role), so a
+    refusal comes before the run is even looked up."""
+    who = access.LOCAL_ACTOR if actor is None else actor
+    access.check(who, action, run_owner=who.owner_key)
+
+
+def _ingest_note(actor: access.Actor | None, rows: list) -> CommitNote:
+    """The commit note of an ingest from its report rows: the runs added and merged."""
+    rid_i, name_i, status_i = (REPORT_COLUMNS.index(c) for c in ("run_id", "name", "status"))
+    touched = [(int(r[rid_i]), str(r[name_i]), r[status_i]) for r in rows
+               if r[status_i] in ("added", "merged")]
+    parts = []
+    for status in ("added", "merged"):
+        names = [f"{n!r} (#{i})" for i, n, st in touched if st == status]
+        if names:
+            parts.append(f"{status} run{'s' if len(names) > 1 else ''} {', '.join(names)}"
+                         if status == "added" else f"merged into {', '.join(names)}")
+    return note_for(actor, "ingest", "; ".join(parts) or "ingest",
+                    tuple((i, n) for i, n, _ in touched))

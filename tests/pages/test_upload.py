@@ -85,7 +85,7 @@ def test_rename_tag_and_delete_with_confirmation(tmp_path):
     assert list(runs.loc[rid, "tags"]) == ["baseline", "v2"]
 
     at.button(key="up_delete").click().run()
-    assert any("cannot be undone" in w for w in texts(at.warning))
+    assert any("History below can restore them" in w for w in texts(at.warning))
     assert len(Store(store_file(tmp_path)).runs()) == 2          # not yet: needs confirmation
     at.button(key="up_confirm_no").click().run()
     assert len(Store(store_file(tmp_path)).runs()) == 2
