@@ -66,5 +66,11 @@ class StoreInternalError(StoreError):
     input); the CLI exits with code 1."""
 
 
+class NotAllowed(EvalbarsError):
+    """The acting user's role (``evalcore.access``) does not allow the write, or the
+    installation is read-only (``EVALBARS_READONLY``). Nothing was changed; the CLI exits
+    with code 2."""
+
+
 class AnalysisError(EvalbarsError):
     """A requested analysis cannot be computed from the data (no shared items, n = 0, ...)."""
