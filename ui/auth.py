@@ -36,11 +36,21 @@ LOOPBACK_NAMES = ("localhost",)
 
 
 # ---- configuration -------------------------------------------------------------------------
+class SecretsUnreadable(EvalbarsError):
+    """A secrets file exists but Streamlit cannot read it (not TOML, a bad path): whether
+    sign-in is wanted is unknown, so nobody may see data."""
+
+
 def auth_configured() -> bool:
-    """True when Streamlit's secrets hold an ``[auth]`` section (sign-in required)."""
+    """True when Streamlit's secrets hold an ``[auth]`` section (sign-in required); False
+    when there is no secrets file or it has no ``[auth]``. ``SecretsUnreadable`` when a
+    secrets file exists but cannot be read: a typo there must not open the app to all."""
     try:
         return "auth" in st.secrets
-    except (FileNotFoundError, OSError):   # no secrets file at all
+    except FileNotFoundError as exc:   # Streamlit's "no secrets" and "cannot parse" alike
+        present = [p for p in st.get_option("secrets.files") or [] if os.path.exists(p)]
+        if present:
+            raise SecretsUnreadable(str(exc)) from None
         return False
 
 
@@ -123,7 +133,13 @@ def gate() -> Actor:
     """Decide who this session is before any page draws; stop the script when they may
     see nothing. Returns the session's Actor (also kept for :func:`actor`)."""
     st.session_state.pop(ACTOR_KEY, None)
-    if auth_configured():
+    try:
+        sign_in = auth_configured()
+    except SecretsUnreadable as exc:
+        st.error(f"The secrets file cannot be read, so it is unknown whether sign-in is "
+                 f"required: {md_escape(exc)}. Nobody sees data until it is fixed.")
+        st.stop()
+    if sign_in:
         who = _signed_in_gate()
     else:
         who = access.LOCAL_ACTOR

@@ -161,3 +161,28 @@ def test_signed_in_actor_from_claims():
     assert auth.signed_in_actor({"sub": "u1", "groups": ["evals-team"]}, roles) == \
         Actor("u1", Role.UPLOADER, email=None)
     assert auth.signed_in_actor({"email": "x@else.example"}, roles) is None
+
+
+def test_unreadable_secrets_file_fails_closed(tmp_path, monkeypatch):
+    """A secrets.toml with a syntax error must not turn sign-in off: SecretsUnreadable (the
+    gate shows it and stops). No file at all, or one without [auth]: no sign-in."""
+    from streamlit.runtime.secrets import Secrets
+
+    path = tmp_path / "secrets.toml"
+    before = st_config.get_option("secrets.files")
+    st_config.set_option("secrets.files", [str(path)])
+    try:
+        monkeypatch.setattr(auth.st, "secrets", Secrets())
+        assert auth.auth_configured() is False                 # no file
+        path.write_text('[auth\nclient_id = "x"\n')
+        monkeypatch.setattr(auth.st, "secrets", Secrets())
+        with pytest.raises(auth.SecretsUnreadable, match="secrets"):
+            auth.auth_configured()
+        path.write_text('[other]\nkey = "x"\n')
+        monkeypatch.setattr(auth.st, "secrets", Secrets())
+        assert auth.auth_configured() is False
+        path.write_text('[auth]\nclient_id = "x"\n')
+        monkeypatch.setattr(auth.st, "secrets", Secrets())
+        assert auth.auth_configured() is True
+    finally:
+        st_config.set_option("secrets.files", before)
