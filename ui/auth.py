@@ -136,6 +136,7 @@ def gate() -> Actor:
     try:
         sign_in = auth_configured()
     except SecretsUnreadable as exc:
+        _no_pages()
         st.error(f"The secrets file cannot be read, so it is unknown whether sign-in is "
                  f"required: {md_escape(exc)}. Nobody sees data until it is fixed.")
         st.stop()
@@ -158,8 +159,19 @@ def gate() -> Actor:
     return who
 
 
+def _no_pages() -> None:
+    """Declare an empty navigation, hidden: without it Streamlit lists the files of
+    ``pages/`` in the sidebar of a session that stops before ``app.py``'s navigation."""
+    st.navigation([st.Page(_blank, title="evalbars", default=True)], position="hidden")
+
+
+def _blank() -> None:
+    """The only page of a session that may see nothing."""
+
+
 def _signed_in_gate() -> Actor:
     if not st.user.is_logged_in:
+        _no_pages()
         st.title("evalbars")
         st.write("Sign in to see the evaluation results.")
         if st.button("Sign in", type="primary", key="auth_login"):
@@ -168,12 +180,14 @@ def _signed_in_gate() -> Actor:
     try:
         who = signed_in_actor(st.user, current_roles())
     except EvalbarsError as exc:
+        _no_pages()
         st.error(f"Sign-in is configured, but the roles file cannot be used: "
                  f"{md_escape(exc)}. Nobody sees data until it is fixed.")
         _logout_button()
         st.stop()
     if who is None:
         shown = st.user.get("email") or st.user.get("sub") or "this account"
+        _no_pages()
         st.title("evalbars")
         st.warning(f"Signed in as {md_escape(shown)}, which has no role here. Ask an admin "
                    "to add your address or group to the roles file.")

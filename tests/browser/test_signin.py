@@ -18,7 +18,7 @@ from evalcore.errors import NotAllowed
 from evalcore.ingest import parse_paths
 from evalcore.store import Store
 from tests.auth.oidc_provider import auth_secrets, oidc_provider
-from tests.browser.conftest import serve_app
+from tests.browser.conftest import ARTIFACTS, serve_app
 from tests.browser.test_flows import DIALOGPT, LM_EVAL, MISTRAL, main_text, no_exception, wait_idle
 
 GEMMA = "results-with-samples_v0.4.8_gemma-2b_gsm8k_limit8.json"
@@ -68,12 +68,17 @@ def seed_store(folder: Path) -> tuple[Path, list[str]]:
 
 
 @pytest.fixture
-def fresh_page(browser):
-    """A page in its own browser context: no sign-in cookie from another test."""
+def fresh_page(browser, request):
+    """A page in its own browser context (no sign-in cookie from another test); a failed
+    test leaves its screenshot in tests/browser/artifacts/."""
     context = browser.new_context(viewport={"width": 1500, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(60_000)
     yield page
+    failed = getattr(request.node, "rep_call", None)
+    if failed is not None and failed.failed:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
     context.close()
 
 
@@ -100,6 +105,15 @@ def open_upload_page(page, app_url: str) -> str:
     return main_text(page)
 
 
+def runs_shown(page, app_url: str) -> str:
+    """The text of the Compare page, whose run pickers show run names as text (the runs
+    table of Upload & runs is drawn on a canvas)."""
+    page.goto(app_url + "/compare")
+    wait_idle(page)
+    no_exception(page)
+    return main_text(page)
+
+
 def test_anonymous_visitor_sees_no_data(signin_app, fresh_page):
     url, _, _, names = signin_app
     for path in ("", "/upload", "/compare", "/report"):
@@ -112,6 +126,7 @@ def test_anonymous_visitor_sees_no_data(signin_app, fresh_page):
         assert not any(name in body for name in names), body
         assert "Upload & runs" not in body and "Leaderboard" not in body   # no navigation
         assert fresh_page.locator("[data-testid='stSidebarNav']").count() == 0
+        assert fresh_page.locator("[data-testid='stDataFrame']").count() == 0
         assert fresh_page.locator("[data-testid='stFileUploader']").count() == 0
 
 
@@ -120,7 +135,6 @@ def test_viewer_reads_but_cannot_upload_or_delete(signin_app, fresh_page):
     sign_in(fresh_page, url, provider, "vic")
     assert "vic@lab.example (viewer)" in sidebar_text(fresh_page)
     text = open_upload_page(fresh_page, url)
-    assert all(name in text for name in names)
     assert fresh_page.locator("[data-testid='stFileUploader']").count() == 0
     assert fresh_page.get_by_role("button", name="Delete this run ...").count() == 0
     assert fresh_page.get_by_role("button", name="Rename").count() == 0
@@ -134,13 +148,16 @@ def test_viewer_reads_but_cannot_upload_or_delete(signin_app, fresh_page):
         assert len(store.runs()) == len(names)
     finally:
         store.close()
+    shown = runs_shown(fresh_page, url)
+    assert all(name in shown for name in names), shown
 
 
 def pick_run(page, name: str) -> None:
     """Choose the run ``name`` in the Manage a run selectbox (typed, then clicked)."""
-    field = page.get_by_role("combobox", name="Run", exact=True)
-    field.click()
-    field.fill(name)
+    box = page.get_by_role("combobox", name="Run", exact=True)
+    box.click()
+    box.fill("")
+    page.keyboard.type(name)
     page.get_by_role("option").filter(has_text=name).first.click()
     wait_idle(page)
 
@@ -218,11 +235,15 @@ def test_read_only_app_shows_no_write_control(browser, fresh_page, tmp_path):
     and the upload page has no upload, rename, tag or delete control."""
     store_path, names = seed_store(tmp_path)
     env = {"EVALBARS_READONLY": "1", "EVALBARS_DEMO": "0"}
-    with mock.patch.dict(os.environ, env), serve_app(tmp_path, store_path) as url:
-        text = open_upload_page(fresh_page, url)
-        assert "Read-only" in text
-        assert all(name in text for name in names)
-        assert "Uploading: not available, this evalbars is read-only." in text
-        assert fresh_page.locator("[data-testid='stFileUploader']").count() == 0
-        for label in ("Rename", "Save tags", "Delete this run ..."):
-            assert fresh_page.get_by_role("button", name=label).count() == 0, label
+    with mock.patch.dict(os.environ, env):
+        for name in ("STREAMLIT_SECRETS_FILES", "EVALBARS_ROLES"):   # no sign-in here
+            os.environ.pop(name, None)
+        with serve_app(tmp_path, store_path) as url:
+            text = open_upload_page(fresh_page, url)
+            assert "Read-only" in text
+            assert "Uploading: not available, this evalbars is read-only." in text
+            assert fresh_page.locator("[data-testid='stFileUploader']").count() == 0
+            for label in ("Rename", "Save tags", "Delete this run ..."):
+                assert fresh_page.get_by_role("button", name=label).count() == 0, label
+            shown = runs_shown(fresh_page, url)
+            assert all(name in shown for name in names), shown
