@@ -97,9 +97,19 @@ def current_roles() -> Roles:
 
 # ---- the session's user ------------------------------------------------------------------
 def actor() -> Actor:
-    """The Actor of this session (set by :func:`gate`); the local user without sign-in."""
+    """The Actor of this session (set by :func:`gate`); the local user without sign-in.
+    With sign-in configured, a script that reaches here without the gate stops: it never
+    falls back to the local user, who may do everything."""
     found = st.session_state.get(ACTOR_KEY)
-    return found if isinstance(found, Actor) else access.LOCAL_ACTOR
+    if isinstance(found, Actor):
+        return found
+    try:
+        signed = auth_configured()
+    except SecretsUnreadable:
+        signed = True
+    if signed:
+        st.stop()
+    return access.LOCAL_ACTOR
 
 
 def may(action: str, *, run_owner: str | None = None) -> bool:

@@ -186,3 +186,16 @@ def test_unreadable_secrets_file_fails_closed(tmp_path, monkeypatch):
         assert auth.auth_configured() is True
     finally:
         st_config.set_option("secrets.files", before)
+
+
+def test_a_page_without_the_gate_never_acts_as_the_local_user_under_sign_in():
+    """A script that asks for the actor without app.py's gate (no Actor in the session)
+    stops when sign-in is configured, instead of acting as the all-powerful local user."""
+    script = ("import streamlit as st\nfrom ui import auth\n"
+              "who = auth.actor()\nst.write(f'ACTOR {who.name} {who.role.value}')\n")
+    at = AppTest.from_string(script, default_timeout=30)
+    at.secrets.update({"auth": AUTH})
+    at.run()
+    assert not at.exception and actor_line(at) == ""
+    at = AppTest.from_string(script, default_timeout=30).run()
+    assert actor_line(at) == f"ACTOR {LOCAL_ACTOR.name} admin"
