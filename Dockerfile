@@ -5,6 +5,11 @@
 #   docker run --rm -v evalbars-data:/data -v "$PWD/results:/in:ro" evalbars \
 #       python -m evalcore ingest /in          # the CLI, against the same store
 #
+# A lab server (PostgreSQL catalog, S3-compatible bucket, sign-in): compose.yaml beside this
+# file, walked through in docs/deploy.md. Served on 0.0.0.0 without [auth] in
+# .streamlit/secrets.toml (mounted at run time, never copied in), every page says that
+# anyone who reaches it may write.
+#
 # Build with --build-arg WITH_CHROMIUM=1 to add Debian's chromium, which kaleido uses to
 # save charts as PNG on the server; without it the charts' own download buttons are used.
 FROM python:3.11-slim

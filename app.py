@@ -2,7 +2,9 @@
 
 The store is ``$EVALBARS_STORE`` (default: the folder ``./.evalbars``). When it is empty,
 the bundled demo in ``data/demo/`` is ingested once so the first run opens on a real
-leaderboard (``EVALBARS_DEMO=0`` turns that off). Pages live in ``pages/``.
+leaderboard (``EVALBARS_DEMO=0`` turns that off). Pages live in ``pages/``. With ``[auth]``
+in ``.streamlit/secrets.toml`` only signed-in users with a role see anything
+(``ui/auth.py``, ``$EVALBARS_ROLES``); ``EVALBARS_READONLY=1`` turns every write off.
 """
 
 import contextlib
@@ -11,7 +13,7 @@ import streamlit as st
 
 from evalcore.errors import StoreError
 from evalcore.threads import pin_blas_threads
-from ui import common, export, present
+from ui import auth, common, export, present
 
 pin_blas_threads()   # one BLAS thread: faster and steadier on a busy machine (evalcore/threads.py)
 export.start_image_probe()   # Chromium for slide images starts in the background, once
@@ -19,6 +21,7 @@ export.start_image_probe()   # Chromium for slide images starts in the backgroun
 st.set_page_config(page_title="evalbars: error bars for LLM evals", page_icon=":material/bar_chart:",
                    layout="wide")
 
+auth.gate()          # sign-in and role (or the local user); stops when nothing may be shown
 common.ensure_demo()
 
 UPLOAD = st.Page("pages/upload.py", title="Upload & runs", icon=":material/upload_file:")

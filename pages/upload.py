@@ -1,6 +1,9 @@
 """Upload & runs: drop result files, see what was recognised and which files were not stored
 (each with its place and reason; one bad file does not block the others), and manage the
-runs in the store (rename, tag, delete with confirmation).
+runs in the store (rename, tag, delete with confirmation). Only the controls the session's
+role allows are drawn (``ui/auth.py``: none in read-only mode or for a viewer; an uploader
+uploads, renames and tags own runs; an admin also deletes), and every write carries the
+session's actor, which the store checks again.
 
 Work: ``evalcore.ingest.read_uploads`` then ``Store.ingest`` (one transaction);
 ``evalcore.analysis.overview`` for the tables. Nothing here parses or writes SQL itself.
@@ -10,16 +13,17 @@ from __future__ import annotations
 
 import hashlib
 import shlex
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from evalcore import analysis
+from evalcore import access, analysis
 from evalcore.errors import EvalbarsError, IngestError
 from evalcore.ingest import problem_row
 from evalcore.unreachable import unreachable_reason
 from evalcore.ingest.tidy import CANONICAL, format_columns, suggest_columns
-from ui import common, history
+from ui import auth, common, history
 
 FORMATS_HELP = ("lm-evaluation-harness results JSON and sample logs (`samples_*.jsonl`), "
                 "lighteval / Open LLM Leaderboard `results_*.json` (summaries), "
@@ -90,7 +94,7 @@ def read_fresh(sorted_files: dict, options: tuple, cluster_key: str | None,
             bar.progress(share, text=f"Reading {common.md_escape(current)} ({share:.0%})")
 
         result = common.ingest_uploads(fresh, store, _progress, cluster_key=cluster_key,
-                                       columns=columns)
+                                       columns=columns, actor=auth.actor())
         bar.progress(1.0, text="Done.")
     if "error" in result:
         if unreachable_reason(result["error"]) is not None:
@@ -118,27 +122,146 @@ def read_fresh(sorted_files: dict, options: tuple, cluster_key: str | None,
             "failed_before": sorted_files["failed"], "read": len(fresh)}
 
 
+def role_note(what: str) -> None:
+    """Why a control is missing: read-only mode, or the user's role."""
+    who = auth.actor()
+    reason = ("this evalbars is read-only" if access.read_only()
+              else f"your role ({who.role.value}) does not allow it")
+    st.caption(f"{what}: not available, {reason}.")
+
+
+def upload_controls() -> tuple[list, str | None]:
+    """The file uploader and the cluster choice: (the uploaded files, the cluster key)."""
+    files = st.file_uploader("Drop result files here (one or many)", accept_multiple_files=True,
+                             key="up_files", help=FORMATS_HELP)
+    st.caption(FORMATS_HELP)
+    c_mode, c_field = st.columns([3, 2])
+    mode = c_mode.radio(
+        "Clusters (items that share a passage, subject, problem ...)", list(CLUSTER_MODES),
+        format_func=CLUSTER_MODES.get, horizontal=True, key="up_cluster_mode",
+        help="The field of inspect sample metadata or lm_eval docs that groups items, for "
+             "clustered standard errors. Automatic picks an obvious grouping key when one "
+             "exists and reports it. Applies to files not yet in the store.")
+    field = c_field.text_input("Cluster field", key="up_cluster_field",
+                               placeholder="e.g. passage_id", label_visibility="collapsed",
+                               disabled=mode != "field")
+    return files, {"auto": None, "none": ""}.get(mode, field.strip() or None)
+
+
+def run_owner_note(target: str, owner: str | None) -> None:
+    st.caption(f"You may rename and tag only the runs you uploaded; "
+               f"{common.md_escape(target)} was uploaded by "
+               f"{common.md_escape(owner or 'someone else')}.")
+
+
+def rename_control(rid: int, target: str, allowed: bool) -> None:
+    new_name = st.text_input("New name", value=target, key=f"up_newname_{rid}",
+                             disabled=not allowed)
+    if st.button("Rename", key="up_rename",
+                 disabled=not allowed or not new_name.strip() or new_name == target):
+        try:
+            store.rename_run(rid, new_name.strip(), actor=auth.actor())
+            st.session_state["up_flash"] = f"Renamed {target} to {new_name.strip()}."
+            st.rerun()
+        except EvalbarsError as exc:
+            common.show_error(exc)
+
+
+def tag_control(rid: int, target: str, tags_now: Any, allowed: bool) -> None:
+    tag_text = st.text_input("Tags (comma-separated)", key=f"up_tags_{rid}",
+                             value=", ".join(list(tags_now) if tags_now is not None else []),
+                             disabled=not allowed)
+    if st.button("Save tags", key="up_save_tags", disabled=not allowed):
+        tags = [t.strip() for t in tag_text.split(",") if t.strip()]
+        try:
+            store.set_tags(rid, tags, actor=auth.actor())
+            st.session_state["up_flash"] = f"Tags of {target}: {', '.join(tags) or 'none'}."
+            st.rerun()
+        except EvalbarsError as exc:
+            common.show_error(exc)
+
+
+def delete_buttons(rid: int, runs: pd.DataFrame) -> None:
+    st.write("")
+    if st.button("Delete this run ...", key="up_delete", type="secondary"):
+        st.session_state["up_confirm"] = [rid]
+    demo_ids = common.demo_run_ids(runs)
+    if demo_ids and st.button("Delete the demo runs ...", key="up_delete_demo"):
+        st.session_state["up_confirm"] = demo_ids
+
+
+def confirm_delete(ids: dict[str, int]) -> None:
+    """The confirmation of a delete asked for with :func:`delete_buttons`."""
+    pending = [i for i in st.session_state.get("up_confirm", []) if i in ids.values()]
+    if not pending:
+        return
+    doomed = [n for n, i in ids.items() if i in pending]
+    st.warning(f"Delete {len(doomed)} run(s) and all their scores and texts? History below "
+               "can restore them while the store keeps its history.")
+    st.text("\n".join(doomed))
+    yes, no = st.columns([1, 6])
+    if yes.button("Yes, delete", key="up_confirm_yes", type="primary"):
+        try:
+            for rid in pending:
+                store.delete_run(rid, actor=auth.actor())
+            st.session_state["up_flash"] = f"Deleted {len(pending)} run(s)."
+            st.session_state[history.UNDO_KEY] = pending
+        except EvalbarsError as exc:
+            common.show_error(exc)
+        st.session_state.pop("up_confirm", None)
+        st.rerun()
+    if no.button("Cancel", key="up_confirm_no"):
+        st.session_state.pop("up_confirm", None)
+        st.rerun()
+
+
+def manage_runs(runs: pd.DataFrame) -> None:
+    """Rename, tag and delete (after a confirmation) the chosen run, with the controls the
+    session's role allows: an uploader renames and tags the runs they uploaded, an admin
+    any run and also deletes. Each write passes the session's actor; the store checks it
+    again, so a control shown by mistake still changes nothing."""
+    can = {a: auth.may_on_own_runs(a) for a in ("rename", "tag", "delete")}
+    if not any(can.values()):
+        role_note("Renaming, tagging and deleting runs")
+        return
+    st.markdown("**Manage a run**")
+    names = [str(n) for n in runs["name"]]
+    ids = dict(zip(names, runs["run_id"].astype(int)))
+    target = st.selectbox("Run", names, key="up_target", format_func=common.run_label(runs))
+    rid = ids[target]
+    tags_now = runs.set_index(runs["name"].astype(str)).loc[target, "tags"] \
+        if "tags" in runs else []
+    # an uploader's rename and tag depend on who uploaded this run
+    owner = store.run_owner(rid) if can["rename"] and not auth.may("rename") else None
+    here = {a: auth.may(a, run_owner=owner) for a in ("rename", "tag")}
+    if can["rename"] and not here["rename"]:
+        run_owner_note(target, owner)
+    c_ren, c_tag, c_del = st.columns(3)
+    if can["rename"]:
+        with c_ren:
+            rename_control(rid, target, here["rename"])
+    if can["tag"]:
+        with c_tag:
+            tag_control(rid, target, tags_now, here["tag"])
+    if can["delete"]:
+        with c_del:
+            delete_buttons(rid, runs)
+        confirm_delete(ids)
+
+
 common.ensure_app_navigation()
 st.title("Upload & runs")
 store = common.get_store()
 
 
 # ---- upload --------------------------------------------------------------------------
-uploads = st.file_uploader("Drop result files here (one or many)", accept_multiple_files=True,
-                           key="up_files", help=FORMATS_HELP)
-st.caption(FORMATS_HELP)
 CLUSTER_MODES = {"auto": "picked automatically", "none": "none", "field": "this field:"}
-c_mode, c_field = st.columns([3, 2])
-cluster_mode = c_mode.radio(
-    "Clusters (items that share a passage, subject, problem ...)", list(CLUSTER_MODES),
-    format_func=CLUSTER_MODES.get, horizontal=True, key="up_cluster_mode",
-    help="The field of inspect sample metadata or lm_eval docs that groups items, for clustered "
-         "standard errors. Automatic picks an obvious grouping key when one exists and reports it. "
-         "Applies to files not yet in the store.")
-cluster_field = c_field.text_input("Cluster field", key="up_cluster_field",
-                                   placeholder="e.g. passage_id", label_visibility="collapsed",
-                                   disabled=cluster_mode != "field")
-cluster_key = {"auto": None, "none": ""}.get(cluster_mode, cluster_field.strip() or None)
+# the role decides whether the upload controls exist; the store checks the role again
+if auth.may("ingest"):
+    uploads, cluster_key = upload_controls()
+else:
+    role_note("Uploading")
+    uploads, cluster_key = [], None
 columns = st.session_state.get("up_columns") or None
 if uploads:
     options = (cluster_key, format_columns(columns or {}))
@@ -255,7 +378,7 @@ if flash:
 runs = common.runs_table(store)
 if runs.empty:
     st.info("The store is empty. Drop files above to add runs.")
-    history.history_section(store, None)      # a delete of the last run can be undone
+    history.history_section(store, auth.actor())   # a delete of the last run can be undone
     st.stop()
 common.demo_banner(runs)
 
@@ -322,60 +445,7 @@ with st.expander("Download as Every Eval Ever"):
                            file_name="every_eval_ever.zip", mime="application/zip",
                            key="up_eee_download")
 
-st.markdown("**Manage a run**")
-names = [str(n) for n in runs["name"]]
-ids = dict(zip(names, runs["run_id"].astype(int)))
-target = st.selectbox("Run", names, key="up_target", format_func=common.run_label(runs))
-tags_now = runs.set_index(runs["name"].astype(str)).loc[target, "tags"] if "tags" in runs else []
-c_ren, c_tag, c_del = st.columns(3)
-with c_ren:
-    new_name = st.text_input("New name", value=target, key=f"up_newname_{ids[target]}")
-    if st.button("Rename", key="up_rename", disabled=(not new_name.strip() or new_name == target)):
-        try:
-            store.rename_run(ids[target], new_name.strip())
-            st.session_state["up_flash"] = f"Renamed {target} to {new_name.strip()}."
-            st.rerun()
-        except EvalbarsError as exc:
-            common.show_error(exc)
-with c_tag:
-    tag_text = st.text_input("Tags (comma-separated)", key=f"up_tags_{ids[target]}",
-                             value=", ".join(list(tags_now) if tags_now is not None else []))
-    if st.button("Save tags", key="up_save_tags"):
-        tags = [t.strip() for t in tag_text.split(",") if t.strip()]
-        try:
-            store.set_tags(ids[target], tags)
-            st.session_state["up_flash"] = f"Tags of {target}: {', '.join(tags) or 'none'}."
-            st.rerun()
-        except EvalbarsError as exc:
-            common.show_error(exc)
-with c_del:
-    st.write("")
-    if st.button("Delete this run ...", key="up_delete", type="secondary"):
-        st.session_state["up_confirm"] = [ids[target]]
-    demo_ids = common.demo_run_ids(runs)
-    if demo_ids and st.button("Delete the demo runs ...", key="up_delete_demo"):
-        st.session_state["up_confirm"] = demo_ids
-
-pending = [i for i in st.session_state.get("up_confirm", []) if i in ids.values()]
-if pending:
-    doomed = [n for n, i in ids.items() if i in pending]
-    st.warning(f"Delete {len(doomed)} run(s) and all their scores and texts? History below "
-               "can restore them while the store keeps its history.")
-    st.text("\n".join(doomed))
-    yes, no = st.columns([1, 6])
-    if yes.button("Yes, delete", key="up_confirm_yes", type="primary"):
-        try:
-            for rid in pending:
-                store.delete_run(rid)
-            st.session_state["up_flash"] = f"Deleted {len(pending)} run(s)."
-            st.session_state[history.UNDO_KEY] = pending
-        except EvalbarsError as exc:
-            common.show_error(exc)
-        st.session_state.pop("up_confirm", None)
-        st.rerun()
-    if no.button("Cancel", key="up_confirm_no"):
-        st.session_state.pop("up_confirm", None)
-        st.rerun()
+manage_runs(runs)
 
 st.divider()
-history.history_section(store, None)
+history.history_section(store, auth.actor())

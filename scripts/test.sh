@@ -26,6 +26,9 @@ if ! have_postgres && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
     || echo "warning: could not install postgresql; the PostgreSQL catalog tests will be skipped (failed under CI)"
 fi
+# The OpenID Connect provider of the sign-in tests (oidc-provider-mock, in
+# requirements-dev.txt) is started on 127.0.0.1 by the tests themselves
+# (tests/auth/oidc_provider.py); without the package they are skipped, and fail under CI.
 # poppler-utils (pdftoppm/pdftotext: the report PDF's pages) and pdflatex (the LaTeX tables
 # compile); without them those checks are skipped with the reason.
 if { ! command -v pdftoppm >/dev/null || ! command -v pdflatex >/dev/null; } \

@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterator
 import pandas as pd
 import streamlit as st
 
-from evalcore import analysis
+from evalcore import access, analysis
+from evalcore.access import Actor
 from evalcore.errors import EvalbarsError, IngestError, StoreError, StoreUnavailableError
 from evalcore.redact import mask_location
 from evalcore.store import Store, default_store_location
@@ -197,8 +198,10 @@ def _seed_demo(path: str) -> tuple[str, ...]:
 
 def ensure_demo() -> None:
     """Load the bundled demo into an empty store (unless ``EVALBARS_DEMO=0``). A store that
-    cannot be opened or reached is left to the page, which says so once."""
-    if os.environ.get(DEMO_ENV, "1").strip() in ("0", "false", "no", "off"):
+    cannot be opened or reached is left to the page, which says so once. A read-only
+    evalbars (``EVALBARS_READONLY``) writes nothing, the demo included."""
+    if os.environ.get(DEMO_ENV, "1").strip() in ("0", "false", "no", "off") \
+            or access.read_only():
         return
     try:
         _open_store(store_path())
@@ -232,11 +235,13 @@ def demo_banner(runs: pd.DataFrame) -> None:
 def ingest_uploads(files: list[tuple[str, bytes]], store: Store,
                    progress: Callable[[int, int, str], None] | None = None,
                    cluster_key: str | None = None,
-                   columns: dict[str, str] | None = None) -> dict:
+                   columns: dict[str, str] | None = None,
+                   actor: Actor | None = None) -> dict:
     """Read in-memory uploads as a batch and store every good run in one transaction
     (``cluster_key`` and ``columns``, a tidy column map, as in
-    ``evalcore.ingest.read_uploads``: None picks automatically, "" means no clusters). One
-    bad file does not block the others.
+    ``evalcore.ingest.read_uploads``: None picks automatically, "" means no clusters) on
+    behalf of ``actor`` (the session's user; the store checks its role). One bad file does
+    not block the others.
 
     Returns ``{"ok": bool, "report": IngestReport | None, "run_ids": [int], "problems":
     [dict], "column_choices": {file: [column]}, "files": [dict]}`` (``problems``: one
@@ -251,7 +256,8 @@ def ingest_uploads(files: list[tuple[str, bytes]], store: Store,
     try:
         batch = read_uploads(files, progress=progress, cluster_key=cluster_key,
                              columns=columns)
-        report = store.ingest(batch.runs, skip_invalid=True) if batch.runs else None
+        report = (store.ingest(batch.runs, skip_invalid=True, actor=actor)
+                  if batch.runs else None)
         outcomes = file_outcomes(files, report, store) if report is not None else []
     except EvalbarsError as exc:
         return {"ok": False, "error": exc}
