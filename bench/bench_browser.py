@@ -47,6 +47,7 @@ PAGES = {
     "Noise": "/noise",
     "Planner": "/planner",
     "Items": "/items",
+    "LLM judges": "/judge",
     "Method check": "/method_check",
     "Report": "/report",
 }

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import in_ci
+from tests.processes import stop
 
 
 def _free_port() -> int:
@@ -70,12 +71,7 @@ def oidc_provider(log_dir: Path, users: list[dict]) -> Iterator[str]:
             time.sleep(0.2)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
+        stop(proc)
         log.close()
 
 

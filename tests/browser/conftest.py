@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.processes import stop
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("EVALBARS_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = ROOT / "tests" / "browser" / "artifacts"
@@ -59,12 +61,7 @@ def serve_app(tmp: Path, store: Path, script: str | Path = "app.py") -> Iterator
             time.sleep(0.3)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)   # reaped: no ResourceWarning when a loaded machine is slow
+        stop(proc)
         log.close()
 
 

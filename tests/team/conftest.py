@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import in_ci
+from tests.processes import stop
 
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "evalbars-test", "AWS_SECRET_ACCESS_KEY": "evalbars-secret",
                "AWS_REGION": "us-east-1"}
@@ -95,12 +96,7 @@ def _start(extra_env: dict[str, str]):
     try:
         yield server
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 @pytest.fixture(scope="session")
