@@ -9,6 +9,7 @@ here the page's layout and its links are checked as a person meets them.
 from __future__ import annotations
 
 import importlib.util
+import re
 import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -17,6 +18,11 @@ import pytest
 
 from tests.browser.conftest import ARTIFACTS, ROOT, serve_app
 from tests.browser.test_flows import no_exception, wait_idle
+
+# the rows the page shows until Top N is changed (read from the page script, which runs
+# Streamlit when imported)
+DEFAULT_TOP = int(re.search(r"^DEFAULT_TOP = (\d+)", (ROOT / "pages" / "leaderboard.py")
+                            .read_text(encoding="utf-8"), re.M).group(1))
 
 pytestmark = pytest.mark.browser
 
@@ -66,8 +72,9 @@ def test_first_screen_at_1440_shows_the_table_without_sideways_scroll(board_url,
     assert not bench.scrolls_horizontally(report), report
     assert 0 < report["tableTop"] < VIEWPORT["height"] - 200      # rows visible, not below
     text = page.locator("[data-testid='stMain']").inner_text()
-    # 60 tasks: 54 of their own, 6 in one name family (one folded column)
-    assert "30 of 100 runs" in text and "4 of 55 task columns" in text
+    # the first DEFAULT_TOP rows; 60 tasks: 54 of their own, 6 in one name family (one folded
+    # column)
+    assert f"{DEFAULT_TOP} of 100 runs" in text and "4 of 55 task columns" in text
 
 
 def test_run_search_and_two_picked_runs_open_compare(board_url, page):
