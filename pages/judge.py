@@ -52,8 +52,12 @@ if "has_items" in tasks:
     tasks = tasks[tasks["has_items"].fillna(False).astype(bool)]
 names = [str(x) for x in runs["name"]]
 ids = dict(zip(names, runs["run_id"].astype(int)))
+# the page opens on a run and task an LLM judge graded, when the store has one
+judged = sorted((r, t) for r, t in common.compute(analysis.judged_cells, stop=False) or {}
+                if r in ids)
 c1, c2, c3 = st.columns([3, 3, 1])
 run = common.url_choice("Run (graded by the judge)", names, "jd_run", key="jd_run_w",
+                        default=judged[0][0] if judged else None,
                         format_func=common.run_label(runs), container=c1)
 run_tasks = sorted(tasks.loc[tasks["run_id"].astype(int) == ids[run], "task"].astype(str)
                    .unique())
@@ -61,7 +65,9 @@ if not run_tasks:
     st.info("This run has no task with item scores; PPI needs the judge's score on every "
             "item.")
     st.stop()
-task = common.url_choice("Task", run_tasks, "jd_task", key="jd_task_w", container=c2)
+judged_tasks = [t for r, t in judged if r == run and t in run_tasks]
+task = common.url_choice("Task", run_tasks, "jd_task", key="jd_task_w",
+                         default=judged_tasks[0] if judged_tasks else None, container=c2)
 confidence = common.confidence_choice("jd_conf", container=c3)
 
 recorded = analysis.run_judges(store, ids[run], task)

@@ -107,3 +107,18 @@ def test_planner_link_carries_the_pilot(judged, tmp_path):
     agree = float(np.mean(human[rows] == judge[rows]))
     assert f"jl_agree={agree:.2f}" in link and "jl_items=400" in link
     assert f"jl_ph={human[rows].mean():.2f}" in link
+
+
+def test_page_opens_on_a_judged_run_and_task(store_location, capsys):
+    """Without URL parameters the page opens on a run and task an LLM judge graded (the
+    demo's judged task), not on the first run of the store, which no judge graded."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    for folder in ("lm_eval", "judge"):     # an ungraded run comes first in the store
+        assert run_main(capsys, *store_location.cli_args, "ingest",
+                        root / "data" / "demo" / folder)[0] == 0
+    at = page("judge").run()
+    no_exception(at)
+    assert at.selectbox(key="jd_task_w").value == "judged_qa_demo"
+    assert at.selectbox(key="jd_run_w").value.endswith("-chat")
+    assert any("Use the bundled demo" in t.label for t in at.toggle)
