@@ -1,6 +1,6 @@
 """How fast could an ingest be if DuckDB did all of it? A measured lower bound, not a product path.
 
-Issue 9 asks for an lm_eval sample-log ingest at >= 0.5x DuckDB's own ``read_json`` on the
+The target: an lm_eval sample-log ingest at >= 0.5x DuckDB's own ``read_json`` on the
 same files. ``bench_ingest.py`` measures ours (DuckDB parses, Arrow and numpy make the keys,
 DuckDB writes). This script times the other design, everything in SQL inside one DuckLake
 transaction, on the same synthetic files and the same store tables, so the README can say

@@ -1,6 +1,6 @@
 """Internet scale: a store of 100,000,000 item scores, built in chunks, then the page queries.
 
-Issue 9 section 4. Builds 4,000 runs x 25,000 items (default; ``--runs``/``--items`` make it
+Builds 4,000 runs x 25,000 items (default; ``--runs``/``--items`` make it
 smaller) through ``Store.ingest`` of canonical lm_eval-shaped runs: 0/1 scores from an
 item-response model (shared item difficulties, one ability per run), items split over
 ``--tasks`` tasks, a real-looking 64-hex ``doc_hash`` and ``prompt_hash`` per item (the same

@@ -3,7 +3,7 @@ C heap's free pages handed back after a large one (``release_free_heap``).
 
 The analysis layer's matrix products are small (a few thousand rows): with OpenBLAS's default
 of one thread per core they ran 3-10x slower and unpredictably on a busy 2-core machine
-(issue 9), because the threads fight the DuckDB and Streamlit threads for the same cores.
+because the threads fight the DuckDB and Streamlit threads for the same cores.
 ``pin_blas_threads`` limits every BLAS/OpenMP pool loaded in the process (numpy's and
 scipy's OpenBLAS) to one thread with ``threadpoolctl``; ``EVALBARS_BLAS_THREADS`` overrides
 the count. The library itself (``import evalcore``) changes nothing: only the app and the

@@ -1,4 +1,4 @@
-"""Item-quality demo data, called from ``scripts/make_demo.py`` (issue 13).
+"""Item-quality demo data, called from ``scripts/make_demo.py``.
 
 Two things the Items page can find on first start:
 

@@ -1,4 +1,4 @@
-"""Demo data for the Noise page (issue 12): training seeds and checkpoint series.
+"""Demo data for the Noise page: training seeds and checkpoint series.
 
 Called by ``scripts/make_demo.py`` (``write_noise_demo``), which passes itself as ``md`` so
 the runs are simulated and written by the same code as the rest of the demo (the same item

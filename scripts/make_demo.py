@@ -48,7 +48,7 @@ from typing import Any
 
 # the generator's parts live next to this script (scripts/demo_*.py)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import demo_items  # noqa: E402  (item-quality demo, issue 13)
+import demo_items  # noqa: E402  (item-quality demo)
 from demo_common import MODELS, ROOT, DemoModel, DemoRng  # noqa: E402,F401
 from demo_content import DAYS, JOBS, NAMES, PETS, PLACES, PRODUCTS, TOWNS  # noqa: E402
 from demo_inspect import build_trivia, write_inspect_log  # noqa: E402
@@ -81,7 +81,7 @@ def generate(data_dir: Path) -> dict[str, Any]:
     for i, m in enumerate(MODELS):
         observed["inspect"][m.name] = write_inspect_log(m, i, trivia, demo)
     write_judge_demo(demo, data_dir)        # an LLM-judged task and its human labels
-    # seeds and checkpoint series for the Noise page (issue 12): scripts/demo_noise.py
+    # seeds and checkpoint series for the Noise page: scripts/demo_noise.py
     import importlib.util
     spec = importlib.util.spec_from_file_location("demo_noise", Path(__file__).with_name("demo_noise.py"))
     demo_noise = importlib.util.module_from_spec(spec)

@@ -591,7 +591,7 @@ def test_compare_lm_eval_fixture_mcnemar(fixture_store):
     assert row["mde"] == pytest.approx((Z95 + Z80) * np.std(d, ddof=1) / math.sqrt(15))
     assert row["correlation"] == pytest.approx(np.corrcoef(m["score_x"], m["score_y"])[0, 1])
     assert cmp.verdict.startswith("different:") and "46.7 points" in cmp.verdict
-    # issue 8: n = 15 with 7 discordant items is routed to Tango's score interval, not Wald
+    # n = 15 with 7 discordant items is routed to Tango's score interval, not Wald
     assert row["interval_method"] == "tango"
     assert row["method_reason"] == "Tango score interval: 15 items, 7 discordant"
     tango = st.paired_proportion_interval(int(row["both"]), 0, 7, int(row["neither"]),

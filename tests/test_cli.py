@@ -100,7 +100,7 @@ def test_store_options_before_or_after_the_command(argv, store, timeout):
 
 
 def test_ingest_with_store_after_the_command(tmp_path, fixtures_dir):
-    """Issue 7 item 2: the documented ``ingest PATH... --store FILE`` works as typed."""
+    """The documented ``ingest PATH... --store FILE`` works as typed."""
     results = tmp_path / "results"
     results.mkdir()
     (results / MISTRAL).write_bytes((fixtures_dir / "lm_eval" / MISTRAL).read_bytes())
@@ -280,7 +280,7 @@ def test_exit_code_2_for_usage_errors(capsys):
     assert run(capsys, "compare", "only-one-run")[0] == 2
     assert run(capsys, "plan", "--n", "-3", "--sd-diff", "0.4")[0] == 2
     assert run(capsys, "leaderboard", "--confidence", "1.5")[0] == 2
-    code, _, err = run(capsys, "plan", "--n", "100")     # no assumptions (issue 10 item 9)
+    code, _, err = run(capsys, "plan", "--n", "100")     # no assumptions
     assert code == 2 and err.startswith("usage error: give --sd-diff, --disagreement or --pilot")
 
 
@@ -400,7 +400,7 @@ def test_ingest_cluster_key_option(capsys, tmp_path, fixtures_dir):
     given = str(tmp_path / "given")
     code, out, err = run(capsys, "--store", auto, "ingest", str(log))
     assert code == 0
-    # metadata.problem_id has only 6 problems: offered, not applied (issue 8)
+    # metadata.problem_id has only 6 problems: offered, not applied
     assert "cluster key 'problem_id' offered, not applied: only 6 clusters" in out + err
     assert Store(auto).scores([1])["cluster"].isna().all()
     assert run(capsys, "--store", given, "ingest", "--cluster-key", "problem_id",
@@ -415,7 +415,7 @@ TIDY = ("model,task,item_id,score\n"
 
 
 def test_ingest_tidy_table_stores_every_model(capsys, tmp_path):
-    """Issue 7 item 1: each model of a table is its own run with all its scores; the same
+    """Each model of a table is its own run with all its scores; the same
     table again changes nothing; a later table that adds a model adds just that model."""
     store = tmp_path / "s"
     (tmp_path / "a.csv").write_text(TIDY)
@@ -449,7 +449,7 @@ def _mixed_folder(tmp_path, fixtures_dir):
 
 
 def test_one_bad_file_does_not_block_a_folder(capsys, tmp_path, fixtures_dir):
-    """Issue 7 item 5: every good run stored, every bad file listed with place and reason,
+    """Every good run stored, every bad file listed with place and reason,
     exit 3; the same folder again adds nothing; --strict writes nothing."""
     folder = _mixed_folder(tmp_path, fixtures_dir)
     store = tmp_path / "s"
@@ -477,7 +477,7 @@ def test_one_bad_file_does_not_block_a_folder(capsys, tmp_path, fixtures_dir):
 
 
 def test_files_without_scores(capsys, tmp_path, fixtures_dir):
-    """Issue 7 item 4: a log without a scorer is not stored and named with the reason; exit
+    """A log without a scorer is not stored and named with the reason; exit
     3 when nothing in the batch had scores, 0 when other runs were stored."""
     log = json.loads((fixtures_dir / "inspect" / "data_arc_qwen.json").read_bytes())
     log["eval"]["scorers"] = None

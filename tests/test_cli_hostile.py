@@ -1,4 +1,4 @@
-"""The CLI under hostile input (issue 10): control characters never reach the terminal raw,
+"""The CLI under hostile input: control characters never reach the terminal raw,
 a full disk has its own exit code and leaves the store as it was, usage errors exit 2, and
 run ids have an unambiguous form."""
 

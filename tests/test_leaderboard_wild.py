@@ -1,5 +1,5 @@
 """The leaderboard on real results files with 80+ tasks, metrics of several directions,
-harness groups and noisy protocols (issue 7 items 6-8)."""
+harness groups and noisy protocols."""
 
 from __future__ import annotations
 

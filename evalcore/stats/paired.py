@@ -120,7 +120,7 @@ def correlation(a: np.ndarray, b: np.ndarray) -> float:
     da, db = a - a.mean(), b - b.mean()
     saa, sbb = float(np.dot(da, da)), float(np.dot(db, db))
     # sqrt of each factor, in Python floats: the product of two tiny sums of squares can
-    # underflow to 0 (a divide-by-zero RuntimeWarning before, issue 8)
+    # underflow to 0 (a divide-by-zero RuntimeWarning before)
     denom = math.sqrt(saa) * math.sqrt(sbb)
     if not denom > 0.0 or not math.isfinite(denom):
         return float("nan")

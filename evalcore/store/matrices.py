@@ -34,7 +34,7 @@ class _MatrixQueries:
                 "WHERE list_contains(?, t.run_id) AND t.task = ? AND t.answer_idx = 0 "
                 "ORDER BY t.run_id, i.item_id", [str(task), ids, str(task)])
 
-    # ---- read queries added for page speed (perf helper, issue 9 section 2) -------------
+    # ---- read queries for page speed ---------------------------------------------------
 
     def item_mean_bounds(self, run_ids: list[int], task: str, metric: str) -> dict:
         """Range of the per-item means (mean over answers) of some runs on one (task, metric),
@@ -216,7 +216,7 @@ class _MatrixQueries:
             {c: np.concatenate([g[c] for g in pieces]) for c in pieces[0]}
         return got, lut, kmin
 
-    # ---- the analysis layer's matrix read (issue 9) ------------------------------------
+    # ---- the analysis layer's matrix read ------------------------------------
 
     def item_matrices(self, task_metrics: list[tuple[str, str]],
                       run_ids: list[int] | None = None) -> dict[tuple[str, str], ItemMatrix]:

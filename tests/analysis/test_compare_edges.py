@@ -1,4 +1,4 @@
-"""issue 8 edge cases of the paired comparison: identical runs, tiny n, 15 items with 7
+"""Edge cases of the paired comparison: identical runs, tiny n, 15 items with 7
 discordant, few and many clusters, continuous scores at small n. Each must give an honest
 output: no zero-width interval, the method and its reason, both SEs, a verdict in words."""
 

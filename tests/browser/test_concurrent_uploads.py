@@ -1,5 +1,5 @@
-"""Two browser sessions upload at the same time while a CLI ingest writes to the same store
-(issue 10): every run arrives, each session keeps its own selections, nothing errors.
+"""Two browser sessions upload at the same time while a CLI ingest writes to the same store:
+every run arrives, each session keeps its own selections, nothing errors.
 
 The app runs on a store this module knows (to count the runs afterwards); the writers are
 serialised by the store's write lock, each waits its turn.

@@ -210,11 +210,11 @@ def test_sample_log_errors_on_disk(tmp_path: Path, case: str) -> None:
         lines[-1] = lines[-1][:40]
     elif case == "nan":
         lines[3] = sample_line(3, acc="NaN")
-    elif case == "inf":     # issue 10 item 4: was caught only by the store, without file/line
+    elif case == "inf":     # was caught only by the store, without file/line
         lines[3] = sample_line(3, acc="Infinity")
     elif case == "inf_literal":     # 1e309 is a valid JSON number that overflows to inf
         lines[3] = sample_line(3, acc="1e309")
-    elif case == "huge":    # issue 10 item 5: finite but its square overflows
+    elif case == "huge":    # finite but its square overflows
         lines[3] = sample_line(3, acc="1e308")
     elif case == "duplicate":
         lines[4] = sample_line(1)
@@ -266,7 +266,7 @@ def test_duplicate_doc_id_reported_is_the_first_seen_of_the_repeated_ones(
 
 
 # ---------------------------------------------------------------------------------------
-# issue 10: hostile input
+# hostile input
 # ---------------------------------------------------------------------------------------
 def _bomb(name: str, mb: int) -> bytes:
     """A zip whose one member is ``mb`` MB of a repeated tidy CSV row (ratio ~ 500-1000x)."""

@@ -1,4 +1,4 @@
-"""Batches (``read_paths`` / ``read_uploads``, issue 7 items 4 and 5): one bad file does not
+"""Batches (``read_paths`` / ``read_uploads``): one bad file does not
 block a folder, every bad file is listed with its place and reason, a run stays whole, runs
 without scores are left out with the reason, a Git LFS pointer is named as such, and
 ``strict=True`` is all or nothing."""

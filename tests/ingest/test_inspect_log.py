@@ -56,7 +56,7 @@ def test_starsim_pair_with_problem_id_clusters(ins: Path) -> None:
     sonnet, opus = one(ins / STARSIM_SONNET), one(ins / STARSIM_OPUS)
     assert len(sonnet.scores) == 23 and sonnet.scores.score.mean() == pytest.approx(0.478, abs=1e-3)
     assert opus.scores.score.mean() == pytest.approx(0.696, abs=1e-3)
-    # 6 problems: the key is offered, not applied (issue 8: fewer than 20 clusters)
+    # 6 problems: the key is offered, not applied (fewer than 20 clusters)
     assert sonnet.protocol["cluster_key"] is None
     assert sonnet.protocol["cluster_key_offered"] == "problem_id"
     assert "problem_id" in sonnet.protocol["cluster_key_candidates"]

@@ -166,7 +166,7 @@ def test_fixture_picks(fixtures_dir: Path) -> None:
         assert all("cluster_key" not in p for p in run.tasks.protocol)
     # negotiationtom belief: 5 questions (agent x slot) about each dialogue -> dialogue_id
     # (agent/slot/mode/gold are not grouping names; gold is the label)
-    # with only 4 dialogues the key is offered, not applied (issue 8: fewer than 20 clusters)
+    # with only 4 dialogues the key is offered, not applied (fewer than 20 clusters)
     run = parse_paths([lm / QWEN_RESULTS, lm / QWEN_SAMPLES])[0]
     docs = docs_of(lm / QWEN_SAMPLES)
     assert run.scores[run.scores.task == "negotiationtom_belief"].cluster.isna().all()

@@ -39,7 +39,7 @@ def test_latex_export_escapes_specials():
 
 
 def test_latex_export_carries_intervals_and_names_the_method():
-    """Issue 11 item 4: a table with score, low and high exports as 'score [low, high]',
+    """A table with score, low and high exports as 'score [low, high]',
     with a caption naming the one method; an unknown n stays empty, counts print as counts."""
     df = pd.DataFrame({"run": ["a_b", "x"], "score": [0.77, 0.5], "low": [0.7069, 0.4],
                        "high": [0.8229, 0.6], "method": ["wilson", "wilson"], "n": [200, None]})

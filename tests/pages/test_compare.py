@@ -61,7 +61,7 @@ def test_mistral_vs_dialogpt_numbers(fixture_store, fixtures_dir):
     assert metric(at, "p (the verdict's test)") == f"{max(p, score):.4f}" == "0.0156"
     assert any("b = 7, c = 0; exact McNemar p 0.0156" in t for t in texts(at.caption))
     assert metric(at, "B − A (95% CI)") == f"{100 * d.mean():+.1f} pp" == "+46.7 pp"
-    # n = 15 with 7 discordant items: Tango's score interval (issue 8), named with its reason
+    # n = 15 with 7 discordant items: Tango's score interval, named with its reason
     tango = paired_proportion_interval(5, 7, 0, 3, method="tango")
     assert any(f"[{100 * tango.low:+.1f}, {100 * tango.high:+.1f}] pp" in t
                for t in texts(at.caption))

@@ -202,7 +202,7 @@ def test_average_over_fewer_tasks_is_labelled_and_kept_out_of_the_average_panel(
     assert any("only the runs averaged over 2 tasks" in t for t in texts(at.caption))
 
 
-# --- a board of 100+ tasks (issue 7 item 8): two real pythia lm_eval 0.3 files -----------
+# --- a board of 100+ tasks: two real pythia lm_eval 0.3 files -----------
 
 PYTHIA = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "pythia"
 

@@ -172,7 +172,7 @@ def test_task_subset_keeps_the_analysis_rules(demo_store):
     cmp = report.comparisons[0].comparison
     assert list(cmp.per_task["task"]) == ["arc_easy_demo", "boolq_demo"]
     # the macro average over the two tasks, SE = sqrt(sum SE_t^2)/k (analysis rule; each
-    # SE_t at least its task interval's half-width / z, issue 8)
+    # SE_t at least its task interval's half-width / z)
     z = 1.959963984540054
     pt = cmp.per_task
     se = np.fmax(pt["se"].to_numpy(float),

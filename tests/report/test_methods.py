@@ -33,7 +33,7 @@ def test_clusters_keys_and_g_come_from_the_data(demo_store, demo_report):
     cl = analysis.clusters(demo_store, A, "reading_demo")
     assert (f"{A} on reading_demo (key passage_id, G = {cl.n_clusters} clusters of "
             f"n = {cl.n} items, design effect {cl.design_effect:.2f}") in text
-    # inspect trivia's 6 categories: offered, not applied (issue 8: fewer than 20 clusters)
+    # inspect trivia's 6 categories: offered, not applied (fewer than 20 clusters)
     assert "key category, G = 6 clusters" not in text
     assert f"cluster-robust SE of d_i where a cluster key exists ({B} vs {A} on reading_demo)" in text
 

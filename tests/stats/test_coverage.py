@@ -1,6 +1,6 @@
 """evalcore.stats.coverage: the array formulas equal the product's interval functions, the exact
 coverage equals an independent sum over the product's own intervals, and the coverage grids
-that justify each default (issue 8, "Done when").
+that justify each default.
 
 Criterion used by every grid here (module docstring of evalcore.stats.coverage): coverage
 AVERAGED over the parameter's neighbourhood x +- 0.2 min(x, 1 - x), not the pointwise minimum.

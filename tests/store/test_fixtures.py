@@ -74,7 +74,7 @@ def test_results_first_then_results_with_samples_merge(fixtures_dir, store):
 def test_every_fixture_the_parsers_read_goes_into_one_store(fixtures_dir, tmp_path):
     """Every fixture through the batch reader into one store; the inspect log that ended in
     an error before any sample was scored (a2ui) is left out with its reason, not stored as
-    a run with 0 tasks (issue 7 item 4)."""
+    a run with 0 tasks."""
     from evalcore.ingest import read_paths
 
     store = Store(tmp_path / "all")

@@ -1,4 +1,4 @@
-"""Files that hold several runs (issue 7 item 1): a tidy table with several models stores
+"""Files that hold several runs: a tidy table with several models stores
 every model as its own run with all its scores; ingesting it again changes nothing; a later
 table that adds a model adds just that model. Also: the upgrade (by ``migrate``) of a version-1
 single-file store, whose ``files`` table was keyed on the file's sha256 alone."""

@@ -1,6 +1,6 @@
-"""The whole wild corpus as a user drops it: one folder of mixed real files (issue 7 "done
-when": ``python -m evalcore ingest <folder of mixed real files>`` stores every good run and
-names every bad file)."""
+"""The whole wild corpus as a user drops it: one folder of mixed real files:
+``python -m evalcore ingest <folder of mixed real files>`` stores every good run and names
+every bad file."""
 
 from __future__ import annotations
 

@@ -202,7 +202,7 @@ def test_infinite_item_score_is_refused_with_the_place(lm):
 def test_results_with_only_unusable_values_is_refused_naming_the_file(lm, tmp_path):
     """polymer_tg results: "mae,none": Infinity, "mae_stderr,none": NaN; nothing to show.
 
-    The value is refused where it is parsed (issue 10 item 4), so the message names the JSON
+    The value is refused where it is parsed, so the message names the JSON
     field that holds it, and nothing is written.
     """
     path = lm / "polymer_tg" / "results_2025-06-30T19-40-09.461247.json"
