@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -281,6 +282,8 @@ class _Maintain:
         """DuckDB's ``memory_limit`` set to ``limit`` (a fixed string) inside the block and
         reset to DuckDB's default after it, also after an error (the store connection never
         sets a limit of its own, so the default is what it had)."""
+        if not re.fullmatch(r"[0-9]+(KB|MB|GB)", limit):   # a size, never free text in SQL
+            raise StoreError(f"memory limit {limit!r}: expected a size such as '128MB'")
         cur = self._cursor()
         try:
             cur.execute(f"SET memory_limit = '{limit}'")

@@ -59,3 +59,10 @@ def test_limit_restored_after_a_failed_merge(store, monkeypatch):
     with pytest.raises(StoreError):
         store._rewrite_files("scores", paths)
     assert _limit(store) == before
+
+
+@pytest.mark.parametrize("bad", ["128MB'; DROP TABLE runs; --", "lots", ""])
+def test_a_limit_that_is_not_a_size_never_reaches_sql(store, bad):
+    with pytest.raises(StoreError, match="expected a size"):
+        with store._memory_limit(bad):
+            pass
